@@ -1,0 +1,72 @@
+import Foundation
+
+/// Something the node reports on `<base>/events` (SPEC §5).
+public struct AlarmEvent: Sendable, Hashable, Codable {
+    public enum Name: String, Sendable, Hashable, Codable, CaseIterable {
+        case scheduled, countdown, paused, resumed, alerting, stopped, snoozed, cancelled
+        case silenced, missed, intent, button, authorization
+    }
+
+    public var name: Name
+    public var alarmID: UUID?
+    public var at: Date
+    /// The event's other fields, e.g. `late` for `alerting`, `button` and `press` for `button`.
+    public var details: [String: JSONValue]
+
+    public init(_ name: Name, alarmID: UUID?, at: Date, details: [String: JSONValue] = [:]) {
+        self.name = name
+        self.alarmID = alarmID
+        self.at = at
+        self.details = details
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: AnyCodingKey.self)
+        name = try container.decode(Name.self, forKey: AnyCodingKey(stringValue: "event"))
+        alarmID = try container.decodeOptional(UUID.self, forKey: AnyCodingKey(stringValue: "alarmID"))
+        at = try container.decodeDate(forKey: AnyCodingKey(stringValue: "at"))
+        var details: [String: JSONValue] = [:]
+        for key in container.allKeys where !["event", "alarmID", "at"].contains(key.stringValue) {
+            details[key.stringValue] = try container.decode(JSONValue.self, forKey: key)
+        }
+        self.details = details
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: AnyCodingKey.self)
+        try container.encode(name, forKey: AnyCodingKey(stringValue: "event"))
+        try container.encodeOrNull(alarmID, forKey: AnyCodingKey(stringValue: "alarmID"))
+        try container.encodeDate(at, forKey: AnyCodingKey(stringValue: "at"))
+        for (key, value) in details {
+            try container.encode(value, forKey: AnyCodingKey(stringValue: key))
+        }
+    }
+}
+
+/// What should happen after the engine changed: the engine decides, the node carries it out.
+public enum AlarmEffect: Sendable, Hashable {
+    /// The alarm changed: persist it and publish its document.
+    case changed(AlarmDocument)
+    /// The alarm is gone: persist that and clear its retained topic.
+    case removed(UUID)
+    /// Publish an event.
+    case event(AlarmEvent)
+    /// Carry out a node-side intent for this alarm.
+    case runIntent(AlarmIntent, alarmID: UUID)
+    /// The alarm started alerting with this sound: the buzzer sounds.
+    case alertStarted(UUID, sound: AlertConfiguration.AlertSound)
+    /// The alarm stopped alerting.
+    case alertEnded(UUID)
+}
+
+extension Array where Element == AlarmEffect {
+    /// True when the effects change what the node must keep on disk.
+    public var changesState: Bool {
+        contains { effect in
+            switch effect {
+            case .changed, .removed: true
+            default: false
+            }
+        }
+    }
+}

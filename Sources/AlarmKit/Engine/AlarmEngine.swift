@@ -1,0 +1,403 @@
+import Foundation
+import OrderedCollections
+
+/// The node's settings that shape the lifecycle.
+public struct EngineConfiguration: Sendable, Hashable {
+    /// What auto-silence does to an alarm nobody acted on.
+    public enum SilenceAction: String, Sendable, Hashable, Codable {
+        /// Acts as `stop`.
+        case stop
+        /// Acts as `countdown` (snooze) when the alarm has a snooze duration, else as `stop`.
+        case countdown
+    }
+
+    /// Alarms a node holds at most.
+    public var maximumAlarms: Int
+    /// How long an alarm alerts with nobody acting before it is silenced.
+    public var alertTimeout: TimeInterval
+    public var silenceAction: SilenceAction
+    /// How late a missed alert may still sound; later ones are reported as `missed`.
+    public var missedAlarmGrace: TimeInterval
+    /// The zone that relative schedules are read in.
+    public var timeZone: TimeZone
+
+    public init(maximumAlarms: Int = 100, alertTimeout: TimeInterval = 600, silenceAction: SilenceAction = .stop,
+                missedAlarmGrace: TimeInterval = 900, timeZone: TimeZone = .current) {
+        self.maximumAlarms = maximumAlarms
+        self.alertTimeout = alertTimeout
+        self.silenceAction = silenceAction
+        self.missedAlarmGrace = missedAlarmGrace
+        self.timeZone = timeZone
+    }
+}
+
+/// The lifecycle of SPEC §3 as a pure state machine.
+///
+/// Every operation takes the current instant, changes the alarms, and returns the effects the
+/// node must carry out (persist and publish, events, intents, the buzzer). Nothing here reads a
+/// clock, sleeps or does I/O, so every transition is testable without waiting.
+public struct AlarmEngine: Sendable {
+    public var configuration: EngineConfiguration
+    /// The alarms, in the order they were first scheduled.
+    public private(set) var records: OrderedDictionary<UUID, AlarmRecord>
+
+    public init(configuration: EngineConfiguration = .init(), records: [AlarmRecord] = []) {
+        self.configuration = configuration
+        self.records = OrderedDictionary(uniqueKeysWithValues: records.map { ($0.id, $0) })
+    }
+
+    // MARK: Reading
+
+    /// Every alarm's document, in scheduling order.
+    public var documents: [AlarmDocument] { records.values.map(document(for:)) }
+
+    public func document(for id: UUID) -> AlarmDocument? { records[id].map(document(for:)) }
+
+    /// The published form of a record.
+    public func document(for record: AlarmRecord) -> AlarmDocument {
+        let presentation: AlarmPresentationState.Mode? = switch record.phase {
+        case .scheduled: nil
+        case .countdown(let countdown):
+            .countdown(.init(totalCountdownDuration: countdown.totalCountdownDuration,
+                             previouslyElapsedDuration: countdown.previouslyElapsedDuration,
+                             startDate: countdown.startDate, fireDate: countdown.fireDate))
+        case .paused(let total, let elapsed):
+            .paused(.init(totalCountdownDuration: total, previouslyElapsedDuration: elapsed))
+        case .alerting(_, let alertDate):
+            .alert(.init(time: alertTime(of: record, alertDate: alertDate)))
+        }
+        return AlarmDocument(id: record.id, state: record.state, configuration: record.configuration,
+                             presentationState: presentation, nextAlertDate: record.nextAlertDate)
+    }
+
+    /// The next instant at which `advance(to:)` has something to do, or nil when nothing is due.
+    public var nextDeadline: Date? {
+        records.values.lazy.compactMap(deadline(of:)).min()
+    }
+
+    /// The alarms alerting now with their sounds, oldest alert first.
+    public var alerting: [(id: UUID, sound: AlertConfiguration.AlertSound, since: Date)] {
+        records.values.compactMap { record in
+            guard case .alerting(let since, _) = record.phase else { return nil }
+            return (record.id, record.configuration.sound, since)
+        }.sorted { $0.since < $1.since }
+    }
+
+    /// True when at least one countdown is running.
+    public var hasRunningCountdown: Bool {
+        records.values.contains { $0.state == .countdown }
+    }
+
+    // MARK: Operations (SPEC §3 "Lifecycle")
+
+    /// Schedules, or replaces, the alarm `id`. Scheduling an identical configuration again
+    /// changes nothing, so a duplicated delivery never restarts a countdown.
+    public mutating func schedule(
+        id: UUID, configuration: AlarmManager.AlarmConfiguration<JSONValue>, now: Date
+    ) throws(AlarmManager.AlarmError) -> [AlarmEffect] {
+        if let existing = records[id], existing.configuration == configuration { return [] }
+        try configuration.validate(now: now)
+        guard records[id] != nil || records.count < self.configuration.maximumAlarms else {
+            throw .maximumLimitReached
+        }
+        var effects: [AlarmEffect] = []
+        if case .alerting? = records[id]?.phase { effects.append(.alertEnded(id)) }
+
+        let phase: AlarmRecord.Phase
+        var occurrenceDay: LocalDay?
+        switch configuration.schedule {
+        case nil:
+            // A timer: validation guarantees a preAlert.
+            phase = .countdown(.starting(at: now, total: configuration.countdownDuration?.preAlert ?? 0))
+        case .fixed(let date)?:
+            phase = scheduledPhase(alertDate: date, configuration: configuration, now: now)
+        case .relative(let relative)?:
+            guard let next = ScheduleMath.nextOccurrence(of: relative, after: now, in: self.configuration.timeZone) else {
+                throw .invalidConfiguration(field: "configuration.schedule", reason: "never occurs")
+            }
+            occurrenceDay = next.day
+            phase = scheduledPhase(alertDate: next.date, configuration: configuration, now: now)
+        }
+        let record = AlarmRecord(id: id, configuration: configuration, phase: phase, pendingOccurrenceDay: occurrenceDay)
+        records[id] = record
+        effects.append(.event(AlarmEvent(.scheduled, alarmID: id, at: now)))
+        if record.state == .countdown { effects.append(.event(AlarmEvent(.countdown, alarmID: id, at: now))) }
+        effects.append(.changed(document(for: record)))
+        return effects + advance(to: now)
+    }
+
+    /// Removes the alarm in any state, repeating or not.
+    public mutating func cancel(id: UUID, now: Date) throws(AlarmManager.AlarmError) -> [AlarmEffect] {
+        let record = try existing(id)
+        var effects: [AlarmEffect] = []
+        if record.state == .alerting { effects.append(.alertEnded(id)) }
+        records[id] = nil
+        effects.append(.event(AlarmEvent(.cancelled, alarmID: id, at: now)))
+        effects.append(.removed(id))
+        return effects
+    }
+
+    /// Stops an alerting alarm: a one-shot alarm is removed, a repeating one waits for its next occurrence.
+    /// Runs the alarm's stop intent.
+    public mutating func stop(id: UUID, now: Date) throws(AlarmManager.AlarmError) -> [AlarmEffect] {
+        let record = try existing(id, in: .alerting, for: "stop")
+        var effects: [AlarmEffect] = [.alertEnded(id), .event(AlarmEvent(.stopped, alarmID: id, at: now))]
+        if let intent = record.configuration.stopIntent { effects += intentEffects(intent, record: record, now: now) }
+        return effects + finishOccurrence(of: record, now: now)
+    }
+
+    /// Snoozes an alerting alarm (or repeats a timer): a countdown of `postAlert`, else `preAlert`.
+    public mutating func countdown(id: UUID, now: Date) throws(AlarmManager.AlarmError) -> [AlarmEffect] {
+        let record = try existing(id, in: .alerting, for: "countdown")
+        guard let duration = record.snoozeDuration else {
+            throw .invalidState("alarm \(id.uuidString) has neither a postAlert nor a preAlert duration, so it cannot count down again: stop it instead")
+        }
+        return [.alertEnded(id), .event(AlarmEvent(.snoozed, alarmID: id, at: now))]
+            + startCountdown(record, duration: duration, now: now)
+    }
+
+    /// Pauses a running countdown, keeping the time already elapsed.
+    public mutating func pause(id: UUID, now: Date) throws(AlarmManager.AlarmError) -> [AlarmEffect] {
+        var record = try existing(id, in: .countdown, for: "pause")
+        guard case .countdown(let countdown) = record.phase else { return [] }
+        let elapsed = countdown.previouslyElapsedDuration + max(0, now.timeIntervalSince(countdown.startDate))
+        record.phase = .paused(totalCountdownDuration: countdown.totalCountdownDuration,
+                               previouslyElapsedDuration: min(elapsed, countdown.totalCountdownDuration))
+        records[id] = record
+        return [.event(AlarmEvent(.paused, alarmID: id, at: now)), .changed(document(for: record))]
+    }
+
+    /// Resumes a paused countdown for its remaining time.
+    public mutating func resume(id: UUID, now: Date) throws(AlarmManager.AlarmError) -> [AlarmEffect] {
+        var record = try existing(id, in: .paused, for: "resume")
+        guard case .paused(let total, let elapsed) = record.phase else { return [] }
+        record.phase = .countdown(.starting(at: now, total: total, elapsed: elapsed))
+        records[id] = record
+        return [.event(AlarmEvent(.resumed, alarmID: id, at: now)), .changed(document(for: record))]
+    }
+
+    /// What the alert's secondary button does: `.countdown` snoozes, `.custom` runs the
+    /// secondary intent and leaves the state as it is. An alarm with no secondary button ignores it.
+    public mutating func secondaryAction(id: UUID, now: Date) throws(AlarmManager.AlarmError) -> [AlarmEffect] {
+        let record = try existing(id, in: .alerting, for: "the secondary action")
+        switch record.configuration.attributes.presentation.alert.secondaryButtonBehavior {
+        case .countdown?:
+            return try countdown(id: id, now: now)
+        case .custom?:
+            return record.configuration.secondaryIntent.map { intentEffects($0, record: record, now: now) } ?? []
+        case nil:
+            return []
+        }
+    }
+
+    // MARK: Time passing
+
+    /// Carries out everything due at or before `now`: pre-alert countdowns start, alarms alert
+    /// (or are reported missed past the grace), alerts nobody acted on are silenced.
+    public mutating func advance(to now: Date) -> [AlarmEffect] {
+        var effects: [AlarmEffect] = []
+        // Each step moves one alarm forward; the bound only guards against a logic error looping.
+        for _ in 0..<(records.count * 4 + 4) {
+            guard let due = records.values.first(where: { deadline(of: $0).map { $0 <= now } ?? false }) else { break }
+            effects += step(due, now: now)
+        }
+        return effects
+    }
+
+    /// The wall clock was stepped by `offset` seconds (positive: forwards) without time passing.
+    ///
+    /// Timers and snoozes run on the monotonic clock, so they move with the step and keep their
+    /// remaining time. Scheduled alarms keep their wall-clock instants: after a forward step,
+    /// `advance` finds skipped alerts and treats them as missed; after a backward step relative
+    /// schedules are computed again, and an occurrence that already alerted never alerts again.
+    public mutating func wallClockStepped(by offset: TimeInterval, now: Date) -> [AlarmEffect] {
+        var effects: [AlarmEffect] = []
+        for var record in records.values {
+            let before = record
+            switch record.phase {
+            case .countdown(var countdown) where !countdown.isPreAlert:
+                countdown.startDate += offset
+                countdown.fireDate += offset
+                record.phase = .countdown(countdown)
+            case .alerting(let since, let alertDate):
+                record.phase = .alerting(since: since + offset, alertDate: alertDate + offset)
+            case .scheduled, .countdown:
+                if offset < 0, case .relative = record.configuration.schedule {
+                    record = rescheduled(record, after: now)
+                } else if case .countdown(let countdown) = record.phase {
+                    record.phase = scheduledPhase(alertDate: countdown.fireDate, configuration: record.configuration, now: now)
+                }
+            case .paused:
+                break
+            }
+            if record != before { effects += replace(before, with: record, now: now) }
+        }
+        return effects + advance(to: now)
+    }
+
+    /// The node's time zone changed: relative schedules are read again in the new zone.
+    public mutating func changeTimeZone(to timeZone: TimeZone, now: Date) -> [AlarmEffect] {
+        configuration.timeZone = timeZone
+        var effects: [AlarmEffect] = []
+        for record in records.values where record.pendingOccurrenceDay != nil {
+            guard case .relative = record.configuration.schedule else { continue }
+            if record.isWaitingForSchedule {
+                effects += replace(record, with: rescheduled(record, after: now), now: now)
+            }
+        }
+        return effects + advance(to: now)
+    }
+
+    // MARK: Internals
+
+    private func existing(_ id: UUID) throws(AlarmManager.AlarmError) -> AlarmRecord {
+        guard let record = records[id] else { throw .notFound(id) }
+        return record
+    }
+
+    private func existing(_ id: UUID, in state: Alarm.State, for operation: String) throws(AlarmManager.AlarmError) -> AlarmRecord {
+        let record = try existing(id)
+        guard record.state == state else {
+            throw .invalidState("\(operation) needs an alarm in state \(state.rawValue), but alarm \(id.uuidString) is \(record.state.rawValue)")
+        }
+        return record
+    }
+
+    /// When `advance` must next look at this record.
+    private func deadline(of record: AlarmRecord) -> Date? {
+        switch record.phase {
+        case .scheduled(let alertDate):
+            alertDate - (record.configuration.countdownDuration?.preAlert ?? 0)
+        case .countdown(let countdown):
+            countdown.fireDate
+        case .paused:
+            nil
+        case .alerting(let since, _):
+            since + configuration.alertTimeout
+        }
+    }
+
+    /// The phase of an alarm waiting for `alertDate`: its pre-alert countdown if that has begun.
+    private func scheduledPhase(
+        alertDate: Date, configuration: AlarmManager.AlarmConfiguration<JSONValue>, now: Date
+    ) -> AlarmRecord.Phase {
+        if let preAlert = configuration.countdownDuration?.preAlert, now >= alertDate - preAlert, now < alertDate {
+            return .countdown(.starting(at: alertDate - preAlert, total: preAlert, isPreAlert: true))
+        }
+        return .scheduled(alertDate: alertDate)
+    }
+
+    /// The record heading for its next relative occurrence after `now`, or unchanged if it has none.
+    private func rescheduled(_ record: AlarmRecord, after now: Date) -> AlarmRecord {
+        guard case .relative(let relative) = record.configuration.schedule,
+              let next = ScheduleMath.nextOccurrence(of: relative, after: now, lastDay: record.lastOccurrenceDay,
+                                                     in: configuration.timeZone) else { return record }
+        var record = record
+        record.pendingOccurrenceDay = next.day
+        record.phase = scheduledPhase(alertDate: next.date, configuration: record.configuration, now: now)
+        return record
+    }
+
+    /// Stores `new` in place of `old` and reports the change.
+    private mutating func replace(_ old: AlarmRecord, with new: AlarmRecord, now: Date) -> [AlarmEffect] {
+        guard old != new else { return [] }
+        records[new.id] = new
+        var effects: [AlarmEffect] = []
+        if new.state == .countdown, old.state != .countdown {
+            effects.append(.event(AlarmEvent(.countdown, alarmID: new.id, at: now)))
+        }
+        effects.append(.changed(document(for: new)))
+        return effects
+    }
+
+    private mutating func startCountdown(_ record: AlarmRecord, duration: TimeInterval, now: Date) -> [AlarmEffect] {
+        var record = record
+        record.phase = .countdown(.starting(at: now, total: duration))
+        records[record.id] = record
+        return [.event(AlarmEvent(.countdown, alarmID: record.id, at: now)), .changed(document(for: record))]
+    }
+
+    /// After an occurrence is over: a repeating alarm waits for its next one, any other is removed.
+    private mutating func finishOccurrence(of record: AlarmRecord, now: Date) -> [AlarmEffect] {
+        let next = rescheduled(record, after: now)
+        if record.repeats, next.isWaitingForSchedule {
+            records[record.id] = next
+            var effects: [AlarmEffect] = []
+            if next.state == .countdown { effects.append(.event(AlarmEvent(.countdown, alarmID: next.id, at: now))) }
+            return effects + [.changed(document(for: next))]
+        }
+        records[record.id] = nil
+        return [.removed(record.id)]
+    }
+
+    /// One due step of one alarm.
+    private mutating func step(_ record: AlarmRecord, now: Date) -> [AlarmEffect] {
+        switch record.phase {
+        case .scheduled(let alertDate) where now < alertDate:
+            return replace(record, with: with(record) {
+                $0.phase = scheduledPhase(alertDate: alertDate, configuration: record.configuration, now: now)
+            }, now: now)
+        case .scheduled(let alertDate):
+            return reachAlert(record, dueAt: alertDate, now: now)
+        case .countdown(let countdown):
+            return reachAlert(record, dueAt: countdown.fireDate, now: now)
+        case .alerting:
+            return silence(record, now: now)
+        case .paused:
+            return []
+        }
+    }
+
+    /// The alert date has come: alert, or report it missed when it is later than the grace.
+    private mutating func reachAlert(_ record: AlarmRecord, dueAt alertDate: Date, now: Date) -> [AlarmEffect] {
+        var record = record
+        if let day = record.pendingOccurrenceDay {
+            record.lastOccurrenceDay = max(day, record.lastOccurrenceDay ?? day)
+            record.pendingOccurrenceDay = nil
+        }
+        let late = max(0, now.timeIntervalSince(alertDate))
+        let lateDetail: [String: JSONValue] = ["late": .number((late * 1000).rounded() / 1000)]
+        if late > configuration.missedAlarmGrace {
+            records[record.id] = record
+            var details = lateDetail
+            details["alertDate"] = .string(AlarmJSON.string(from: alertDate))
+            return [.event(AlarmEvent(.missed, alarmID: record.id, at: now, details: details))]
+                + finishOccurrence(of: record, now: now)
+        }
+        record.phase = .alerting(since: now, alertDate: alertDate)
+        records[record.id] = record
+        return [
+            .event(AlarmEvent(.alerting, alarmID: record.id, at: now, details: lateDetail)),
+            .alertStarted(record.id, sound: record.configuration.sound),
+            .changed(document(for: record)),
+        ]
+    }
+
+    /// Nobody acted within the alert timeout: stop, or snooze when configured and possible.
+    private mutating func silence(_ record: AlarmRecord, now: Date) -> [AlarmEffect] {
+        let snooze = configuration.silenceAction == .countdown ? record.snoozeDuration : nil
+        let event = AlarmEvent(.silenced, alarmID: record.id, at: now,
+                               details: ["action": .string(snooze == nil ? "stop" : "countdown")])
+        let effects: [AlarmEffect] = [.alertEnded(record.id), .event(event)]
+        if let snooze { return effects + startCountdown(record, duration: snooze, now: now) }
+        return effects + finishOccurrence(of: record, now: now)
+    }
+
+    private func intentEffects(_ intent: AlarmIntent, record: AlarmRecord, now: Date) -> [AlarmEffect] {
+        guard case .publish(let topic, _, _) = intent else { return [] }
+        return [.runIntent(intent, alarmID: record.id),
+                .event(AlarmEvent(.intent, alarmID: record.id, at: now, details: ["topic": .string(topic)]))]
+    }
+
+    /// The local time shown while alerting: the schedule's time, else the alert date's local time.
+    private func alertTime(of record: AlarmRecord, alertDate: Date) -> Alarm.Schedule.Relative.Time {
+        if case .relative(let relative) = record.configuration.schedule { return relative.time }
+        return ScheduleMath.localTime(of: alertDate, in: configuration.timeZone)
+    }
+
+    private func with(_ record: AlarmRecord, _ change: (inout AlarmRecord) -> Void) -> AlarmRecord {
+        var record = record
+        change(&record)
+        return record
+    }
+}

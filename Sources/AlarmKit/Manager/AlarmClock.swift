@@ -1,0 +1,85 @@
+import Foundation
+import Synchronization
+
+/// The source of time for an alarm node: the wall clock to read, and a way to wait.
+///
+/// Production uses `SystemAlarmClock`; tests use `ManualAlarmClock` and never sleep.
+public protocol AlarmClock: Sendable {
+    /// The current wall-clock time.
+    var now: Date { get }
+    /// Suspends until the clock reads `deadline` or later. Throws `CancellationError` when the
+    /// task is cancelled.
+    func sleep(until deadline: Date) async throws
+}
+
+/// The system's wall clock; waits run on the monotonic clock, so a wall-clock step during a
+/// wait neither lengthens nor shortens it (the node re-plans when told of the step).
+public struct SystemAlarmClock: AlarmClock {
+    public init() {}
+
+    public var now: Date { Date() }
+
+    public func sleep(until deadline: Date) async throws {
+        // Capped at a year: Duration's range, and a deadline that far is re-planned anyway.
+        let seconds = min(deadline.timeIntervalSinceNow, 365 * 86_400)
+        guard seconds > 0 else { return }
+        try await Task.sleep(for: .seconds(seconds), tolerance: .zero, clock: .continuous)
+    }
+}
+
+/// A clock that moves only when told to: the injected clock of tests.
+public final class ManualAlarmClock: AlarmClock {
+    private struct Sleeper {
+        let deadline: Date
+        let continuation: CheckedContinuation<Void, any Error>
+    }
+
+    private struct State {
+        var now: Date
+        var sleepers: [UUID: Sleeper] = [:]
+    }
+
+    private let state: Mutex<State>
+
+    public init(now: Date) {
+        state = Mutex(State(now: now))
+    }
+
+    public var now: Date { state.withLock { $0.now } }
+
+    /// How many tasks are waiting on this clock.
+    public var sleeperCount: Int { state.withLock { $0.sleepers.count } }
+
+    public func sleep(until deadline: Date) async throws {
+        let id = UUID()
+        try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+                let resumeNow: Bool = state.withLock { state in
+                    if deadline <= state.now { return true }
+                    state.sleepers[id] = Sleeper(deadline: deadline, continuation: continuation)
+                    return false
+                }
+                if resumeNow { continuation.resume() }
+            }
+        } onCancel: {
+            state.withLock { $0.sleepers.removeValue(forKey: id) }?.continuation.resume(throwing: CancellationError())
+        }
+        try Task.checkCancellation()
+    }
+
+    /// Moves the clock forward and wakes every sleeper whose deadline has come.
+    public func advance(by seconds: TimeInterval) {
+        advance(to: now.addingTimeInterval(seconds))
+    }
+
+    /// Sets the clock (forwards or backwards, as a wall-clock step) and wakes due sleepers.
+    public func advance(to date: Date) {
+        let due: [Sleeper] = state.withLock { state in
+            state.now = date
+            let due = state.sleepers.filter { $0.value.deadline <= date }
+            for id in due.keys { state.sleepers[id] = nil }
+            return Array(due.values)
+        }
+        for sleeper in due { sleeper.continuation.resume() }
+    }
+}

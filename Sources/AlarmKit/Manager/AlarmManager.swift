@@ -1,0 +1,118 @@
+import Foundation
+
+/// Where an `AlarmManager` sends its calls: a node in this process, or one over MQTT.
+public protocol AlarmNodeConnection: Sendable {
+    func schedule(id: UUID, configuration: AlarmManager.AlarmConfiguration<JSONValue>) async throws(AlarmManager.AlarmError) -> AlarmDocument
+    func perform(_ operation: AlarmOperation, id: UUID) async throws(AlarmManager.AlarmError)
+    func requestAuthorization() async throws(AlarmManager.AlarmError) -> AlarmManager.AuthorizationState
+    /// The node's alarms as last known; throws when they are not known (e.g. never connected).
+    func currentDocuments() throws(AlarmManager.AlarmError) -> [AlarmDocument]
+    var documentUpdates: Broadcast<[AlarmDocument]> { get }
+    var authorizationUpdates: Broadcast<AlarmManager.AuthorizationState> { get }
+}
+
+/// Schedules and controls alarms, as AlarmKit's `AlarmManager` does.
+///
+/// It works against a node in this process (`AlarmManager(node:)`) or against a running alarmd
+/// over MQTT (`AlarmManager.shared`, `AlarmManager(remote:)`), with the same calls.
+public final class AlarmManager: Sendable {
+    private let connection: any AlarmNodeConnection
+
+    /// A manager for any connection to a node.
+    public init(connection: any AlarmNodeConnection) {
+        self.connection = connection
+    }
+
+    /// A manager for a node running in this process.
+    public convenience init(node: LocalAlarmNode) {
+        self.init(connection: LocalNodeConnection(node: node))
+    }
+
+    /// Schedules an alarm, or replaces the one with this id; returns it.
+    @discardableResult
+    public func schedule<Metadata: AlarmMetadata>(
+        id: Alarm.ID, configuration: AlarmConfiguration<Metadata>
+    ) async throws -> Alarm {
+        let erased: AlarmConfiguration<JSONValue>
+        do {
+            erased = try configuration.erased()
+        } catch {
+            throw AlarmError.invalidConfiguration(field: "configuration.attributes.metadata",
+                                                  reason: "cannot be written as JSON: \(error)")
+        }
+        return try await connection.schedule(id: id, configuration: erased).alarm
+    }
+
+    /// Removes an alarm in any state.
+    public func cancel(id: Alarm.ID) async throws { try await connection.perform(.cancel, id: id) }
+
+    /// Stops an alerting alarm.
+    public func stop(id: Alarm.ID) async throws { try await connection.perform(.stop, id: id) }
+
+    /// Starts the post-alert countdown of an alerting alarm (snooze, or repeat for a timer).
+    public func countdown(id: Alarm.ID) async throws { try await connection.perform(.countdown, id: id) }
+
+    /// Pauses a running countdown.
+    public func pause(id: Alarm.ID) async throws { try await connection.perform(.pause, id: id) }
+
+    /// Resumes a paused countdown.
+    public func resume(id: Alarm.ID) async throws { try await connection.perform(.resume, id: id) }
+
+    /// Every alarm of the node.
+    public var alarms: [Alarm] {
+        get throws { try connection.currentDocuments().map(\.alarm) }
+    }
+
+    /// The alarms each time they change, starting with the current list. Any number of
+    /// observers may iterate at once.
+    public var alarmUpdates: some AsyncSequence<[Alarm], Never> & Sendable {
+        connection.documentUpdates.stream().map { documents in documents.map(\.alarm) }
+    }
+
+    /// Every alarm's full document (configuration, presentation state, next alert date).
+    public var alarmDocuments: [AlarmDocument] {
+        get throws { try connection.currentDocuments() }
+    }
+
+    /// The full documents each time they change, starting with the current list.
+    public var alarmDocumentUpdates: AsyncStream<[AlarmDocument]> {
+        connection.documentUpdates.stream()
+    }
+
+    /// Whether the node lets apps schedule alarms.
+    public var authorizationState: AuthorizationState { connection.authorizationUpdates.value }
+
+    /// Asks the node for authorization (it prompts on its hardware) and returns the decision.
+    public func requestAuthorization() async throws -> AuthorizationState {
+        try await connection.requestAuthorization()
+    }
+
+    /// The authorization decision each time it changes, starting with the current one.
+    public var authorizationUpdates: some AsyncSequence<AuthorizationState, Never> & Sendable {
+        connection.authorizationUpdates.stream()
+    }
+}
+
+/// The connection to a node in this process.
+struct LocalNodeConnection: AlarmNodeConnection {
+    let node: LocalAlarmNode
+
+    func schedule(id: UUID, configuration: AlarmManager.AlarmConfiguration<JSONValue>) async throws(AlarmManager.AlarmError) -> AlarmDocument {
+        try await node.schedule(id: id, configuration: configuration)
+    }
+
+    func perform(_ operation: AlarmOperation, id: UUID) async throws(AlarmManager.AlarmError) {
+        try await node.perform(operation, id: id)
+    }
+
+    func requestAuthorization() async throws(AlarmManager.AlarmError) -> AlarmManager.AuthorizationState {
+        await node.requestAuthorization()
+    }
+
+    func currentDocuments() throws(AlarmManager.AlarmError) -> [AlarmDocument] {
+        node.documentUpdates.value
+    }
+
+    var documentUpdates: Broadcast<[AlarmDocument]> { node.documentUpdates }
+    var authorizationUpdates: Broadcast<AlarmManager.AuthorizationState> { node.authorizationUpdates }
+}

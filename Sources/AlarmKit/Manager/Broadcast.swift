@@ -1,0 +1,54 @@
+import Foundation
+import Synchronization
+
+/// A value that any number of observers can follow at once: each new stream first yields the
+/// current value, then every later one. A slow observer skips to the newest value.
+public final class Broadcast<Value: Sendable>: Sendable {
+    private struct State {
+        var value: Value
+        var nextID = 0
+        var observers: [Int: AsyncStream<Value>.Continuation] = [:]
+    }
+
+    private let state: Mutex<State>
+
+    public init(_ value: Value) {
+        state = Mutex(State(value: value))
+    }
+
+    public var value: Value { state.withLock { $0.value } }
+
+    /// Sets the value and delivers it to every observer.
+    public func send(_ value: Value) {
+        // Yielding under the lock keeps every observer's order the same as the senders'.
+        state.withLock { state in
+            state.value = value
+            for observer in state.observers.values { observer.yield(value) }
+        }
+    }
+
+    /// A stream of the current value and every later one; it ends when `finish()` is called.
+    public func stream() -> AsyncStream<Value> {
+        let (stream, continuation) = AsyncStream.makeStream(of: Value.self, bufferingPolicy: .bufferingNewest(1))
+        let id = state.withLock { state in
+            let id = state.nextID
+            state.nextID += 1
+            state.observers[id] = continuation
+            continuation.yield(state.value)
+            return id
+        }
+        continuation.onTermination = { [weak self] _ in
+            _ = self?.state.withLock { $0.observers.removeValue(forKey: id) }
+        }
+        return stream
+    }
+
+    /// Ends every observer's stream.
+    public func finish() {
+        let observers = state.withLock { state in
+            defer { state.observers.removeAll() }
+            return Array(state.observers.values)
+        }
+        for observer in observers { observer.finish() }
+    }
+}

@@ -1,0 +1,198 @@
+import Foundation
+
+/// An alarm as AlarmKit describes it: when it alerts, its countdowns, and its state.
+public struct Alarm: Identifiable, Sendable, Hashable, Codable {
+    public typealias ID = UUID
+
+    public let id: UUID
+    /// When the alarm alerts; `nil` for a timer.
+    public var schedule: Schedule?
+    /// The pre-alert countdown before the alert and the post-alert (snooze) countdown after it.
+    public var countdownDuration: CountdownDuration?
+    public var state: State
+
+    public init(id: UUID, schedule: Schedule?, countdownDuration: CountdownDuration?, state: State) {
+        self.id = id
+        self.schedule = schedule
+        self.countdownDuration = countdownDuration
+        self.state = state
+    }
+
+    /// The state of an alarm, as AlarmKit names it.
+    public enum State: String, Sendable, Hashable, Codable, CaseIterable {
+        case scheduled, countdown, paused, alerting
+    }
+
+    /// The countdowns around an alert, in seconds.
+    public struct CountdownDuration: Sendable, Hashable, Codable {
+        /// The countdown before the alert (a timer's duration).
+        public var preAlert: TimeInterval?
+        /// The countdown after the alert when it is snoozed.
+        public var postAlert: TimeInterval?
+
+        public init(preAlert: TimeInterval?, postAlert: TimeInterval?) {
+            self.preAlert = preAlert
+            self.postAlert = postAlert
+        }
+
+        private enum CodingKeys: String, CodingKey { case preAlert, postAlert }
+
+        public init(from decoder: any Decoder) throws {
+            try decoder.rejectUnknownKeys(CodingKeys.self)
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            preAlert = try container.decodeOptional(TimeInterval.self, forKey: .preAlert)
+            postAlert = try container.decodeOptional(TimeInterval.self, forKey: .postAlert)
+        }
+
+        public func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            try container.encodeOrNull(preAlert, forKey: .preAlert)
+            try container.encodeOrNull(postAlert, forKey: .postAlert)
+        }
+    }
+
+    /// When an alarm alerts: at a fixed instant, or at a local time of day.
+    public enum Schedule: Sendable, Hashable, Codable {
+        /// An absolute instant, unaffected by time zone changes.
+        case fixed(Date)
+        /// A wall-clock time in the node's time zone, once or weekly.
+        case relative(Relative)
+
+        /// A local time of day and how it repeats.
+        public struct Relative: Sendable, Hashable, Codable {
+            public var time: Time
+            public var repeats: Recurrence
+
+            public init(time: Time, repeats: Recurrence = .never) {
+                self.time = time
+                self.repeats = repeats
+            }
+
+            /// A local time of day.
+            public struct Time: Sendable, Hashable, Codable {
+                public var hour: Int
+                public var minute: Int
+
+                public init(hour: Int, minute: Int) {
+                    self.hour = hour
+                    self.minute = minute
+                }
+
+                private enum CodingKeys: String, CodingKey { case hour, minute }
+
+                public init(from decoder: any Decoder) throws {
+                    try decoder.rejectUnknownKeys(CodingKeys.self)
+                    let container = try decoder.container(keyedBy: CodingKeys.self)
+                    hour = try container.decode(Int.self, forKey: .hour)
+                    minute = try container.decode(Int.self, forKey: .minute)
+                }
+            }
+
+            /// How a relative schedule repeats.
+            public enum Recurrence: Sendable, Hashable, Codable {
+                /// Once, at the next occurrence of the time.
+                case never
+                /// On each of these weekdays.
+                case weekly([Locale.Weekday])
+
+                private enum CodingKeys: String, CodingKey { case weekly }
+
+                public init(from decoder: any Decoder) throws {
+                    if let word = try? decoder.singleValueContainer().decode(String.self) {
+                        guard word == "never" else {
+                            throw DecodingError.dataCorrupted(.init(
+                                codingPath: decoder.codingPath,
+                                debugDescription: "'\(word)' is not a recurrence: use \"never\" or {\"weekly\":[\"monday\",…]}"))
+                        }
+                        self = .never
+                        return
+                    }
+                    try decoder.rejectUnknownKeys(CodingKeys.self)
+                    let container = try decoder.container(keyedBy: CodingKeys.self)
+                    let names = try container.decode([WeekdayName].self, forKey: .weekly)
+                    self = .weekly(names.map(\.weekday))
+                }
+
+                public func encode(to encoder: any Encoder) throws {
+                    switch self {
+                    case .never:
+                        var container = encoder.singleValueContainer()
+                        try container.encode("never")
+                    case .weekly(let days):
+                        var container = encoder.container(keyedBy: CodingKeys.self)
+                        try container.encode(days.map(WeekdayName.init), forKey: .weekly)
+                    }
+                }
+            }
+        }
+
+        private enum CodingKeys: String, CodingKey { case fixed, relative }
+
+        public init(from decoder: any Decoder) throws {
+            try decoder.rejectUnknownKeys(CodingKeys.self)
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            switch (container.contains(.fixed), container.contains(.relative)) {
+            case (true, false):
+                self = .fixed(try container.decodeDate(forKey: .fixed))
+            case (false, true):
+                self = .relative(try container.decode(Relative.self, forKey: .relative))
+            default:
+                throw DecodingError.dataCorrupted(.init(
+                    codingPath: decoder.codingPath,
+                    debugDescription: "a schedule is {\"fixed\":\"<time>\"} or {\"relative\":{…}}, exactly one of them"))
+            }
+        }
+
+        public func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            switch self {
+            case .fixed(let date): try container.encodeDate(date, forKey: .fixed)
+            case .relative(let relative): try container.encode(relative, forKey: .relative)
+            }
+        }
+    }
+}
+
+/// A weekday as SPEC §5 writes it: lowercase in full; three-letter forms are read too.
+struct WeekdayName: Codable, Sendable {
+    var weekday: Locale.Weekday
+
+    init(_ weekday: Locale.Weekday) { self.weekday = weekday }
+
+    static let fullNames: [(String, Locale.Weekday)] = [
+        ("sunday", .sunday), ("monday", .monday), ("tuesday", .tuesday), ("wednesday", .wednesday),
+        ("thursday", .thursday), ("friday", .friday), ("saturday", .saturday),
+    ]
+
+    /// Reads "monday", "Monday" or "mon".
+    static func parse(_ text: String) -> Locale.Weekday? {
+        let word = text.lowercased()
+        return fullNames.first { $0.0 == word || (word.count == 3 && $0.0.hasPrefix(word)) }?.1
+    }
+
+    static func fullName(of weekday: Locale.Weekday) -> String {
+        fullNames.first { $0.1 == weekday }!.0
+    }
+
+    init(from decoder: any Decoder) throws {
+        let text = try decoder.singleValueContainer().decode(String.self)
+        guard let weekday = Self.parse(text) else {
+            throw DecodingError.dataCorrupted(.init(
+                codingPath: decoder.codingPath,
+                debugDescription: "'\(text)' is not a weekday: use monday…sunday or mon…sun"))
+        }
+        self.weekday = weekday
+    }
+
+    func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        try container.encode(Self.fullName(of: weekday))
+    }
+}
+
+extension Locale.Weekday {
+    /// The weekday's index, Sunday = 0, as in the proleptic Gregorian calendar.
+    var indexFromSunday: Int {
+        WeekdayName.fullNames.firstIndex { $0.1 == self }!
+    }
+}

@@ -1,0 +1,72 @@
+import Foundation
+
+/// An alarm as the node publishes it on `<base>/alarms/<id>` (SPEC §5): its configuration,
+/// state, what a display needs to render it, and when it next alerts.
+public struct AlarmDocument: Identifiable, Sendable, Hashable, Codable {
+    public var id: UUID
+    public var state: Alarm.State
+    public var configuration: AlarmManager.AlarmConfiguration<JSONValue>
+    public var presentationState: AlarmPresentationState.Mode?
+    /// When the alarm next alerts; `nil` while it is paused or alerting.
+    public var nextAlertDate: Date?
+
+    public init(id: UUID, state: Alarm.State, configuration: AlarmManager.AlarmConfiguration<JSONValue>,
+                presentationState: AlarmPresentationState.Mode?, nextAlertDate: Date?) {
+        self.id = id
+        self.state = state
+        self.configuration = configuration
+        self.presentationState = presentationState
+        self.nextAlertDate = nextAlertDate
+    }
+
+    /// The alarm in AlarmKit's shape.
+    public var alarm: Alarm {
+        Alarm(id: id, schedule: configuration.schedule, countdownDuration: configuration.countdownDuration, state: state)
+    }
+
+    private enum CodingKeys: String, CodingKey {
+        case id, state, presentationState, nextAlertDate
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        id = try container.decode(UUID.self, forKey: .id)
+        state = try container.decode(Alarm.State.self, forKey: .state)
+        configuration = try AlarmManager.AlarmConfiguration<JSONValue>(fromDocument: decoder)
+        presentationState = try container.decodeOptional(AlarmPresentationState.Mode.self, forKey: .presentationState)
+        nextAlertDate = try container.decodeDateIfPresent(forKey: .nextAlertDate)
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(id, forKey: .id)
+        try container.encode(state, forKey: .state)
+        try configuration.encode(to: encoder)
+        try container.encodeOrNull(presentationState, forKey: .presentationState)
+        try container.encodeDate(nextAlertDate, forKey: .nextAlertDate)
+    }
+}
+
+extension AlarmManager.AlarmConfiguration {
+    /// Reads the configuration fields of a whole alarm document, ignoring its other fields.
+    init(fromDocument decoder: any Decoder) throws {
+        let lenient = LenientDecoder(base: decoder)
+        try self.init(from: lenient)
+    }
+}
+
+/// Wraps a decoder so that unknown-field checks are off: a document carries more than a configuration.
+private struct LenientDecoder: Decoder {
+    let base: any Decoder
+    var codingPath: [any CodingKey] { base.codingPath }
+    var userInfo: [CodingUserInfoKey: Any] {
+        var info = base.userInfo
+        info[.alarmStrictDecoding] = false
+        return info
+    }
+    func container<Key: CodingKey>(keyedBy type: Key.Type) throws -> KeyedDecodingContainer<Key> {
+        try base.container(keyedBy: type)
+    }
+    func unkeyedContainer() throws -> any UnkeyedDecodingContainer { try base.unkeyedContainer() }
+    func singleValueContainer() throws -> any SingleValueDecodingContainer { try base.singleValueContainer() }
+}

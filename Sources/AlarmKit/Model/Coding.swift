@@ -1,0 +1,100 @@
+import Foundation
+
+/// The one JSON encoding of SPEC §5, shared by the state file, MQTT and alarmctl.
+public enum AlarmJSON {
+    /// Compact, key-sorted encoder. Dates need no strategy: the model's types write their
+    /// dates themselves as ISO 8601 UTC with milliseconds.
+    public static var encoder: JSONEncoder {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return encoder
+    }
+
+    /// A decoder for trusted documents (retained state, the state file): unknown fields are ignored.
+    public static var decoder: JSONDecoder { JSONDecoder() }
+
+    /// A decoder for commands: unknown fields in the configuration are errors.
+    public static var strictDecoder: JSONDecoder {
+        let decoder = JSONDecoder()
+        decoder.userInfo[.alarmStrictDecoding] = true
+        return decoder
+    }
+
+    /// Writes an instant as SPEC §5 does: UTC with milliseconds, e.g. `2026-11-22T07:00:00.000Z`.
+    public static func string(from date: Date) -> String {
+        date.formatted(iso8601)
+    }
+
+    /// Reads an ISO 8601 instant with any offset, with or without fractional seconds.
+    public static func date(from string: String) -> Date? {
+        try? iso8601.parse(string)
+    }
+
+    private static let iso8601 = Date.ISO8601FormatStyle(includingFractionalSeconds: true)
+}
+
+extension CodingUserInfoKey {
+    /// Set to `true` to make the model reject unknown fields.
+    public static let alarmStrictDecoding = CodingUserInfoKey(rawValue: "alarmkit.strictDecoding")!
+}
+
+/// A coding key made from any string: used to find unknown fields.
+struct AnyCodingKey: CodingKey {
+    var stringValue: String
+    var intValue: Int? { nil }
+    init(stringValue: String) { self.stringValue = stringValue }
+    init?(intValue: Int) { nil }
+}
+
+extension Decoder {
+    /// In strict mode, fails on the first field that `Keys` does not name, with the field's path.
+    func rejectUnknownKeys<Keys: CodingKey>(_ keys: Keys.Type) throws {
+        guard userInfo[.alarmStrictDecoding] as? Bool == true else { return }
+        let container = try container(keyedBy: AnyCodingKey.self)
+        for key in container.allKeys where Keys(stringValue: key.stringValue) == nil {
+            throw DecodingError.dataCorruptedError(
+                forKey: key, in: container,
+                debugDescription: "unknown field '\(key.stringValue)'")
+        }
+    }
+}
+
+extension KeyedDecodingContainer {
+    /// Decodes an ISO 8601 instant written as a string.
+    func decodeDate(forKey key: Key) throws -> Date {
+        let text = try decode(String.self, forKey: key)
+        guard let date = AlarmJSON.date(from: text) else {
+            throw DecodingError.dataCorruptedError(
+                forKey: key, in: self,
+                debugDescription: "'\(text)' is not an ISO 8601 time such as 2026-11-22T07:00:00Z")
+        }
+        return date
+    }
+
+    func decodeDateIfPresent(forKey key: Key) throws -> Date? {
+        guard contains(key), try !decodeNil(forKey: key) else { return nil }
+        return try decodeDate(forKey: key)
+    }
+
+    /// `decodeIfPresent` that also treats an explicit `null` as absent.
+    func decodeOptional<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T? {
+        guard contains(key), try !decodeNil(forKey: key) else { return nil }
+        return try decode(type, forKey: key)
+    }
+}
+
+extension KeyedEncodingContainer {
+    /// Writes an ISO 8601 instant, or `null`.
+    mutating func encodeDate(_ date: Date?, forKey key: Key) throws {
+        if let date {
+            try encode(AlarmJSON.string(from: date), forKey: key)
+        } else {
+            try encodeNil(forKey: key)
+        }
+    }
+
+    /// Writes a value, or an explicit `null`: the documents of SPEC §5 show every field.
+    mutating func encodeOrNull<T: Encodable>(_ value: T?, forKey key: Key) throws {
+        if let value { try encode(value, forKey: key) } else { try encodeNil(forKey: key) }
+    }
+}

@@ -1,0 +1,244 @@
+import Foundation
+
+/// Data an app attaches to its alarms (AlarmKit's `AlarmMetadata`).
+public protocol AlarmMetadata: Codable, Hashable, Sendable {}
+
+/// An sRGB colour, standing in for SwiftUI's `Color`. Written as `"#RRGGBB"`.
+public struct Color: Sendable, Hashable, Codable, CustomStringConvertible {
+    public var red: UInt8
+    public var green: UInt8
+    public var blue: UInt8
+
+    public init(red: UInt8, green: UInt8, blue: UInt8) {
+        self.red = red
+        self.green = green
+        self.blue = blue
+    }
+
+    /// Reads `"#RRGGBB"` (the `#` is optional, any case); `nil` for anything else.
+    public init?(hex: String) {
+        var digits = Substring(hex)
+        if digits.hasPrefix("#") { digits = digits.dropFirst() }
+        guard digits.count == 6, digits.allSatisfy(\.isHexDigit), let value = UInt32(digits, radix: 16) else {
+            return nil
+        }
+        self.init(red: UInt8(value >> 16), green: UInt8((value >> 8) & 0xFF), blue: UInt8(value & 0xFF))
+    }
+
+    /// `"#RRGGBB"`, uppercase.
+    public var hex: String {
+        "#" + [red, green, blue].map { byte in
+            let digits = String(byte, radix: 16, uppercase: true)
+            return digits.count == 1 ? "0" + digits : digits
+        }.joined()
+    }
+
+    public var description: String { hex }
+
+    public init(from decoder: any Decoder) throws {
+        let text = try decoder.singleValueContainer().decode(String.self)
+        guard let color = Color(hex: text) else {
+            throw DecodingError.dataCorrupted(.init(
+                codingPath: decoder.codingPath, debugDescription: "'\(text)' is not a colour: use \"#RRGGBB\""))
+        }
+        self = color
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        try container.encode(hex)
+    }
+
+    // The system colours of Apple's platforms (light appearance), so `.green` ports as is.
+    public static let black = Color(red: 0x00, green: 0x00, blue: 0x00)
+    public static let white = Color(red: 0xFF, green: 0xFF, blue: 0xFF)
+    public static let gray = Color(red: 0x8E, green: 0x8E, blue: 0x93)
+    public static let red = Color(red: 0xFF, green: 0x3B, blue: 0x30)
+    public static let orange = Color(red: 0xFF, green: 0x95, blue: 0x00)
+    public static let yellow = Color(red: 0xFF, green: 0xCC, blue: 0x00)
+    public static let green = Color(red: 0x34, green: 0xC7, blue: 0x59)
+    public static let mint = Color(red: 0x00, green: 0xC7, blue: 0xBE)
+    public static let teal = Color(red: 0x30, green: 0xB0, blue: 0xC7)
+    public static let cyan = Color(red: 0x32, green: 0xAD, blue: 0xE6)
+    public static let blue = Color(red: 0x00, green: 0x7A, blue: 0xFF)
+    public static let indigo = Color(red: 0x58, green: 0x56, blue: 0xD6)
+    public static let purple = Color(red: 0xAF, green: 0x52, blue: 0xDE)
+    public static let pink = Color(red: 0xFF, green: 0x2D, blue: 0x55)
+    public static let brown = Color(red: 0xA2, green: 0x84, blue: 0x5E)
+    /// The default tint, as on Apple's platforms.
+    public static let accentColor = blue
+}
+
+/// A button on an alarm's alert or countdown (AlarmKit's `AlarmButton`).
+public struct AlarmButton: Sendable, Hashable, Codable {
+    public var text: String
+    public var textColor: Color
+    public var systemImageName: String
+
+    public init(text: String, textColor: Color, systemImageName: String) {
+        self.text = text
+        self.textColor = textColor
+        self.systemImageName = systemImageName
+    }
+
+    private enum CodingKeys: String, CodingKey { case text, textColor, systemImageName }
+
+    public init(from decoder: any Decoder) throws {
+        try decoder.rejectUnknownKeys(CodingKeys.self)
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        text = try container.decode(String.self, forKey: .text)
+        textColor = try container.decode(Color.self, forKey: .textColor)
+        systemImageName = try container.decode(String.self, forKey: .systemImageName)
+    }
+}
+
+/// What a device shows for an alarm in each of its states (AlarmKit's `AlarmPresentation`).
+public struct AlarmPresentation: Sendable, Hashable, Codable {
+    public var alert: Alert
+    public var countdown: Countdown?
+    public var paused: Paused?
+
+    public init(alert: Alert, countdown: Countdown? = nil, paused: Paused? = nil) {
+        self.alert = alert
+        self.countdown = countdown
+        self.paused = paused
+    }
+
+    /// The alerting presentation.
+    public struct Alert: Sendable, Hashable, Codable {
+        public var title: String
+        public var stopButton: AlarmButton
+        public var secondaryButton: AlarmButton?
+        public var secondaryButtonBehavior: SecondaryButtonBehavior?
+
+        public init(
+            title: String, stopButton: AlarmButton,
+            secondaryButton: AlarmButton? = nil, secondaryButtonBehavior: SecondaryButtonBehavior? = nil
+        ) {
+            self.title = title
+            self.stopButton = stopButton
+            self.secondaryButton = secondaryButton
+            self.secondaryButtonBehavior = secondaryButtonBehavior
+        }
+
+        /// What the secondary button does: snooze/repeat (`countdown`) or the app's own intent (`custom`).
+        public enum SecondaryButtonBehavior: String, Sendable, Hashable, Codable {
+            case countdown, custom
+        }
+
+        private enum CodingKeys: String, CodingKey {
+            case title, stopButton, secondaryButton, secondaryButtonBehavior
+        }
+
+        public init(from decoder: any Decoder) throws {
+            try decoder.rejectUnknownKeys(CodingKeys.self)
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            title = try container.decode(String.self, forKey: .title)
+            stopButton = try container.decode(AlarmButton.self, forKey: .stopButton)
+            secondaryButton = try container.decodeOptional(AlarmButton.self, forKey: .secondaryButton)
+            secondaryButtonBehavior = try container.decodeOptional(
+                SecondaryButtonBehavior.self, forKey: .secondaryButtonBehavior)
+        }
+
+        public func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            try container.encode(title, forKey: .title)
+            try container.encode(stopButton, forKey: .stopButton)
+            try container.encodeOrNull(secondaryButton, forKey: .secondaryButton)
+            try container.encodeOrNull(secondaryButtonBehavior, forKey: .secondaryButtonBehavior)
+        }
+    }
+
+    /// The presentation while a countdown runs.
+    public struct Countdown: Sendable, Hashable, Codable {
+        public var title: String
+        public var pauseButton: AlarmButton?
+
+        public init(title: String, pauseButton: AlarmButton? = nil) {
+            self.title = title
+            self.pauseButton = pauseButton
+        }
+
+        private enum CodingKeys: String, CodingKey { case title, pauseButton }
+
+        public init(from decoder: any Decoder) throws {
+            try decoder.rejectUnknownKeys(CodingKeys.self)
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            title = try container.decode(String.self, forKey: .title)
+            pauseButton = try container.decodeOptional(AlarmButton.self, forKey: .pauseButton)
+        }
+
+        public func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            try container.encode(title, forKey: .title)
+            try container.encodeOrNull(pauseButton, forKey: .pauseButton)
+        }
+    }
+
+    /// The presentation while a countdown is paused.
+    public struct Paused: Sendable, Hashable, Codable {
+        public var title: String
+        public var resumeButton: AlarmButton
+
+        public init(title: String, resumeButton: AlarmButton) {
+            self.title = title
+            self.resumeButton = resumeButton
+        }
+
+        private enum CodingKeys: String, CodingKey { case title, resumeButton }
+
+        public init(from decoder: any Decoder) throws {
+            try decoder.rejectUnknownKeys(CodingKeys.self)
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            title = try container.decode(String.self, forKey: .title)
+            resumeButton = try container.decode(AlarmButton.self, forKey: .resumeButton)
+        }
+    }
+
+    private enum CodingKeys: String, CodingKey { case alert, countdown, paused }
+
+    public init(from decoder: any Decoder) throws {
+        try decoder.rejectUnknownKeys(CodingKeys.self)
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        alert = try container.decode(Alert.self, forKey: .alert)
+        countdown = try container.decodeOptional(Countdown.self, forKey: .countdown)
+        paused = try container.decodeOptional(Paused.self, forKey: .paused)
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(alert, forKey: .alert)
+        try container.encodeOrNull(countdown, forKey: .countdown)
+        try container.encodeOrNull(paused, forKey: .paused)
+    }
+}
+
+/// How an alarm looks, plus the app's data (AlarmKit's `AlarmAttributes`).
+public struct AlarmAttributes<Metadata: AlarmMetadata>: Sendable, Hashable, Codable {
+    public var presentation: AlarmPresentation
+    public var metadata: Metadata?
+    public var tintColor: Color
+
+    public init(presentation: AlarmPresentation, metadata: Metadata? = nil, tintColor: Color) {
+        self.presentation = presentation
+        self.metadata = metadata
+        self.tintColor = tintColor
+    }
+
+    private enum CodingKeys: String, CodingKey { case presentation, metadata, tintColor }
+
+    public init(from decoder: any Decoder) throws {
+        try decoder.rejectUnknownKeys(CodingKeys.self)
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        presentation = try container.decode(AlarmPresentation.self, forKey: .presentation)
+        metadata = try container.decodeOptional(Metadata.self, forKey: .metadata)
+        tintColor = try container.decode(Color.self, forKey: .tintColor)
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(presentation, forKey: .presentation)
+        try container.encodeOrNull(metadata, forKey: .metadata)
+        try container.encode(tintColor, forKey: .tintColor)
+    }
+}
