@@ -1,0 +1,329 @@
+import Foundation
+import Testing
+@testable import AlarmKit
+
+@Suite("Engine lifecycle")
+struct EngineLifecycleTests {
+    let start = date("2026-11-22T10:00:00Z")
+    let id = UUID()
+    var engine = AlarmEngine(configuration: .init(timeZone: zone("Europe/Berlin")))
+
+    // MARK: schedule
+
+    @Test("A timer starts its countdown at once")
+    mutating func timerCountsDown() throws {
+        let effects = try engine.schedule(id: id, configuration: configuration(preAlert: 600, postAlert: 300), now: start)
+        #expect(effects.eventNames == [.scheduled, .countdown])
+        let document = try #require(engine.document(for: id))
+        #expect(document.state == .countdown)
+        #expect(document.nextAlertDate == start + 600)
+        #expect(document.presentationState == .countdown(.init(totalCountdownDuration: 600, previouslyElapsedDuration: 0,
+                                                               startDate: start, fireDate: start + 600)))
+        #expect(engine.nextDeadline == start + 600)
+    }
+
+    @Test("Neither a schedule nor a preAlert is an invalid configuration")
+    mutating func timerNeedsPreAlert() {
+        #expect(throws: AlarmManager.AlarmError.invalidConfiguration(
+            field: "configuration.countdownDuration.preAlert",
+            reason: "an alarm with no schedule is a timer and needs a preAlert duration; or give it a schedule")) {
+            try engine.schedule(id: id, configuration: configuration(postAlert: 300), now: start)
+        }
+        #expect(engine.records.isEmpty)
+    }
+
+    @Test("A fixed date in the past is refused")
+    mutating func fixedPast() {
+        let error = #expect(throws: AlarmManager.AlarmError.self) {
+            try engine.schedule(id: id, configuration: configuration(schedule: .fixed(start - 1)), now: start)
+        }
+        #expect(error?.code == .invalidConfiguration)
+        #expect(error?.field == "configuration.schedule.fixed")
+    }
+
+    @Test("A scheduled alarm counts down its pre-alert, then alerts on time")
+    mutating func preAlertThenAlert() throws {
+        let alertDate = start + 3600
+        _ = try engine.schedule(id: id, configuration: configuration(schedule: .fixed(alertDate), preAlert: 600), now: start)
+        #expect(engine.records[id]?.state == .scheduled)
+        #expect(engine.nextDeadline == alertDate - 600)
+        #expect(engine.advance(to: alertDate - 601).isEmpty)
+
+        let countdown = engine.advance(to: alertDate - 600)
+        #expect(countdown.eventNames == [.countdown])
+        #expect(engine.document(for: id)?.presentationState == .countdown(.init(
+            totalCountdownDuration: 600, previouslyElapsedDuration: 0, startDate: alertDate - 600, fireDate: alertDate)))
+
+        let alert = engine.advance(to: alertDate)
+        #expect(alert.eventNames == [.alerting])
+        #expect(alert.event(.alerting)?.details["late"] == .number(0))
+        #expect(alert.contains(.alertStarted(id, sound: .default)))
+        #expect(engine.document(for: id)?.presentationState == .alert(.init(time: .init(hour: 12, minute: 0))))
+        #expect(engine.document(for: id)?.nextAlertDate == nil)
+    }
+
+    @Test("Scheduling inside the pre-alert window starts the countdown at once")
+    mutating func scheduleInsidePreAlert() throws {
+        let effects = try engine.schedule(id: id, configuration: configuration(schedule: .fixed(start + 60), preAlert: 600), now: start)
+        #expect(effects.eventNames == [.scheduled, .countdown])
+        #expect(engine.document(for: id)?.presentationState == .countdown(.init(
+            totalCountdownDuration: 600, previouslyElapsedDuration: 0, startDate: start - 540, fireDate: start + 60)))
+    }
+
+    @Test("The same configuration again changes nothing and keeps the countdown running")
+    mutating func idempotentSchedule() throws {
+        let timer = configuration(preAlert: 600)
+        _ = try engine.schedule(id: id, configuration: timer, now: start)
+        let again = try engine.schedule(id: id, configuration: timer, now: start + 100)
+        #expect(again.isEmpty)
+        #expect(engine.document(for: id)?.nextAlertDate == start + 600)
+    }
+
+    @Test("A different configuration replaces the alarm")
+    mutating func replaceSchedule() throws {
+        _ = try engine.schedule(id: id, configuration: configuration(preAlert: 600), now: start)
+        _ = try engine.schedule(id: id, configuration: configuration(preAlert: 60, title: "Tea"), now: start + 100)
+        #expect(engine.records.count == 1)
+        #expect(engine.document(for: id)?.nextAlertDate == start + 160)
+        #expect(engine.document(for: id)?.configuration.attributes.presentation.alert.title == "Tea")
+    }
+
+    @Test("One alarm more than the limit is refused; replacing one is not")
+    mutating func limit() throws {
+        engine.configuration.maximumAlarms = 2
+        _ = try engine.schedule(id: UUID(), configuration: configuration(preAlert: 60), now: start)
+        _ = try engine.schedule(id: id, configuration: configuration(preAlert: 60), now: start)
+        #expect(throws: AlarmManager.AlarmError.maximumLimitReached) {
+            try engine.schedule(id: UUID(), configuration: configuration(preAlert: 60), now: start)
+        }
+        _ = try engine.schedule(id: id, configuration: configuration(preAlert: 90), now: start)
+        #expect(engine.records.count == 2)
+    }
+
+    // MARK: cancel
+
+    @Test("Cancel removes an alarm in any state", arguments: Alarm.State.allCases)
+    mutating func cancelAnyState(state: Alarm.State) throws {
+        try bring(to: state, configuration: configuration(schedule: weekly(7, 0, [.monday]), preAlert: 60, postAlert: 60))
+        let effects = try engine.cancel(id: id, now: engine.records[id].map { _ in start } ?? start)
+        #expect(effects.eventNames == [.cancelled])
+        #expect(effects.removedIDs == [id])
+        #expect(effects.contains(.alertEnded(id)) == (state == .alerting))
+        #expect(engine.records.isEmpty)
+    }
+
+    // MARK: stop
+
+    @Test("Stop removes an alerting one-shot alarm and runs its stop intent")
+    mutating func stopOneShot() throws {
+        let intent = AlarmIntent.publish(topic: "home/lights", payload: "ON {alarmID}")
+        _ = try engine.schedule(id: id, configuration: configuration(preAlert: 60, stopIntent: intent), now: start)
+        _ = engine.advance(to: start + 60)
+        let effects = try engine.stop(id: id, now: start + 61)
+        #expect(effects.eventNames == [.stopped, .intent])
+        #expect(effects.contains(.runIntent(intent, alarmID: id)))
+        #expect(effects.contains(.alertEnded(id)))
+        #expect(effects.removedIDs == [id])
+        #expect(intent.payload(for: id) == "ON \(id.uuidString)")
+    }
+
+    @Test("Stop sends a repeating alarm back to its next occurrence")
+    mutating func stopRepeating() throws {
+        // Sunday 2026-11-22 10:00 UTC; Monday and Wednesday at 07:00 Berlin.
+        _ = try engine.schedule(id: id, configuration: configuration(schedule: weekly(7, 0, [.monday, .wednesday])), now: start)
+        let monday = date("2026-11-23T06:00:00Z")
+        #expect(engine.nextDeadline == monday)
+        _ = engine.advance(to: monday)
+        #expect(engine.records[id]?.state == .alerting)
+        let effects = try engine.stop(id: id, now: monday + 30)
+        #expect(effects.removedIDs.isEmpty)
+        #expect(engine.records[id]?.state == .scheduled)
+        #expect(engine.document(for: id)?.nextAlertDate == date("2026-11-25T06:00:00Z"))
+    }
+
+    @Test("Stop is refused unless the alarm is alerting", arguments: [Alarm.State.scheduled, .countdown, .paused])
+    mutating func stopRefused(state: Alarm.State) throws {
+        try bring(to: state, configuration: configuration(schedule: weekly(7, 0, [.monday]), preAlert: 60))
+        let before = engine.records
+        #expect(throws: AlarmManager.AlarmError.self) { try engine.stop(id: id, now: start) }
+        #expect(engine.records == before)
+    }
+
+    // MARK: countdown (snooze)
+
+    @Test("Snooze counts down postAlert")
+    mutating func snoozePostAlert() throws {
+        _ = try engine.schedule(id: id, configuration: configuration(preAlert: 600, postAlert: 300), now: start)
+        _ = engine.advance(to: start + 600)
+        let effects = try engine.countdown(id: id, now: start + 610)
+        #expect(effects.eventNames == [.snoozed, .countdown])
+        #expect(effects.contains(.alertEnded(id)))
+        #expect(engine.document(for: id)?.nextAlertDate == start + 910)
+        #expect(engine.advance(to: start + 910).eventNames == [.alerting])
+    }
+
+    @Test("Snooze falls back to preAlert when postAlert is nil (a timer's repeat)")
+    mutating func snoozeFallsBack() throws {
+        _ = try engine.schedule(id: id, configuration: configuration(preAlert: 120), now: start)
+        _ = engine.advance(to: start + 120)
+        _ = try engine.countdown(id: id, now: start + 125)
+        #expect(engine.document(for: id)?.nextAlertDate == start + 245)
+    }
+
+    @Test("Snooze with neither duration is an invalid state")
+    mutating func snoozeWithoutDurations() throws {
+        _ = try engine.schedule(id: id, configuration: configuration(schedule: .fixed(start + 60)), now: start)
+        _ = engine.advance(to: start + 60)
+        let error = #expect(throws: AlarmManager.AlarmError.self) { try engine.countdown(id: id, now: start + 61) }
+        #expect(error?.code == .invalidState)
+        #expect(engine.records[id]?.state == .alerting)
+    }
+
+    @Test("Snooze is refused unless the alarm is alerting", arguments: [Alarm.State.scheduled, .countdown, .paused])
+    mutating func snoozeRefused(state: Alarm.State) throws {
+        try bring(to: state, configuration: configuration(schedule: weekly(7, 0, [.monday]), preAlert: 60, postAlert: 60))
+        #expect(throws: AlarmManager.AlarmError.self) { try engine.countdown(id: id, now: start) }
+    }
+
+    // MARK: pause and resume
+
+    @Test("Pause keeps the elapsed time; resume counts down the rest")
+    mutating func pauseResume() throws {
+        _ = try engine.schedule(id: id, configuration: configuration(preAlert: 600), now: start)
+        #expect(try engine.pause(id: id, now: start + 120).eventNames == [.paused])
+        #expect(engine.document(for: id)?.presentationState == .paused(.init(totalCountdownDuration: 600, previouslyElapsedDuration: 120)))
+        #expect(engine.document(for: id)?.nextAlertDate == nil)
+        #expect(engine.nextDeadline == nil)
+        #expect(engine.advance(to: start + 10_000).isEmpty)
+
+        #expect(try engine.resume(id: id, now: start + 1000).eventNames == [.resumed])
+        #expect(engine.document(for: id)?.presentationState == .countdown(.init(
+            totalCountdownDuration: 600, previouslyElapsedDuration: 120, startDate: start + 1000, fireDate: start + 1480)))
+
+        _ = try engine.pause(id: id, now: start + 1100)
+        #expect(engine.document(for: id)?.presentationState == .paused(.init(totalCountdownDuration: 600, previouslyElapsedDuration: 220)))
+        _ = try engine.resume(id: id, now: start + 2000)
+        #expect(engine.document(for: id)?.nextAlertDate == start + 2380)
+        #expect(engine.advance(to: start + 2380).eventNames == [.alerting])
+    }
+
+    @Test("Pause is refused unless counting down", arguments: [Alarm.State.scheduled, .paused, .alerting])
+    mutating func pauseRefused(state: Alarm.State) throws {
+        try bring(to: state, configuration: configuration(schedule: weekly(7, 0, [.monday]), preAlert: 60))
+        #expect(throws: AlarmManager.AlarmError.self) { try engine.pause(id: id, now: start) }
+    }
+
+    @Test("Resume is refused unless paused", arguments: [Alarm.State.scheduled, .countdown, .alerting])
+    mutating func resumeRefused(state: Alarm.State) throws {
+        try bring(to: state, configuration: configuration(schedule: weekly(7, 0, [.monday]), preAlert: 60))
+        #expect(throws: AlarmManager.AlarmError.self) { try engine.resume(id: id, now: start) }
+    }
+
+    @Test("Every operation on an unknown id is not found", arguments: AlarmOperation.allCases)
+    mutating func unknownID(operation: AlarmOperation) {
+        let unknown = UUID()
+        #expect(throws: AlarmManager.AlarmError.notFound(unknown)) {
+            switch operation {
+            case .cancel: _ = try engine.cancel(id: unknown, now: start)
+            case .stop: _ = try engine.stop(id: unknown, now: start)
+            case .countdown: _ = try engine.countdown(id: unknown, now: start)
+            case .pause: _ = try engine.pause(id: unknown, now: start)
+            case .resume: _ = try engine.resume(id: unknown, now: start)
+            }
+        }
+    }
+
+    // MARK: alerting
+
+    @Test("The secondary button snoozes with .countdown behaviour")
+    mutating func secondaryCountdown() throws {
+        _ = try engine.schedule(id: id, configuration: configuration(preAlert: 60, postAlert: 30, secondary: .countdown), now: start)
+        _ = engine.advance(to: start + 60)
+        #expect(try engine.secondaryAction(id: id, now: start + 61).eventNames == [.snoozed, .countdown])
+        #expect(engine.document(for: id)?.nextAlertDate == start + 91)
+    }
+
+    @Test("The secondary button runs the custom intent and leaves the alarm alerting")
+    mutating func secondaryCustom() throws {
+        let intent = AlarmIntent.publish(topic: "home/coffee", payload: "brew")
+        _ = try engine.schedule(id: id, configuration: configuration(preAlert: 60, secondary: .custom, secondaryIntent: intent), now: start)
+        _ = engine.advance(to: start + 60)
+        let effects = try engine.secondaryAction(id: id, now: start + 61)
+        #expect(effects == [.runIntent(intent, alarmID: id), .event(AlarmEvent(.intent, alarmID: id, at: start + 61, details: ["topic": .string("home/coffee")]))])
+        #expect(engine.records[id]?.state == .alerting)
+    }
+
+    @Test("An alert nobody acts on is silenced after the timeout, as stop")
+    mutating func autoSilenceStops() throws {
+        _ = try engine.schedule(id: id, configuration: configuration(preAlert: 60), now: start)
+        _ = engine.advance(to: start + 60)
+        #expect(engine.nextDeadline == start + 660)
+        #expect(engine.advance(to: start + 659).isEmpty)
+        let effects = engine.advance(to: start + 660)
+        #expect(effects.eventNames == [.silenced])
+        #expect(effects.event(.silenced)?.details["action"] == .string("stop"))
+        #expect(effects.removedIDs == [id])
+    }
+
+    @Test("Auto-silence can snooze instead, when configured")
+    mutating func autoSilenceSnoozes() throws {
+        engine.configuration.silenceAction = .countdown
+        engine.configuration.alertTimeout = 120
+        _ = try engine.schedule(id: id, configuration: configuration(preAlert: 60, postAlert: 300), now: start)
+        _ = engine.advance(to: start + 60)
+        let effects = engine.advance(to: start + 180)
+        #expect(effects.eventNames == [.silenced, .countdown])
+        #expect(engine.document(for: id)?.nextAlertDate == start + 480)
+    }
+
+    @Test("Several alarms alert at once, oldest first")
+    mutating func severalAlerting() throws {
+        let other = UUID()
+        _ = try engine.schedule(id: id, configuration: configuration(preAlert: 60, sound: .named("gentle")), now: start)
+        _ = try engine.schedule(id: other, configuration: configuration(preAlert: 90), now: start)
+        _ = engine.advance(to: start + 100)
+        #expect(engine.alerting.map(\.id) == [id, other])
+        #expect(engine.alerting.first?.sound == .named("gentle"))
+    }
+
+    // MARK: missed alarms
+
+    @Test("An alert late within the grace sounds now and says how late")
+    mutating func lateWithinGrace() throws {
+        _ = try engine.schedule(id: id, configuration: configuration(schedule: .fixed(start + 60)), now: start)
+        let effects = engine.advance(to: start + 60 + 840)
+        #expect(effects.event(.alerting)?.details["late"] == .number(840))
+        #expect(engine.records[id]?.state == .alerting)
+    }
+
+    @Test("An alert later than the grace is missed; a one-shot alarm is removed")
+    mutating func missedOneShot() throws {
+        _ = try engine.schedule(id: id, configuration: configuration(schedule: .fixed(start + 60)), now: start)
+        let effects = engine.advance(to: start + 60 + 901)
+        #expect(effects.eventNames == [.missed])
+        #expect(effects.removedIDs == [id])
+    }
+
+    @Test("A missed repeating alarm moves on to its next occurrence")
+    mutating func missedRepeating() throws {
+        _ = try engine.schedule(id: id, configuration: configuration(schedule: weekly(7, 0, [.monday, .tuesday])), now: start)
+        let effects = engine.advance(to: date("2026-11-23T08:00:00Z"))
+        #expect(effects.eventNames == [.missed])
+        #expect(engine.document(for: id)?.nextAlertDate == date("2026-11-24T06:00:00Z"))
+    }
+
+    /// Moves the alarm `id` into `state` using only the engine's operations.
+    private mutating func bring(to state: Alarm.State, configuration: AlarmManager.AlarmConfiguration<JSONValue>) throws {
+        _ = try engine.schedule(id: id, configuration: configuration, now: start)
+        let alertDate = try #require(engine.records[id]?.nextAlertDate)
+        switch state {
+        case .scheduled: break
+        case .countdown: _ = engine.advance(to: alertDate - 30)
+        case .paused:
+            _ = engine.advance(to: alertDate - 30)
+            _ = try engine.pause(id: id, now: alertDate - 20)
+        case .alerting: _ = engine.advance(to: alertDate)
+        }
+        #expect(engine.records[id]?.state == state)
+    }
+}

@@ -1,0 +1,112 @@
+import Foundation
+import Testing
+@testable import AlarmKit
+
+@Suite("Engine and time: clock steps, zones, daylight saving")
+struct EngineTimeTests {
+    let id = UUID()
+
+    @Test("A wall-clock step of ±1 h never lengthens or shortens a running timer", arguments: [3600.0, -3600.0])
+    func timerIgnoresSteps(offset: TimeInterval) throws {
+        var engine = AlarmEngine(configuration: .init(timeZone: zone("Europe/Berlin")))
+        let start = date("2026-11-22T10:00:00Z")
+        _ = try engine.schedule(id: id, configuration: configuration(preAlert: 600), now: start)
+        // 100 s pass, then the clock is stepped: the wall clock now reads start + 100 + offset.
+        let stepped = start + 100 + offset
+        #expect(engine.wallClockStepped(by: offset, now: stepped).eventNames.isEmpty)
+        #expect(engine.document(for: id)?.nextAlertDate == stepped + 500)
+        #expect(engine.advance(to: stepped + 499).isEmpty)
+        #expect(engine.advance(to: stepped + 500).eventNames == [.alerting])
+    }
+
+    @Test("A step from 1970 to now keeps a timer's remaining time")
+    func stepFrom1970() throws {
+        var engine = AlarmEngine()
+        let boot = Date(timeIntervalSince1970: 30)
+        _ = try engine.schedule(id: id, configuration: configuration(preAlert: 300), now: boot)
+        let now = date("2026-11-22T10:00:00Z")
+        let offset = now.timeIntervalSince(boot + 60)
+        #expect(engine.wallClockStepped(by: offset, now: now).eventNames.isEmpty)
+        #expect(engine.document(for: id)?.nextAlertDate == now + 240)
+    }
+
+    @Test("After a backward step an occurrence that alerted never alerts again")
+    func backwardStepNoDoubleAlert() throws {
+        var engine = AlarmEngine(configuration: .init(timeZone: zone("Europe/Berlin")))
+        _ = try engine.schedule(id: id, configuration: configuration(schedule: weekly(7, 0, [.monday, .tuesday])),
+                                now: date("2026-11-22T10:00:00Z"))
+        let monday = date("2026-11-23T06:00:00Z")
+        _ = engine.advance(to: monday)
+        _ = try engine.stop(id: id, now: monday + 60)
+        // The clock is stepped back one hour, to before Monday's 07:00.
+        let stepped = monday + 60 - 3600
+        let effects = engine.wallClockStepped(by: -3600, now: stepped)
+        #expect(effects.eventNames.isEmpty)
+        #expect(engine.document(for: id)?.nextAlertDate == date("2026-11-24T06:00:00Z"))
+        #expect(engine.advance(to: monday + 30).isEmpty)
+    }
+
+    @Test("A forward step past an alert date is a missed alarm, late within the grace sounds")
+    func forwardStepMisses() throws {
+        var engine = AlarmEngine()
+        let start = date("2026-11-22T10:00:00Z")
+        let late = UUID(), missed = UUID()
+        _ = try engine.schedule(id: late, configuration: configuration(schedule: .fixed(start + 600)), now: start)
+        _ = try engine.schedule(id: missed, configuration: configuration(schedule: .fixed(start + 60)), now: start)
+        let effects = engine.wallClockStepped(by: 3600 - 600 + 120, now: start + 1120)
+        // `late` was due at +600 and it is +1120: 520 s late. `missed` was due at +60: 1060 s late.
+        #expect(effects.event(.alerting)?.alarmID == late)
+        #expect(effects.event(.alerting)?.details["late"] == .number(520))
+        #expect(effects.event(.missed)?.alarmID == missed)
+    }
+
+    @Test("A time zone change re-reads relative schedules; fixed ones stay put")
+    func timeZoneChange() throws {
+        var engine = AlarmEngine(configuration: .init(timeZone: zone("Europe/Berlin")))
+        let now = date("2026-11-22T10:00:00Z")
+        let fixed = UUID()
+        _ = try engine.schedule(id: id, configuration: configuration(schedule: weekly(7, 0, [.monday])), now: now)
+        _ = try engine.schedule(id: fixed, configuration: configuration(schedule: .fixed(date("2026-11-23T06:00:00Z"))), now: now)
+        #expect(engine.document(for: id)?.nextAlertDate == date("2026-11-23T06:00:00Z"))
+
+        let effects = engine.changeTimeZone(to: zone("America/Los_Angeles"), now: now)
+        #expect(effects.count == 1)
+        #expect(engine.document(for: id)?.nextAlertDate == date("2026-11-23T15:00:00Z"))
+        #expect(engine.document(for: fixed)?.nextAlertDate == date("2026-11-23T06:00:00Z"))
+
+        _ = engine.changeTimeZone(to: zone("Europe/Berlin"), now: now)
+        #expect(engine.document(for: id)?.nextAlertDate == date("2026-11-23T06:00:00Z"))
+    }
+
+    @Test("A weekly alarm through spring-forward and fall-back alerts once per day, shifted in the gap",
+          arguments: [
+            ("Europe/Berlin", 2, 30, "2027-03-27T00:00:00Z",
+             ["2027-03-27T01:30:00Z", "2027-03-28T01:30:00Z", "2027-03-29T00:30:00Z"]),
+            ("Europe/Berlin", 2, 30, "2027-10-30T00:00:00Z",
+             ["2027-10-30T00:30:00Z", "2027-10-31T00:30:00Z", "2027-11-01T01:30:00Z"]),
+            ("America/New_York", 1, 30, "2026-10-31T00:00:00Z",
+             ["2026-10-31T05:30:00Z", "2026-11-01T05:30:00Z", "2026-11-02T06:30:00Z"]),
+            ("Australia/Lord_Howe", 2, 15, "2026-10-03T00:00:00Z",
+             ["2026-10-03T15:45:00Z", "2026-10-04T15:15:00Z"]),
+            ("Australia/Lord_Howe", 1, 45, "2027-04-02T12:00:00Z",
+             ["2027-04-02T14:45:00Z", "2027-04-03T14:45:00Z", "2027-04-04T15:15:00Z"]),
+          ])
+    func dstThroughEngine(zoneID: String, hour: Int, minute: Int, from: String, expected: [String]) throws {
+        var engine = AlarmEngine(configuration: .init(timeZone: zone(zoneID)))
+        let everyDay: [Locale.Weekday] = [.sunday, .monday, .tuesday, .wednesday, .thursday, .friday, .saturday]
+        var now = date(from)
+        _ = try engine.schedule(id: id, configuration: configuration(schedule: weekly(hour, minute, everyDay)), now: now)
+        var alerts: [Date] = []
+        while alerts.count < expected.count {
+            let due = try #require(engine.nextDeadline)
+            now = due
+            if !engine.advance(to: now).eventNames.filter({ $0 == .alerting }).isEmpty {
+                alerts.append(now)
+                // Stopped one minute later: inside a repeated hour, the second 02:30 must not alert.
+                now += 60
+                _ = try engine.stop(id: id, now: now)
+            }
+        }
+        #expect(alerts == expected.map(date))
+    }
+}
