@@ -1,0 +1,136 @@
+import Foundation
+import Testing
+@testable import AlarmKit
+
+@Suite("JSON of SPEC §5")
+struct JSONFixtureTests {
+    static func fixture(_ name: String) throws -> Data {
+        let url = try #require(Bundle.module.url(forResource: name, withExtension: "json", subdirectory: "Fixtures"))
+        return try Data(contentsOf: url)
+    }
+
+    /// Decodes a fixture, encodes it again, and compares the two as JSON values (key order aside).
+    func roundTrip<T: Codable & Equatable>(_ type: T.Type, _ name: String) throws -> T {
+        let data = try Self.fixture(name)
+        let value = try AlarmJSON.strictDecoder.decode(T.self, from: data)
+        let encoded = try AlarmJSON.encoder.encode(value)
+        #expect(try JSONDecoder().decode(JSONValue.self, from: encoded) == JSONDecoder().decode(JSONValue.self, from: data))
+        #expect(try AlarmJSON.decoder.decode(T.self, from: encoded) == value)
+        return value
+    }
+
+    @Test("Alarm documents round-trip to the letter", arguments: [
+        "alarm-countdown", "alarm-weekly-alerting", "alarm-fixed-paused", "alarm-relative-scheduled",
+    ])
+    func documents(name: String) throws {
+        _ = try roundTrip(AlarmDocument.self, name)
+    }
+
+    @Test("The SPEC's cooking timer reads into the model")
+    func cookingTimer() throws {
+        let document = try roundTrip(AlarmDocument.self, "alarm-countdown")
+        #expect(document.state == .countdown)
+        #expect(document.configuration.countdownDuration == .init(preAlert: 600, postAlert: 300))
+        #expect(document.configuration.attributes.presentation.alert.secondaryButtonBehavior == .countdown)
+        #expect(document.configuration.attributes.tintColor == .green)
+        #expect(document.configuration.attributes.metadata == .object(["method": .string("frying")]))
+        #expect(document.nextAlertDate == date("2026-11-22T07:10:00Z"))
+        #expect(document.alarm == Alarm(id: document.id, schedule: nil, countdownDuration: .init(preAlert: 600, postAlert: 300), state: .countdown))
+    }
+
+    @Test("Weekdays, sounds and intents read as the SPEC writes them")
+    func weeklyDocument() throws {
+        let document = try roundTrip(AlarmDocument.self, "alarm-weekly-alerting")
+        #expect(document.configuration.schedule == weekly(7, 0, [.monday, .wednesday, .friday]))
+        #expect(document.configuration.sound == .named("gentle"))
+        #expect(document.configuration.stopIntent == .publish(topic: "home/bedroom/lights/set", payload: "ON", retain: false))
+        #expect(document.presentationState == .alert(.init(time: .init(hour: 7, minute: 0))))
+    }
+
+    @Test("Events and presentation states round-trip")
+    func events() throws {
+        let alerting = try roundTrip(AlarmEvent.self, "event-alerting")
+        #expect(alerting.name == .alerting && alerting.details["late"] == .number(0.001))
+        let button = try roundTrip(AlarmEvent.self, "event-button")
+        #expect(button.alarmID == nil && button.details["press"] == .string("short"))
+        _ = try roundTrip(AlarmPresentationState.self, "presentation-state")
+    }
+
+    @Test("Times are written in UTC with milliseconds and read with any offset")
+    func times() throws {
+        #expect(AlarmJSON.string(from: date("2026-11-22T08:00:00+01:00")) == "2026-11-22T07:00:00.000Z")
+        #expect(AlarmJSON.date(from: "2026-11-22T02:00:00.250-05:00") == date("2026-11-22T07:00:00.250Z"))
+        #expect(AlarmJSON.date(from: "2026-11-22 07:00") == nil)
+    }
+
+    @Test("Three-letter and capitalised weekdays are accepted; misspelled ones name the field")
+    func weekdays() throws {
+        let decoder = AlarmJSON.strictDecoder
+        let short = try decoder.decode(Alarm.Schedule.self, from: Data(#"{"relative":{"time":{"hour":7,"minute":0},"repeats":{"weekly":["mon","Fri"]}}}"#.utf8))
+        #expect(short == weekly(7, 0, [.monday, .friday]))
+        #expect(throws: DecodingError.self) {
+            try decoder.decode(Alarm.Schedule.self, from: Data(#"{"relative":{"time":{"hour":7,"minute":0},"repeats":{"weekly":["mondy"]}}}"#.utf8))
+        }
+    }
+
+    @Test("Strict decoding names unknown fields; documents tolerate them")
+    func unknownFields() throws {
+        let text = ##"{"countdownDuration":{"preAlert":60,"postAlert":null,"snooze":5},"attributes":{"presentation":{"alert":{"title":"T","stopButton":{"text":"S","textColor":"#FFFFFF","systemImageName":"x"}}},"tintColor":"#FFFFFF"}}"##
+        do {
+            _ = try AlarmJSON.strictDecoder.decode(AlarmManager.AlarmConfiguration<JSONValue>.self, from: Data(text.utf8))
+            Issue.record("an unknown field was accepted")
+        } catch {
+            let alarmError = AlarmManager.AlarmError(decoding: error, prefix: "configuration")
+            #expect(alarmError.field == "configuration.countdownDuration.snooze")
+            #expect(alarmError.code == .badRequest)
+        }
+        let lenient = try AlarmJSON.decoder.decode(AlarmManager.AlarmConfiguration<JSONValue>.self, from: Data(text.utf8))
+        #expect(lenient.countdownDuration?.preAlert == 60)
+    }
+
+    @Test("Wrong types and missing fields name the field")
+    func typeErrors() {
+        func field(_ text: String) -> String? {
+            do {
+                _ = try AlarmJSON.strictDecoder.decode(AlarmManager.AlarmConfiguration<JSONValue>.self, from: Data(text.utf8))
+                return "accepted"
+            } catch {
+                return AlarmManager.AlarmError(decoding: error, prefix: "configuration").field
+            }
+        }
+        #expect(field(#"{"countdownDuration":{"preAlert":"ten"},"attributes":{}}"#) == "configuration.countdownDuration.preAlert")
+        #expect(field(#"{"countdownDuration":{"preAlert":60}}"#) == "configuration.attributes")
+        #expect(field(#"{"schedule":{"fixed":"tomorrow"},"attributes":{}}"#) == "configuration.schedule.fixed")
+        #expect(field(##"{"attributes":{"presentation":{"alert":{"title":"T","stopButton":{"text":"S","textColor":"white","systemImageName":"x"}}},"tintColor":"#FFFFFF"}}"##)
+            == "configuration.attributes.presentation.alert.stopButton.textColor")
+    }
+
+    @Test("Typed metadata becomes raw JSON and comes back")
+    func metadata() throws {
+        struct CookingData: AlarmMetadata { var method: String; var minutes: Int }
+        let typed = AlarmManager.AlarmConfiguration<CookingData>.timer(
+            duration: 600,
+            attributes: .init(presentation: .init(alert: .init(title: "Done", stopButton: dismiss)),
+                              metadata: CookingData(method: "frying", minutes: 10), tintColor: .green))
+        let erased = try typed.erased()
+        #expect(erased.attributes.metadata == .object(["method": .string("frying"), "minutes": .number(10)]))
+        #expect(try erased.attributes.metadata?.decode(as: CookingData.self) == CookingData(method: "frying", minutes: 10))
+    }
+
+    @Test("The state file's records round-trip in every phase")
+    func records() throws {
+        let now = date("2026-11-22T10:00:00Z")
+        var engine = AlarmEngine(configuration: .init(timeZone: zone("Europe/Berlin")))
+        let ids = (0..<4).map { _ in UUID() }
+        _ = try engine.schedule(id: ids[0], configuration: configuration(schedule: weekly(7, 0, [.monday])), now: now)
+        _ = try engine.schedule(id: ids[1], configuration: configuration(preAlert: 60), now: now)
+        _ = try engine.schedule(id: ids[2], configuration: configuration(preAlert: 120), now: now)
+        _ = try engine.pause(id: ids[2], now: now + 30)
+        _ = try engine.schedule(id: ids[3], configuration: configuration(preAlert: 30), now: now)
+        _ = engine.advance(to: now + 40)
+        let state = NodeState(authorization: .authorized, alarms: Array(engine.records.values))
+        #expect(Set(state.alarms.map(\.state)) == Set(Alarm.State.allCases))
+        let decoded = try AlarmJSON.decoder.decode(NodeState.self, from: AlarmJSON.encoder.encode(state))
+        #expect(decoded == state)
+    }
+}
