@@ -27,6 +27,23 @@ let package = Package(
             dependencies: ["AlarmKit"],
             resources: [.copy("Fixtures")]
         ),
+        // Linux headers Glibc's module lacks (timerfd, timex, inotify, eventfd).
+        .systemLibrary(name: "CLinux", path: "Sources/CLinux"),
+        // Adapters to the kernel: wall-clock steps, clock sync, zone changes, atomic files, sd_notify.
+        .target(
+            name: "LinuxSystem",
+            dependencies: [
+                "CLinux",
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .testTarget(
+            name: "LinuxSystemTests",
+            dependencies: [
+                "LinuxSystem",
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
         // The examples of docs/porting.md, compiled so the document stays true.
         .testTarget(
             name: "PortingExamples",

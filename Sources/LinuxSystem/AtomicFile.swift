@@ -1,0 +1,204 @@
+import CLinux
+import Foundation
+import Glibc
+
+/// How long each step of one atomic write took (see ``AtomicFile/measureWrite(byteCount:in:)``).
+public struct AtomicWriteTimings: Sendable, Hashable {
+    /// Creating the temporary file and writing the bytes into it.
+    public internal(set) var writing: Duration = .zero
+    /// `fsync(2)` of the temporary file.
+    public internal(set) var fileSync: Duration = .zero
+    /// `close(2)` and `rename(2)` over the target.
+    public internal(set) var renaming: Duration = .zero
+    /// `fsync(2)` of the directory, which makes the rename durable.
+    public internal(set) var directorySync: Duration = .zero
+
+    public var total: Duration { writing + fileSync + renaming + directorySync }
+}
+
+/// Whole-file reads and writes that survive a power cut: after a crash at any instant the
+/// file holds either its old contents or its new ones, never a mix.
+public enum AtomicFile {
+    /// Replaces the file at `path` with `bytes`, atomically and durably.
+    ///
+    /// Writes a temporary file in the same directory (`open(2)` with `O_CREAT | O_EXCL`,
+    /// `write(2)`), `fsync(2)`s it, `rename(2)`s it over `path`, then `fsync(2)`s the
+    /// directory so the rename itself is on disk. On failure the temporary file is removed
+    /// and `path` keeps its old contents.
+    /// - Parameter permissions: mode of a newly written file, before the umask.
+    public static func write(_ bytes: some Collection<UInt8>, to path: String, permissions: mode_t = 0o600) throws(SystemError) {
+        try writeTimed(bytes, to: path, permissions: permissions)
+    }
+
+    /// Removes temporary files that writes of `path` left behind when the process died
+    /// between creating and renaming them (a crash or power cut; a normal failure removes its
+    /// own). Call it at start-up, before writing `path`. Uses `opendir(3)` and `unlink(2)`.
+    /// - Returns: the paths removed.
+    @discardableResult
+    public static func removeLeftoverTemporaryFiles(of path: String) throws(SystemError) -> [String] {
+        let location = try FileLocation(path)
+        guard let directory = opendir(location.directory) else {
+            throw SystemError(code: errno, action: "listing \(location.directory) for leftover temporary files", subject: location.directory)
+        }
+        defer { closedir(directory) }
+        var removed: [String] = []
+        while let entry = readdir(directory) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+            guard name.hasPrefix(location.temporaryNamePrefix) else { continue }
+            let leftover = "\(location.directory)/\(name)"
+            try systemCall("removing the leftover temporary file \(leftover)", subject: location.directory) { unlink(leftover) }
+            removed.append(leftover)
+        }
+        return removed
+    }
+
+    /// The whole contents of the file at `path` (`open(2)`, `read(2)`). A missing file fails
+    /// with code `ENOENT`.
+    public static func read(_ path: String) throws(SystemError) -> Data {
+        let descriptor = try systemCall("opening \(path) to read it", subject: path) {
+            open(path, O_RDONLY | O_CLOEXEC)
+        }
+        defer { _ = close(descriptor) }
+        var contents = Data()
+        var chunk = [UInt8](repeating: 0, count: 64 * 1024)
+        while true {
+            let count = try systemCall("reading \(path)", subject: path) {
+                Glibc.read(descriptor, &chunk, chunk.count)
+            }
+            if count == 0 { return contents }
+            contents.append(contentsOf: chunk[..<count])
+        }
+    }
+
+    /// Moves a damaged file aside, to `<name>.damaged-<UTC time>` in the same directory
+    /// (e.g. `state.json.damaged-20261122T101500Z`), and returns the new path. An existing
+    /// file is never overwritten: `renameat2(2)` with `RENAME_NOREPLACE`, adding `-2`, `-3`, …
+    /// when the name is taken. The directory is then `fsync(2)`ed.
+    /// - Parameter date: the time written into the name.
+    public static func quarantine(_ path: String, at date: Date = Date()) throws(SystemError) -> String {
+        let location = try FileLocation(path)
+        let basePath = "\(path).damaged-\(compactUTCTimestamp(date))"
+        var attempt = 1
+        while true {
+            let candidate = attempt == 1 ? basePath : "\(basePath)-\(attempt)"
+            do {
+                try systemCall("moving the damaged file \(path) aside to \(candidate)", subject: path) {
+                    clinux_renameat2(AT_FDCWD, path, AT_FDCWD, candidate, CLINUX_RENAME_NOREPLACE)
+                }
+                try syncDirectory(location.directory)
+                return candidate
+            } catch let error where error.code == EEXIST {
+                attempt += 1
+            }
+        }
+    }
+
+    /// Writes `byteCount` bytes atomically to a scratch file in `directory`, removes it, and
+    /// returns how long each step took: a baseline for what one durable write of the state
+    /// costs on this storage.
+    public static func measureWrite(byteCount: Int, in directory: String) throws(SystemError) -> AtomicWriteTimings {
+        let scratch = "\(directory)/.atomic-write-benchmark-\(getpid())-\(UInt32.random(in: .min ... .max))"
+        defer { _ = unlink(scratch) }
+        return try writeTimed(repeatElement(UInt8(ascii: "x"), count: byteCount), to: scratch, permissions: 0o600)
+    }
+
+    @discardableResult
+    private static func writeTimed(_ bytes: some Collection<UInt8>, to path: String, permissions: mode_t) throws(SystemError) -> AtomicWriteTimings {
+        let clock = ContinuousClock()
+        var timings = AtomicWriteTimings()
+        var stepStart = clock.now
+        func finishStep(_ step: WritableKeyPath<AtomicWriteTimings, Duration>) {
+            let now = clock.now
+            timings[keyPath: step] = now - stepStart
+            stepStart = now
+        }
+
+        let location = try FileLocation(path)
+        let temporary = "\(location.directory)/\(location.temporaryNamePrefix)\(getpid())-\(UInt32.random(in: .min ... .max))"
+        let descriptor = try systemCall("creating a temporary file to write \(path)", subject: location.directory) {
+            open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, permissions)
+        }
+        var renamed = false
+        defer { if !renamed { _ = unlink(temporary) } }
+        do {
+            try writeAll(bytes, to: descriptor, action: "writing \(path)", directory: location.directory)
+            finishStep(\.writing)
+            try systemCall("flushing \(path) to disk (fsync)", subject: location.directory) { fsync(descriptor) }
+            finishStep(\.fileSync)
+        } catch {
+            _ = close(descriptor)
+            throw error
+        }
+        try systemCall("closing the temporary file for \(path)", subject: location.directory, retryingOnInterrupt: false) {
+            close(descriptor)
+        }
+        try systemCall("replacing \(path) with its new version (rename)", subject: location.directory) {
+            rename(temporary, path)
+        }
+        renamed = true
+        finishStep(\.renaming)
+        try syncDirectory(location.directory)
+        finishStep(\.directorySync)
+        return timings
+    }
+
+    private static func writeAll(_ bytes: some Collection<UInt8>, to descriptor: Int32, action: String, directory: String) throws(SystemError) {
+        func writeBuffer(_ buffer: UnsafeBufferPointer<UInt8>) -> Result<Void, SystemError> {
+            var remaining = UnsafeRawBufferPointer(buffer)
+            while !remaining.isEmpty {
+                do {
+                    let written = try systemCall(action, subject: directory) {
+                        Glibc.write(descriptor, remaining.baseAddress, remaining.count)
+                    }
+                    remaining = UnsafeRawBufferPointer(rebasing: remaining[written...])
+                } catch {
+                    return .failure(error)
+                }
+            }
+            return .success(())
+        }
+        let result = bytes.withContiguousStorageIfAvailable(writeBuffer)
+            ?? Array(bytes).withUnsafeBufferPointer(writeBuffer)
+        try result.get()
+    }
+
+    private static func syncDirectory(_ directory: String) throws(SystemError) {
+        let descriptor = try systemCall("opening \(directory) to flush its entries", subject: directory) {
+            open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        }
+        defer { _ = close(descriptor) }
+        try systemCall("flushing the directory \(directory) to disk (fsync)", subject: directory) { fsync(descriptor) }
+    }
+
+    /// `yyyyMMdd'T'HHmmss'Z'` in UTC: sortable, and without ':' so the name is easy to type.
+    private static func compactUTCTimestamp(_ date: Date) -> String {
+        var seconds = time_t(date.timeIntervalSince1970.rounded(.down))
+        var parts = tm()
+        gmtime_r(&seconds, &parts)
+        func padded(_ value: Int32, _ width: Int) -> String {
+            let digits = String(value)
+            return String(repeating: "0", count: max(0, width - digits.count)) + digits
+        }
+        return padded(parts.tm_year + 1900, 4) + padded(parts.tm_mon + 1, 2) + padded(parts.tm_mday, 2)
+            + "T" + padded(parts.tm_hour, 2) + padded(parts.tm_min, 2) + padded(parts.tm_sec, 2) + "Z"
+    }
+}
+
+/// A file path split into its directory and its name.
+private struct FileLocation {
+    let directory: String
+    let name: String
+
+    /// How the temporary files of atomic writes to this file begin: hidden, and unique after
+    /// the prefix (process id and a random number) so concurrent writers never share one.
+    var temporaryNamePrefix: String { ".\(name).tmp-" }
+
+    init(_ path: String) throws(SystemError) {
+        let url = URL(fileURLWithPath: path)
+        name = url.lastPathComponent
+        directory = url.deletingLastPathComponent().path
+        guard !path.hasSuffix("/"), !name.isEmpty, name != "/" else {
+            throw SystemError(code: EISDIR, action: "using \(path) as a file", remedy: "the path names a directory: configure a file path")
+        }
+    }
+}

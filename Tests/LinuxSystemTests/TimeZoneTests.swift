@@ -1,0 +1,150 @@
+import Foundation
+import Glibc
+import Testing
+@testable import LinuxSystem
+
+@Suite("SystemTimeZone")
+struct SystemTimeZoneTests {
+    @Test func readsTheZoneFromTheLocaltimeSymlink() throws {
+        let directory = try TemporaryDirectory()
+        let files = TimeZoneFiles(localtime: directory.file("localtime"), timezone: directory.file("timezone"))
+        #expect(symlink("/usr/share/zoneinfo/Asia/Tokyo", files.localtime) == 0)
+        #expect(SystemTimeZone.current(files: files) == SystemTimeZone(identifier: "Asia/Tokyo", source: .localtimeLink))
+    }
+
+    @Test func readsARelativeLinkIntoAVariantTree() throws {
+        let directory = try TemporaryDirectory()
+        let files = TimeZoneFiles(localtime: directory.file("localtime"), timezone: directory.file("timezone"))
+        #expect(symlink("../usr/share/zoneinfo/right/Europe/Berlin", files.localtime) == 0)
+        #expect(SystemTimeZone.current(files: files) == SystemTimeZone(identifier: "Europe/Berlin", source: .localtimeLink))
+    }
+
+    @Test func fallsBackToTheTimezoneFileWhenLocaltimeIsACopy() throws {
+        let directory = try TemporaryDirectory()
+        let files = TimeZoneFiles(localtime: directory.file("localtime"), timezone: directory.file("timezone"))
+        try AtomicFile.write(Array("TZif".utf8), to: files.localtime)
+        try AtomicFile.write(Array("America/New_York\n".utf8), to: files.timezone)
+        #expect(SystemTimeZone.current(files: files) == SystemTimeZone(identifier: "America/New_York", source: .timezoneFile))
+    }
+
+    @Test func fallsBackToTheProcessDefaultWhenNoFileNamesAKnownZone() throws {
+        let directory = try TemporaryDirectory()
+        let files = TimeZoneFiles(localtime: directory.file("localtime"), timezone: directory.file("timezone"))
+        #expect(symlink("/usr/share/zoneinfo/Not/AZone", files.localtime) == 0)
+        try AtomicFile.write(Array("Nowhere/Special".utf8), to: files.timezone)
+        #expect(SystemTimeZone.current(files: files) == SystemTimeZone(identifier: TimeZone.current.identifier, source: .processDefault))
+    }
+}
+
+@Suite("TimeZoneWatcher", .serialized)
+struct TimeZoneWatcherTests {
+    @Test func reportsTheLocaltimeSymlinkReplacedByRename() async throws {
+        let directory = try TemporaryDirectory()
+        let files = TimeZoneFiles(localtime: directory.file("localtime"), timezone: directory.file("timezone"))
+        #expect(symlink("/usr/share/zoneinfo/Europe/Berlin", files.localtime) == 0)
+
+        let watcher = Task { () throws -> TimeZoneChange? in
+            var changes = TimeZoneWatcher(files: files, logger: quietLogger).makeAsyncIterator()
+            // What timedatectl does: a new link beside the old one, renamed over it.
+            guard symlink("/usr/share/zoneinfo/Asia/Tokyo", directory.file("localtime.new")) == 0,
+                  rename(directory.file("localtime.new"), files.localtime) == 0
+            else { throw POSIXError(.init(rawValue: errno) ?? .EIO) }
+            return try await changes.next()
+        }
+        let change = try await value(of: watcher, within: .seconds(5), waitingFor: "the time-zone change")
+        #expect(change?.timeZone == SystemTimeZone(identifier: "Asia/Tokyo", source: .localtimeLink))
+    }
+
+    @Test func reportsTheLocaltimeSymlinkRepointedByDeleteAndCreate() async throws {
+        let directory = try TemporaryDirectory()
+        let files = TimeZoneFiles(localtime: directory.file("localtime"), timezone: directory.file("timezone"))
+        #expect(symlink("/usr/share/zoneinfo/Europe/Berlin", files.localtime) == 0)
+
+        let watcher = Task { () throws -> [String] in
+            var changes = TimeZoneWatcher(files: files, logger: quietLogger).makeAsyncIterator()
+            // What `ln -sf` does: unlink, then symlink. The watcher may wake in between.
+            guard unlink(files.localtime) == 0,
+                  symlink("/usr/share/zoneinfo/America/Sao_Paulo", files.localtime) == 0
+            else { throw POSIXError(.init(rawValue: errno) ?? .EIO) }
+            var seen: [String] = []
+            while let change = try await changes.next() {
+                seen.append(change.timeZone.identifier)
+                if change.timeZone.identifier == "America/Sao_Paulo" { break }
+            }
+            return seen
+        }
+        let seen = try await value(of: watcher, within: .seconds(5), waitingFor: "the time-zone change")
+        #expect(seen.last == "America/Sao_Paulo")
+        #expect(seen.count <= 2)
+    }
+
+    @Test func ignoresOtherFilesInTheDirectory() async throws {
+        let directory = try TemporaryDirectory()
+        let files = TimeZoneFiles(localtime: directory.file("localtime"), timezone: directory.file("timezone"))
+        #expect(symlink("/usr/share/zoneinfo/Europe/Berlin", files.localtime) == 0)
+
+        let watcher = Task { () throws -> TimeZoneChange? in
+            var changes = TimeZoneWatcher(files: files, logger: quietLogger).makeAsyncIterator()
+            try AtomicFile.write(Array("unrelated".utf8), to: directory.file("hostname"))
+            guard unlink(files.localtime) == 0, symlink("/usr/share/zoneinfo/Asia/Tokyo", files.localtime) == 0 else {
+                throw POSIXError(.init(rawValue: errno) ?? .EIO)
+            }
+            return try await changes.next()
+        }
+        // Had the unrelated file produced an event, it would carry Berlin (or the fallback).
+        let change = try await value(of: watcher, within: .seconds(5), waitingFor: "the time-zone change")
+        #expect(change?.timeZone.identifier != "Europe/Berlin")
+    }
+
+    @Test func reportsTheTimezoneFileRewritten() async throws {
+        let directory = try TemporaryDirectory()
+        let files = TimeZoneFiles(localtime: directory.file("localtime"), timezone: directory.file("timezone"))
+        try AtomicFile.write(Array("Europe/Berlin\n".utf8), to: files.timezone)
+
+        let watcher = Task { () throws -> TimeZoneChange? in
+            var changes = TimeZoneWatcher(files: files, logger: quietLogger).makeAsyncIterator()
+            try AtomicFile.write(Array("Asia/Tokyo\n".utf8), to: files.timezone)
+            return try await changes.next()
+        }
+        let change = try await value(of: watcher, within: .seconds(5), waitingFor: "the time-zone change")
+        #expect(change?.timeZone == SystemTimeZone(identifier: "Asia/Tokyo", source: .timezoneFile))
+    }
+
+    @Test func watchingAMissingDirectoryFailsWithENOENT() async throws {
+        let directory = try TemporaryDirectory()
+        let files = TimeZoneFiles(localtime: directory.file("gone/localtime"), timezone: directory.file("gone/timezone"))
+        var changes = TimeZoneWatcher(files: files, logger: quietLogger).makeAsyncIterator()
+        let error = await #expect(throws: SystemError.self) { _ = try await changes.next() }
+        #expect(error?.codeName == "ENOENT")
+        #expect(error?.message.contains(directory.file("gone")) == true)
+    }
+
+    @Test func cancellingTheConsumerEndsTheSequenceAndItsThread() async throws {
+        let directory = try TemporaryDirectory()
+        let files = TimeZoneFiles(localtime: directory.file("localtime"), timezone: directory.file("timezone"))
+        let watcher = Task { () throws -> TimeZoneChange? in
+            try await TimeZoneWatcher(files: files, logger: quietLogger).first { _ in true }
+        }
+        #expect(await eventually(within: .seconds(2)) { threadNames().contains("alarmd-tzwatch") })
+        watcher.cancel()
+        let change = try await value(of: watcher, within: .seconds(2), waitingFor: "the cancelled watcher to return")
+        #expect(change == nil)
+        #expect(await eventually(within: .seconds(2)) { !threadNames().contains("alarmd-tzwatch") })
+    }
+
+    @Test func leavingTheLoopAfterAChangeStopsTheThread() async throws {
+        let directory = try TemporaryDirectory()
+        let files = TimeZoneFiles(localtime: directory.file("localtime"), timezone: directory.file("timezone"))
+        let watcher = Task { () throws -> String? in
+            let changes = TimeZoneWatcher(files: files, logger: quietLogger)
+            var iterator = changes.makeAsyncIterator()
+            guard symlink("/usr/share/zoneinfo/Asia/Tokyo", files.localtime) == 0 else {
+                throw POSIXError(.init(rawValue: errno) ?? .EIO)
+            }
+            return try await iterator.next()?.timeZone.identifier
+        }
+        let identifier = try await value(of: watcher, within: .seconds(5), waitingFor: "the time-zone change")
+        #expect(identifier == "Asia/Tokyo")
+        #expect(await eventually(within: .seconds(2)) { !threadNames().contains("alarmd-tzwatch") })
+    }
+}
