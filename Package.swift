@@ -6,49 +6,103 @@ let package = Package(
     platforms: [.macOS(.v15)],
     products: [
         .library(name: "AlarmKit", targets: ["AlarmKit"]),
+        .executable(name: "alarmd", targets: ["alarmd"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-collections", from: "1.6.0"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
+        .package(url: "https://github.com/LebJe/TOMLKit", from: "0.6.0"),
     ],
     targets: [
-        // The AlarmKit model, the engine (state machine, schedule math, limits) and the
-        // in-process AlarmManager. Pure logic: no C module, no I/O.
+        // MARK: Pure logic
+
+        // The AlarmKit model, the engine (state machine, schedule math, limits), the in-process
+        // AlarmManager and the MQTT protocol's types. The model and the engine import no C module
+        // and do no I/O; only the remote manager (Remote/) talks to a broker, through Mosquitto.
         .target(
             name: "AlarmKit",
             dependencies: [
+                "Mosquitto",
                 .product(name: "OrderedCollections", package: "swift-collections"),
-                .product(name: "HeapModule", package: "swift-collections"),
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
-        .testTarget(
-            name: "AlarmKitTests",
-            dependencies: ["AlarmKit"],
-            resources: [.copy("Fixtures")]
+        // Buttons, buzzer patterns and LED modes, and the driver that plays them: no C, no GPIO.
+        .target(
+            name: "AlarmHardware",
+            dependencies: [.product(name: "Logging", package: "swift-log")]
+        ),
+
+        // MARK: Adapters, one per outside thing; each is the only importer of its C module
+
+        .systemLibrary(name: "CMosquitto", pkgConfig: "libmosquitto", providers: [.apt(["libmosquitto-dev"])]),
+        .target(
+            name: "Mosquitto",
+            dependencies: [
+                "CMosquitto",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "DequeModule", package: "swift-collections"),
+            ]
+        ),
+        .systemLibrary(name: "CGPIOD", pkgConfig: "libgpiod", providers: [.apt(["libgpiod-dev"])]),
+        .target(
+            name: "GPIO",
+            dependencies: ["CGPIOD", "AlarmHardware", .product(name: "Logging", package: "swift-log")]
         ),
         // Linux headers Glibc's module lacks (timerfd, timex, inotify, eventfd).
         .systemLibrary(name: "CLinux", path: "Sources/CLinux"),
-        // Adapters to the kernel: wall-clock steps, clock sync, zone changes, atomic files, sd_notify.
+        // Wall-clock steps, clock sync, zone changes, atomic files, sd_notify.
         .target(
             name: "LinuxSystem",
+            dependencies: ["CLinux", .product(name: "Logging", package: "swift-log")]
+        ),
+
+        // MARK: Wiring
+
+        // The daemon's parts and the one builder that puts them together (tests call it too).
+        .target(
+            name: "AlarmNode",
             dependencies: [
-                "CLinux",
+                "AlarmKit", "AlarmHardware", "GPIO", "LinuxSystem", "Mosquitto",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "TOMLKit", package: "TOMLKit"),
+            ]
+        ),
+        .executableTarget(
+            name: "alarmd",
+            dependencies: [
+                "AlarmNode", "AlarmKit",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
-        .testTarget(
-            name: "LinuxSystemTests",
-            dependencies: [
-                "LinuxSystem",
-                .product(name: "Logging", package: "swift-log"),
-            ]
+
+        // Drives GPIO lines for the hardware-in-the-loop harness (Tests/HIL).
+        .executableTarget(
+            name: "gpio-probe",
+            dependencies: ["GPIO", "AlarmHardware", .product(name: "Logging", package: "swift-log")]
         ),
+
+        // MARK: Tests
+
+        .target(
+            name: "MosquittoTestSupport",
+            dependencies: ["Mosquitto", .product(name: "Logging", package: "swift-log")],
+            path: "Tests/MosquittoTestSupport"
+        ),
+        .testTarget(name: "AlarmKitTests", dependencies: ["AlarmKit"], resources: [.copy("Fixtures")]),
         // The examples of docs/porting.md, compiled so the document stays true.
+        .testTarget(name: "PortingExamples", dependencies: ["AlarmKit"]),
         .testTarget(
-            name: "PortingExamples",
-            dependencies: ["AlarmKit"]
+            name: "MosquittoTests",
+            dependencies: ["Mosquitto", "MosquittoTestSupport", .product(name: "Logging", package: "swift-log")]
         ),
+        .testTarget(name: "LinuxSystemTests", dependencies: ["LinuxSystem", .product(name: "Logging", package: "swift-log")]),
+        .testTarget(name: "AlarmHardwareTests", dependencies: ["AlarmHardware", .product(name: "Logging", package: "swift-log")]),
+        .testTarget(name: "GPIOTests", dependencies: ["GPIO", "AlarmHardware", .product(name: "Logging", package: "swift-log")]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -4,7 +4,7 @@ import OrderedCollections
 /// The node's settings that shape the lifecycle.
 public struct EngineConfiguration: Sendable, Hashable {
     /// What auto-silence does to an alarm nobody acted on.
-    public enum SilenceAction: String, Sendable, Hashable, Codable {
+    public enum SilenceAction: String, Sendable, Hashable, Codable, CaseIterable {
         /// Acts as `stop`.
         case stop
         /// Acts as `countdown` (snooze) when the alarm has a snooze duration, else as `stop`.

@@ -16,7 +16,7 @@ public protocol AlarmNodeConnection: Sendable {
 /// It works against a node in this process (`AlarmManager(node:)`) or against a running alarmd
 /// over MQTT (`AlarmManager.shared`, `AlarmManager(remote:)`), with the same calls.
 public final class AlarmManager: Sendable {
-    private let connection: any AlarmNodeConnection
+    let connection: any AlarmNodeConnection
 
     /// A manager for any connection to a node.
     public init(connection: any AlarmNodeConnection) {

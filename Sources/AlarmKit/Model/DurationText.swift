@@ -1,0 +1,43 @@
+import Foundation
+
+/// Durations as people write them: `90s`, `10m`, `1h30m`, `1d`, or plain seconds (`45`, `2.5`).
+public enum DurationText {
+    /// The number of seconds `text` names, or nil when it is not a duration.
+    public static func seconds(from text: String) -> TimeInterval? {
+        let text = text.trimmingCharacters(in: .whitespaces).lowercased()
+        if let plain = Double(text) { return plain.isFinite ? plain : nil }
+        let units: [Character: Double] = ["d": 86_400, "h": 3600, "m": 60, "s": 1]
+        var total = 0.0
+        var number = ""
+        var lastUnit = Double.infinity
+        for character in text {
+            if character.isNumber || character == "." {
+                number.append(character)
+            } else if let unit = units[character], let value = Double(number), unit < lastUnit {
+                total += value * unit
+                lastUnit = unit
+                number = ""
+            } else {
+                return nil
+            }
+        }
+        return number.isEmpty && lastUnit.isFinite ? total : nil
+    }
+
+    /// A compact form: `1h30m`, `10m`, `45s`, `1m30.5s`.
+    public static func format(_ seconds: TimeInterval) -> String {
+        guard seconds.isFinite else { return "∞" }
+        var rest = max(0, seconds)
+        var parts: [String] = []
+        for (unit, size) in [("d", 86_400.0), ("h", 3600), ("m", 60)] where rest >= size {
+            let count = (rest / size).rounded(.down)
+            parts.append("\(Int(count))\(unit)")
+            rest -= count * size
+        }
+        if rest > 0 || parts.isEmpty {
+            let whole = rest.rounded(.down) == rest
+            parts.append(whole ? "\(Int(rest))s" : String(format: "%.1fs", rest))
+        }
+        return parts.joined()
+    }
+}

@@ -1,0 +1,188 @@
+import Foundation
+
+/// A command sent to a node on `<base>/cmd/<operation>` (SPEC §5), as the node reads it.
+public struct NodeCommand: Sendable, Hashable {
+    public enum Operation: String, Sendable, Hashable, CaseIterable, Codable {
+        case schedule, cancel, stop, countdown, pause, resume, requestAuthorization, list
+
+        /// The lifecycle operation on an existing alarm, for the operations that are one.
+        public var alarmOperation: AlarmOperation? { AlarmOperation(rawValue: rawValue) }
+    }
+
+    public enum Action: Sendable, Hashable {
+        case schedule(id: UUID, configuration: AlarmManager.AlarmConfiguration<JSONValue>)
+        case alarm(AlarmOperation, id: UUID)
+        case requestAuthorization
+        case list
+    }
+
+    public var action: Action
+    public var replyRoute: ReplyRoute?
+
+    public init(action: Action, replyRoute: ReplyRoute? = nil) {
+        self.action = action
+        self.replyRoute = replyRoute
+    }
+
+    /// Where the reply to a command goes, and what it echoes.
+    public struct ReplyRoute: Sendable, Hashable {
+        public enum Correlation: Sendable, Hashable {
+            /// MQTT v5 correlation data, returned as a property.
+            case data([UInt8])
+            /// The payload's `correlationID`, echoed in the reply's payload.
+            case payload(JSONValue)
+        }
+        public var topic: String
+        public var correlation: Correlation?
+
+        public init(topic: String, correlation: Correlation?) {
+            self.topic = topic
+            self.correlation = correlation
+        }
+    }
+
+    /// Reads a command. Failures come with the reply route when one could be read, so that even
+    /// a rejected command is answered. Never traps, whatever the bytes.
+    ///
+    /// - Parameters:
+    ///   - operation: the last level of the command topic.
+    ///   - responseTopic, correlationData: the MQTT v5 properties, when present; they win over
+    ///     `replyTo` and `correlationID` in the payload.
+    public static func decode(
+        operation: String, payload: [UInt8], responseTopic: String? = nil, correlationData: [UInt8]? = nil
+    ) -> Result<NodeCommand, Rejection> {
+        var route = responseTopic.map { ReplyRoute(topic: $0, correlation: correlationData.map { .data($0) }) }
+        func reject(_ error: AlarmManager.AlarmError) -> Result<NodeCommand, Rejection> {
+            .failure(Rejection(error: error, replyRoute: route))
+        }
+        guard payload.count <= AlarmLimits.commandPayloadBytes else {
+            return reject(.badRequest(field: nil, reason: "the payload is \(payload.count) bytes; at most 65536 are accepted"))
+        }
+        var fields: [String: JSONValue] = [:]
+        if !payload.allSatisfy({ $0 == 0x20 || $0 == 0x0A || $0 == 0x0D || $0 == 0x09 }) {
+            switch try? JSONDecoder().decode(JSONValue.self, from: Data(payload)) {
+            case .object(let object)?: fields = object
+            case _?: return reject(.badRequest(field: nil, reason: "the payload must be a JSON object"))
+            case nil: return reject(.badRequest(field: nil, reason: "the payload is not valid UTF-8 JSON"))
+            }
+        }
+        if route == nil, let replyTo = fields["replyTo"] {
+            guard case .string(let topic) = replyTo, !topic.isEmpty, !topic.contains("+"), !topic.contains("#") else {
+                return reject(.badRequest(field: "replyTo", reason: "must be a topic without wildcards"))
+            }
+            route = ReplyRoute(topic: topic, correlation: fields["correlationID"].map { .payload($0) })
+        }
+        guard let known = Operation(rawValue: operation) else {
+            let names = Operation.allCases.map(\.rawValue).joined(separator: ", ")
+            return reject(.badRequest(field: nil, reason: "'\(operation)' is not an operation: use one of \(names)"))
+        }
+        var allowed: Set<String> = ["replyTo", "correlationID"]
+        switch known {
+        case .schedule: allowed.formUnion(["id", "configuration"])
+        case .cancel, .stop, .countdown, .pause, .resume: allowed.insert("id")
+        case .requestAuthorization, .list: break
+        }
+        if let unknown = fields.keys.sorted().first(where: { !allowed.contains($0) }) {
+            return reject(.badRequest(field: unknown, reason: "unknown field; \(operation) takes \(allowed.sorted().joined(separator: ", "))"))
+        }
+
+        func readID(required: Bool) -> Result<UUID?, AlarmManager.AlarmError> {
+            guard let value = fields["id"] else {
+                return required ? .failure(.badRequest(field: "id", reason: "this field is required: the alarm's UUID")) : .success(nil)
+            }
+            guard case .string(let text) = value, let id = UUID(uuidString: text) else {
+                return .failure(.badRequest(field: "id", reason: "must be a UUID string such as 2F1E6A4C-9B1D-4C7E-8F3A-5D2B1C0E9A77"))
+            }
+            return .success(id)
+        }
+
+        let action: Action
+        switch known {
+        case .schedule:
+            let id: UUID?
+            switch readID(required: false) {
+            case .success(let value): id = value
+            case .failure(let error): return reject(error)
+            }
+            guard let configurationValue = fields["configuration"] else {
+                return reject(.badRequest(field: "configuration", reason: "this field is required"))
+            }
+            do {
+                let data = try JSONEncoder().encode(configurationValue)
+                let configuration = try AlarmJSON.strictDecoder.decode(AlarmManager.AlarmConfiguration<JSONValue>.self, from: data)
+                action = .schedule(id: id ?? UUID(), configuration: configuration)
+            } catch {
+                return reject(AlarmManager.AlarmError(decoding: error, prefix: "configuration"))
+            }
+        case .cancel, .stop, .countdown, .pause, .resume:
+            switch readID(required: true) {
+            case .success(let id?): action = .alarm(known.alarmOperation!, id: id)
+            case .success(nil): return reject(.badRequest(field: "id", reason: "this field is required"))
+            case .failure(let error): return reject(error)
+            }
+        case .requestAuthorization:
+            action = .requestAuthorization
+        case .list:
+            action = .list
+        }
+        return .success(NodeCommand(action: action, replyRoute: route))
+    }
+
+    /// A command that was refused before it ran.
+    public struct Rejection: Error, Sendable, Hashable {
+        public var error: AlarmManager.AlarmError
+        public var replyRoute: ReplyRoute?
+    }
+}
+
+/// The answer to a command (SPEC §5).
+public enum NodeReply: Sendable, Hashable {
+    /// The alarm after the operation; `nil` when the operation removed it.
+    case alarm(AlarmDocument?)
+    case alarms([AlarmDocument])
+    case authorization(AlarmManager.AuthorizationState)
+    case failure(AlarmManager.AlarmError)
+
+    /// The reply's JSON, with `correlationID` echoed when the request carried one in its payload.
+    public func payload(correlationID: JSONValue? = nil) -> [UInt8] {
+        var object: [String: JSONValue] = [:]
+        switch self {
+        case .alarm(let document):
+            object["ok"] = .bool(true)
+            object["alarm"] = document.flatMap { try? JSONValue(encoding: $0) } ?? .null
+        case .alarms(let documents):
+            object["ok"] = .bool(true)
+            object["alarms"] = .array(documents.compactMap { try? JSONValue(encoding: $0) })
+        case .authorization(let state):
+            object["ok"] = .bool(true)
+            object["authorization"] = .string(state.rawValue)
+        case .failure(let error):
+            object["ok"] = .bool(false)
+            var details: [String: JSONValue] = ["code": .string(error.code.rawValue), "message": .string(error.message)]
+            if let field = error.field { details["field"] = .string(field) }
+            object["error"] = .object(details)
+        }
+        if let correlationID { object["correlationID"] = correlationID }
+        return Array((try? AlarmJSON.encoder.encode(JSONValue.object(object))) ?? Data())
+    }
+
+    /// Reads a reply; `alarmID` is the id the request named, to rebuild `notFound`.
+    public static func decode(_ payload: [UInt8], alarmID: UUID? = nil) throws -> NodeReply {
+        struct Wire: Decodable {
+            struct ErrorObject: Decodable { var code: AlarmManager.AlarmError.Code; var message: String; var field: String? }
+            var ok: Bool
+            var alarm: AlarmDocument?
+            var alarms: [AlarmDocument]?
+            var authorization: AlarmManager.AuthorizationState?
+            var error: ErrorObject?
+        }
+        let wire = try AlarmJSON.decoder.decode(Wire.self, from: Data(payload))
+        if !wire.ok {
+            let error = wire.error ?? .init(code: .internal, message: "the node refused without saying why", field: nil)
+            return .failure(AlarmManager.AlarmError(code: error.code, message: error.message, field: error.field, alarmID: alarmID))
+        }
+        if let alarms = wire.alarms { return .alarms(alarms) }
+        if let authorization = wire.authorization { return .authorization(authorization) }
+        return .alarm(wire.alarm)
+    }
+}

@@ -1,0 +1,113 @@
+import Foundation
+
+/// The MQTT topics of one node (SPEC §5), all under `<prefix>/<node>`.
+public struct NodeTopics: Sendable, Hashable {
+    /// `<prefix>/<node>`.
+    public let base: String
+
+    public init(prefix: String = "alarmd", node: String) {
+        base = prefix.isEmpty ? node : "\(prefix)/\(node)"
+    }
+
+    /// Retained node status; the will and a clean shutdown write `{"state":"offline"}` here.
+    public var status: String { "\(base)/status" }
+    /// Retained alarm documents, one topic per alarm.
+    public var alarmsFilter: String { "\(base)/alarms/+" }
+    public func alarm(_ id: UUID) -> String { "\(base)/alarms/\(id.uuidString)" }
+    /// Events, not retained.
+    public var events: String { "\(base)/events" }
+    /// Commands: `<base>/cmd/<operation>`.
+    public var commandsFilter: String { "\(base)/cmd/+" }
+    public func command(_ operation: NodeCommand.Operation) -> String { "\(base)/cmd/\(operation.rawValue)" }
+    /// Simulation mode: presses in, outputs out (retained).
+    public var simulatedPress: String { "\(base)/sim/press" }
+    public var simulatedOutputs: String { "\(base)/sim/outputs" }
+
+    /// The alarm id of an alarm topic, if `topic` is one.
+    public func alarmID(inTopic topic: String) -> UUID? {
+        let prefix = "\(base)/alarms/"
+        guard topic.hasPrefix(prefix) else { return nil }
+        return UUID(uuidString: String(topic.dropFirst(prefix.count)))
+    }
+
+    /// The operation named by a command topic, as written (it may not be a known operation).
+    public func operationName(inTopic topic: String) -> String? {
+        let prefix = "\(base)/cmd/"
+        guard topic.hasPrefix(prefix) else { return nil }
+        return String(topic.dropFirst(prefix.count))
+    }
+
+    /// True when `id` is a valid node id: letters, digits, `_` and `-`.
+    public static func isValidNodeID(_ id: String) -> Bool {
+        !id.isEmpty && id.utf8.count <= 64 && id.unicodeScalars.allSatisfy {
+            ("a"..."z").contains($0) || ("A"..."Z").contains($0) || ("0"..."9").contains($0) || $0 == "_" || $0 == "-"
+        }
+    }
+
+    /// A node id made from a host name: characters outside `[A-Za-z0-9_-]` become `-`.
+    public static func nodeID(fromHostName host: String) -> String {
+        let cleaned = String(host.split(separator: ".").first ?? "node").map { character -> Character in
+            character.isASCII && (character.isLetter || character.isNumber || character == "_" || character == "-") ? character : "-"
+        }
+        let id = String(cleaned.prefix(64))
+        return id.isEmpty ? "node" : id
+    }
+}
+
+/// The node's retained status document.
+public struct NodeStatus: Sendable, Hashable, Codable {
+    public var state: String
+    public var version: String?
+    public var since: Date?
+    public var timeZone: String?
+    public var clockSynchronized: Bool?
+    public var authorization: AlarmManager.AuthorizationState?
+    public var alarms: Int?
+    /// Set when the state file was damaged and kept aside: what happened and where it is.
+    public var stateFileProblem: String?
+
+    public static let offline = NodeStatus(state: "offline")
+
+    public init(state: String, version: String? = nil, since: Date? = nil, timeZone: String? = nil,
+                clockSynchronized: Bool? = nil, authorization: AlarmManager.AuthorizationState? = nil,
+                alarms: Int? = nil, stateFileProblem: String? = nil) {
+        self.state = state
+        self.version = version
+        self.since = since
+        self.timeZone = timeZone
+        self.clockSynchronized = clockSynchronized
+        self.authorization = authorization
+        self.alarms = alarms
+        self.stateFileProblem = stateFileProblem
+    }
+
+    public var isOnline: Bool { state == "online" }
+
+    private enum CodingKeys: String, CodingKey {
+        case state, version, since, timeZone, clockSynchronized, authorization, alarms, stateFileProblem
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        state = try container.decode(String.self, forKey: .state)
+        version = try container.decodeIfPresent(String.self, forKey: .version)
+        since = try container.decodeDateIfPresent(forKey: .since)
+        timeZone = try container.decodeIfPresent(String.self, forKey: .timeZone)
+        clockSynchronized = try container.decodeIfPresent(Bool.self, forKey: .clockSynchronized)
+        authorization = try container.decodeIfPresent(AlarmManager.AuthorizationState.self, forKey: .authorization)
+        alarms = try container.decodeIfPresent(Int.self, forKey: .alarms)
+        stateFileProblem = try container.decodeIfPresent(String.self, forKey: .stateFileProblem)
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(state, forKey: .state)
+        try container.encodeIfPresent(version, forKey: .version)
+        if let since { try container.encodeDate(since, forKey: .since) }
+        try container.encodeIfPresent(timeZone, forKey: .timeZone)
+        try container.encodeIfPresent(clockSynchronized, forKey: .clockSynchronized)
+        try container.encodeIfPresent(authorization, forKey: .authorization)
+        try container.encodeIfPresent(alarms, forKey: .alarms)
+        try container.encodeIfPresent(stateFileProblem, forKey: .stateFileProblem)
+    }
+}

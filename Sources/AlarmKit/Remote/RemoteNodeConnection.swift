@@ -1,0 +1,322 @@
+import Foundation
+import Logging
+import Mosquitto
+import OrderedCollections
+import Synchronization
+
+/// Where a remote node is and how to reach it.
+public struct RemoteNodeSettings: Sendable, Hashable {
+    public var host: String
+    public var port: Int
+    public var node: String
+    public var topicPrefix: String
+    public var username: String?
+    public var password: String?
+    /// The CA certificate that signed the broker's; setting it turns TLS on.
+    public var caFile: String?
+    public var certFile: String?
+    public var keyFile: String?
+    public var tlsInsecure: Bool
+    /// How long a request waits for the node's reply.
+    public var timeout: Duration
+
+    public init(host: String = "localhost", port: Int = 1883, node: String, topicPrefix: String = "alarmd",
+                username: String? = nil, password: String? = nil, caFile: String? = nil, certFile: String? = nil,
+                keyFile: String? = nil, tlsInsecure: Bool = false, timeout: Duration = .seconds(5)) {
+        self.host = host
+        self.port = port
+        self.node = node
+        self.topicPrefix = topicPrefix
+        self.username = username
+        self.password = password
+        self.caFile = caFile
+        self.certFile = certFile
+        self.keyFile = keyFile
+        self.tlsInsecure = tlsInsecure
+        self.timeout = timeout
+    }
+
+    /// The settings named by the environment: `ALARMD_BROKER` (`host:port`, default
+    /// `localhost:1883`), `ALARMD_NODE` (default: this host's name), `ALARMD_PREFIX`,
+    /// `ALARMD_USERNAME`, `ALARMD_PASSWORD`, `ALARMD_CA_FILE`.
+    public static func fromEnvironment(_ environment: [String: String] = ProcessInfo.processInfo.environment) -> Self {
+        var settings = Self(node: environment["ALARMD_NODE"] ?? NodeTopics.nodeID(fromHostName: ProcessInfo.processInfo.hostName))
+        if let broker = environment["ALARMD_BROKER"], let (host, port) = parseBroker(broker) {
+            settings.host = host
+            settings.port = port
+        }
+        if let prefix = environment["ALARMD_PREFIX"] { settings.topicPrefix = prefix }
+        settings.username = environment["ALARMD_USERNAME"]
+        settings.password = environment["ALARMD_PASSWORD"]
+        settings.caFile = environment["ALARMD_CA_FILE"]
+        return settings
+    }
+
+    /// Reads `host`, `host:port` or `[v6]:port`; nil when malformed.
+    public static func parseBroker(_ text: String) -> (String, Int)? {
+        var host = Substring(text)
+        var port = 1883
+        if let colon = text.lastIndex(of: ":"), !text.hasSuffix("]"), text.filter({ $0 == ":" }).count == 1 || text.hasPrefix("[") {
+            guard let number = Int(text[text.index(after: colon)...]), (1...65_535).contains(number) else { return nil }
+            port = number
+            host = text[..<colon]
+        }
+        host = host.trimmingCharacters(in: CharacterSet(charactersIn: "[]"))[...]
+        return host.isEmpty ? nil : (String(host), port)
+    }
+
+    var brokerDescription: String { "\(host):\(port)" }
+}
+
+/// A node reached over MQTT: requests go to `<base>/cmd/<operation>` and wait for the reply;
+/// the alarms and the authorization decision mirror the node's retained topics.
+///
+/// Nothing runs until first use: the connection and its message loop start with the first
+/// request or observation, and `close()` ends them.
+public final class RemoteNodeConnection: AlarmNodeConnection {
+    public let settings: RemoteNodeSettings
+    public let documentUpdates = Broadcast<[AlarmDocument]>([])
+    public let authorizationUpdates = Broadcast<AlarmManager.AuthorizationState>(.notDetermined)
+    /// The node's status as last published; nil until it is known.
+    public let statusUpdates = Broadcast<NodeStatus?>(nil)
+
+    private let topics: NodeTopics
+    private let replyTopic: String
+    private let logger: Logger
+    private let state = Mutex(State())
+
+    private struct State {
+        var client: MQTTClient?
+        var loop: Task<Void, Never>?
+        var pending: [String: CheckedContinuation<[UInt8], Never>] = [:]
+        var documents: OrderedDictionary<UUID, AlarmDocument> = [:]
+        var mirrored = false
+        var eventObservers: [UUID: AsyncStream<AlarmEvent>.Continuation] = [:]
+    }
+
+    public init(settings: RemoteNodeSettings, logger: Logger = Logger(label: "alarmkit.remote")) {
+        self.settings = settings
+        self.topics = NodeTopics(prefix: settings.topicPrefix, node: settings.node)
+        self.replyTopic = "\(settings.topicPrefix)-clients/\(UUID().uuidString)/reply"
+        self.logger = logger
+    }
+
+    // MARK: AlarmNodeConnection
+
+    public func schedule(id: UUID, configuration: AlarmManager.AlarmConfiguration<JSONValue>) async throws(AlarmManager.AlarmError) -> AlarmDocument {
+        let configurationValue: JSONValue
+        do {
+            configurationValue = try JSONValue(encoding: configuration)
+        } catch {
+            throw .invalidConfiguration(field: "configuration", reason: "cannot be written as JSON: \(error)")
+        }
+        let reply = try await request(.schedule, fields: ["id": .string(id.uuidString), "configuration": configurationValue], alarmID: id)
+        guard case .alarm(let document?) = reply else { throw .internal("the node answered schedule without the alarm") }
+        return document
+    }
+
+    public func perform(_ operation: AlarmOperation, id: UUID) async throws(AlarmManager.AlarmError) {
+        guard let command = NodeCommand.Operation(rawValue: operation.rawValue) else { return }
+        _ = try await request(command, fields: ["id": .string(id.uuidString)], alarmID: id)
+    }
+
+    public func requestAuthorization() async throws(AlarmManager.AlarmError) -> AlarmManager.AuthorizationState {
+        // The node prompts on its hardware for up to 30 s before it answers.
+        let reply = try await request(.requestAuthorization, fields: [:], timeout: settings.timeout + .seconds(40))
+        guard case .authorization(let decision) = reply else { throw .internal("the node answered requestAuthorization without a decision") }
+        authorizationUpdates.send(decision)
+        return decision
+    }
+
+    public func currentDocuments() throws(AlarmManager.AlarmError) -> [AlarmDocument] {
+        start()
+        guard state.withLock({ $0.mirrored }) else {
+            throw .unavailable("the alarms of node '\(settings.node)' are not known yet: use fetchAlarmDocuments(), or wait for alarmUpdates")
+        }
+        return documentUpdates.value
+    }
+
+    // MARK: Remote-only calls
+
+    /// Asks the node for its alarms (the `list` command) and returns them.
+    public func fetchDocuments() async throws(AlarmManager.AlarmError) -> [AlarmDocument] {
+        guard case .alarms(let documents) = try await request(.list, fields: [:]) else {
+            throw .internal("the node answered list without alarms")
+        }
+        state.withLock { state in
+            state.documents = OrderedDictionary(uniqueKeysWithValues: documents.map { ($0.id, $0) })
+            state.mirrored = true
+        }
+        documentUpdates.send(documents)
+        return documents
+    }
+
+    /// The node's events from now on (`<base>/events`), for as long as the stream is iterated.
+    public func events() -> AsyncStream<AlarmEvent> {
+        start()
+        let (stream, continuation) = AsyncStream.makeStream(of: AlarmEvent.self, bufferingPolicy: .bufferingNewest(256))
+        let id = UUID()
+        state.withLock { $0.eventObservers[id] = continuation }
+        continuation.onTermination = { [weak self] _ in _ = self?.state.withLock { $0.eventObservers.removeValue(forKey: id) } }
+        return stream
+    }
+
+    /// Connects now (it also happens on first use).
+    public func start() {
+        let client: MQTTClient? = state.withLock { state in
+            guard state.client == nil else { return nil }
+            do {
+                let client = try MQTTClient(configuration: mqttConfiguration(), logger: logger)
+                state.client = client
+                return client
+            } catch {
+                logger.error("MQTT client not created", metadata: ["error": "\(error)"])
+                return nil
+            }
+        }
+        guard let client else { return }
+        do {
+            for filter in [topics.alarmsFilter, topics.status, topics.events, replyTopic] {
+                try client.subscribe(filter, qos: 1)
+            }
+            try client.connect()
+        } catch {
+            logger.error("MQTT connect failed", metadata: ["error": "\(error)"])
+        }
+        let loop = Task { [weak self] in
+            for await event in client.events {
+                guard let self else { return }
+                if case .message(let message) = event { self.receive(message) }
+            }
+        }
+        state.withLock { $0.loop = loop }
+    }
+
+    /// Disconnects and ends every stream.
+    public func close() async {
+        let (client, loop, observers) = state.withLock { state in
+            defer { state.eventObservers = [:] }
+            return (state.client, state.loop, Array(state.eventObservers.values))
+        }
+        await client?.disconnect()
+        loop?.cancel()
+        observers.forEach { $0.finish() }
+        documentUpdates.finish()
+        authorizationUpdates.finish()
+        statusUpdates.finish()
+    }
+
+    // MARK: Internals
+
+    private func mqttConfiguration() -> MQTTConfiguration {
+        let tls = settings.caFile.map {
+            MQTTConfiguration.TLS(caFile: $0, certFile: settings.certFile, keyFile: settings.keyFile, insecure: settings.tlsInsecure)
+        }
+        return MQTTConfiguration(host: settings.host, port: settings.port, clientID: "alarmkit-\(UUID().uuidString.prefix(13))",
+                                 username: settings.username, password: settings.password, tls: tls, keepAlive: 15)
+    }
+
+    private func request(
+        _ operation: NodeCommand.Operation, fields: [String: JSONValue], alarmID: UUID? = nil, timeout: Duration? = nil
+    ) async throws(AlarmManager.AlarmError) -> NodeReply {
+        start()
+        guard let client = state.withLock({ $0.client }) else {
+            throw .unavailable("cannot set up a connection to the broker \(settings.brokerDescription): check ALARMD_BROKER or --broker")
+        }
+        let correlation = UUID().uuidString
+        var payload = fields
+        // Both reply paths: MQTT 5 properties, and the payload's replyTo for 3.1.1 connections.
+        payload["replyTo"] = .string(replyTopic)
+        payload["correlationID"] = .string(correlation)
+        let bytes = Array((try? AlarmJSON.encoder.encode(JSONValue.object(payload))) ?? Data())
+        let message = MQTTMessage(topic: topics.command(operation), payload: bytes, qos: 1,
+                                  responseTopic: replyTopic, correlationData: Array(correlation.utf8))
+        let limit = timeout ?? settings.timeout
+        let answer: [UInt8]? = await withTaskGroup(of: [UInt8]?.self) { group in
+            group.addTask {
+                await withCheckedContinuation { continuation in
+                    self.state.withLock { $0.pending[correlation] = continuation }
+                    do {
+                        try client.publish(message)
+                    } catch {
+                        self.logger.warning("request not sent", metadata: ["error": "\(error)"])
+                    }
+                }
+            }
+            group.addTask {
+                try? await Task.sleep(for: limit)
+                return nil
+            }
+            let first = await group.next() ?? nil
+            // Whoever came first, the request is over: release a waiting continuation.
+            self.state.withLock { $0.pending.removeValue(forKey: correlation) }?.resume(returning: [])
+            group.cancelAll()
+            return first.flatMap { $0.isEmpty ? nil : $0 }
+        }
+        guard let answer else { throw unavailableError(client: client, waited: limit) }
+        do {
+            let reply = try NodeReply.decode(answer, alarmID: alarmID)
+            if case .failure(let error) = reply { throw error }
+            return reply
+        } catch let error as AlarmManager.AlarmError {
+            throw error
+        } catch {
+            throw .internal("the node's reply could not be read: \(error)")
+        }
+    }
+
+    private func unavailableError(client: MQTTClient, waited: Duration) -> AlarmManager.AlarmError {
+        if !client.isConnected {
+            return .unavailable("cannot reach the broker at \(settings.brokerDescription): is mosquitto running there? set ALARMD_BROKER or --broker")
+        }
+        if let status = statusUpdates.value, !status.isOnline {
+            return .unavailable("node '\(settings.node)' is offline: start alarmd on it, or check the node name (ALARMD_NODE or --node)")
+        }
+        return .unavailable("node '\(settings.node)' did not answer within \(waited): is alarmd running with this node id and broker? (ALARMD_NODE, --node)")
+    }
+
+    private func receive(_ message: MQTTMessage) {
+        if message.topic == replyTopic {
+            let correlation = message.correlationData.flatMap { String(validating: $0, as: UTF8.self) }
+                ?? (try? JSONDecoder().decode([String: JSONValue].self, from: Data(message.payload)))
+                    .flatMap { if case .string(let id)? = $0["correlationID"] { id } else { nil } }
+            guard let correlation, let waiting = state.withLock({ $0.pending.removeValue(forKey: correlation) }) else { return }
+            waiting.resume(returning: message.payload.isEmpty ? [0x7B, 0x7D] : message.payload)
+        } else if let id = topics.alarmID(inTopic: message.topic) {
+            let document = message.payload.isEmpty ? nil : try? AlarmJSON.decoder.decode(AlarmDocument.self, from: Data(message.payload))
+            let documents = state.withLock { state in
+                state.documents[id] = document
+                state.mirrored = true
+                return Array(state.documents.values)
+            }
+            documentUpdates.send(documents)
+        } else if message.topic == topics.status {
+            guard let status = try? AlarmJSON.decoder.decode(NodeStatus.self, from: Data(message.payload)) else { return }
+            statusUpdates.send(status)
+            if let authorization = status.authorization, authorization != authorizationUpdates.value {
+                authorizationUpdates.send(authorization)
+            }
+            if status.isOnline { state.withLock { $0.mirrored = true } }
+        } else if message.topic == topics.events {
+            guard let event = try? AlarmJSON.decoder.decode(AlarmEvent.self, from: Data(message.payload)) else { return }
+            for observer in state.withLock({ Array($0.eventObservers.values) }) { observer.yield(event) }
+        }
+    }
+}
+
+extension AlarmManager {
+    /// The node named by the environment (`ALARMD_BROKER`, `ALARMD_NODE`; default
+    /// `localhost:1883` and this host's name), as AlarmKit's `AlarmManager.shared` is the system's.
+    public static let shared = AlarmManager(remote: .fromEnvironment())
+
+    /// A manager for the node that `settings` name, over MQTT.
+    public convenience init(remote settings: RemoteNodeSettings) {
+        self.init(connection: RemoteNodeConnection(settings: settings))
+    }
+
+    /// Asks the node for its current alarms (a `list` request for remote nodes).
+    public func fetchAlarmDocuments() async throws -> [AlarmDocument] {
+        if let remote = connection as? RemoteNodeConnection { return try await remote.fetchDocuments() }
+        return try connection.currentDocuments()
+    }
+}

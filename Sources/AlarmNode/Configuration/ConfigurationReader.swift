@@ -1,0 +1,275 @@
+import AlarmKit
+import Foundation
+import TOMLKit
+
+/// One problem found in a configuration file, with where it is and what to do.
+public struct ConfigurationProblem: Sendable, Hashable, CustomStringConvertible {
+    /// The key's path, e.g. `broker.port`; empty for the file as a whole.
+    public var key: String
+    public var message: String
+    public var description: String { key.isEmpty ? message : "\(key): \(message)" }
+}
+
+/// Why a configuration could not be used: every problem found, not only the first.
+public struct ConfigurationError: Error, Sendable, CustomStringConvertible {
+    public var file: String
+    public var problems: [ConfigurationProblem]
+    public var description: String {
+        "\(file) has \(problems.count) problem\(problems.count == 1 ? "" : "s"):\n"
+            + problems.map { "  - \($0)" }.joined(separator: "\n")
+    }
+}
+
+/// Reads alarmd's TOML configuration, checking every key and collecting every problem.
+public enum ConfigurationReader {
+    /// Reads the file at `path`, applied over the defaults.
+    public static func read(path: String) throws(ConfigurationError) -> NodeConfiguration {
+        let text: String
+        do {
+            text = try String(contentsOfFile: path, encoding: .utf8)
+        } catch {
+            throw ConfigurationError(file: path, problems: [.init(
+                key: "", message: "cannot be read (\(error.localizedDescription)): check the path and its permissions")])
+        }
+        return try parse(text, file: path)
+    }
+
+    /// Reads configuration text, applied over the defaults.
+    public static func parse(_ text: String, file: String = "configuration") throws(ConfigurationError) -> NodeConfiguration {
+        let table: TOMLTable
+        do {
+            table = try TOMLTable(string: text)
+        } catch let error as TOMLParseError {
+            throw ConfigurationError(file: file, problems: [.init(
+                key: "", message: "is not valid TOML at line \(error.source.begin.line), column \(error.source.begin.column): \(error.description)")])
+        } catch {
+            throw ConfigurationError(file: file, problems: [.init(key: "", message: "is not valid TOML: \(error)")])
+        }
+        var reader = Reader(root: table)
+        let configuration = reader.configuration()
+        guard reader.problems.isEmpty else { throw ConfigurationError(file: file, problems: reader.problems) }
+        return configuration
+    }
+
+    /// Walks the TOML tables, reading known keys and reporting wrong types, bad values and unknown keys.
+    private struct Reader {
+        let root: TOMLTable
+        var problems: [ConfigurationProblem] = []
+
+        mutating func configuration() -> NodeConfiguration {
+            var configuration = NodeConfiguration()
+            checkKeys(root, path: "", known: ["node", "broker", "limits", "hardware"])
+
+            if let node = table(root, "node") {
+                checkKeys(node, path: "node", known: ["id", "topic-prefix", "state-directory", "time-zone", "authorization"])
+                if let id = string(node, "node.id") {
+                    if NodeTopics.isValidNodeID(id) { configuration.node.id = id } else {
+                        problem("node.id", "'\(id)' may only hold letters, digits, '_' and '-' (at most 64)")
+                    }
+                }
+                if let prefix = string(node, "node.topic-prefix") {
+                    if prefix.contains("+") || prefix.contains("#") || prefix.hasSuffix("/") {
+                        problem("node.topic-prefix", "'\(prefix)' must not contain wildcards or end with '/'")
+                    } else {
+                        configuration.node.topicPrefix = prefix
+                    }
+                }
+                if let directory = string(node, "node.state-directory") { configuration.node.stateDirectory = directory }
+                if let zone = string(node, "node.time-zone"), !zone.isEmpty {
+                    if TimeZone(identifier: zone) != nil { configuration.node.timeZone = zone } else {
+                        problem("node.time-zone", "'\(zone)' is not an IANA time zone such as Europe/Berlin; leave it out to follow the system's")
+                    }
+                }
+                if let mode = choice(node, "node.authorization", NodeConfiguration.AuthorizationMode.self) {
+                    configuration.node.authorization = mode
+                }
+            }
+
+            if let broker = table(root, "broker") {
+                checkKeys(broker, path: "broker", known: [
+                    "host", "port", "username", "password", "password-file", "tls", "ca-file", "cert-file", "key-file",
+                    "tls-insecure", "keepalive", "client-id", "outgoing-buffer",
+                ])
+                if let host = string(broker, "broker.host") { configuration.broker.host = host }
+                if let port = integer(broker, "broker.port", in: 1...65_535) { configuration.broker.port = port }
+                configuration.broker.username = string(broker, "broker.username")
+                configuration.broker.password = string(broker, "broker.password")
+                if let file = string(broker, "broker.password-file") {
+                    if FileManager.default.isReadableFile(atPath: file) { configuration.broker.passwordFile = file } else {
+                        problem("broker.password-file", "'\(file)' cannot be read: check the path and that alarmd's user may read it")
+                    }
+                }
+                if let tls = bool(broker, "broker.tls") { configuration.broker.tls = tls }
+                for (key, path) in [("ca-file", \NodeConfiguration.Broker.caFile), ("cert-file", \.certFile), ("key-file", \.keyFile)] {
+                    if let file = string(broker, "broker.\(key)") {
+                        if FileManager.default.isReadableFile(atPath: file) { configuration.broker[keyPath: path] = file } else {
+                            problem("broker.\(key)", "'\(file)' cannot be read")
+                        }
+                    }
+                }
+                if let insecure = bool(broker, "broker.tls-insecure") { configuration.broker.tlsInsecure = insecure }
+                if let keepAlive = integer(broker, "broker.keepalive", in: 5...3600) { configuration.broker.keepAlive = keepAlive }
+                configuration.broker.clientID = string(broker, "broker.client-id")
+                if let limit = integer(broker, "broker.outgoing-buffer", in: 10...1_000_000) {
+                    configuration.broker.outgoingBufferLimit = limit
+                }
+                if configuration.broker.password != nil, configuration.broker.passwordFile != nil {
+                    problem("broker.password", "give either password or password-file, not both")
+                }
+                if !configuration.broker.tls, configuration.broker.caFile != nil || configuration.broker.certFile != nil {
+                    problem("broker.tls", "ca-file or cert-file is set but tls is false: set tls = true")
+                }
+            }
+
+            if let limits = table(root, "limits") {
+                checkKeys(limits, path: "limits", known: ["max-alarms", "alert-timeout", "silence-action", "missed-alarm-grace"])
+                if let max = integer(limits, "limits.max-alarms", in: 1...100_000) { configuration.limits.maxAlarms = max }
+                if let timeout = seconds(limits, "limits.alert-timeout", in: 5...86_400) { configuration.limits.alertTimeout = timeout }
+                if let action = choice(limits, "limits.silence-action", EngineConfiguration.SilenceAction.self) {
+                    configuration.limits.silenceAction = action
+                }
+                if let grace = seconds(limits, "limits.missed-alarm-grace", in: 0...86_400) { configuration.limits.missedAlarmGrace = grace }
+            }
+
+            if let hardware = table(root, "hardware") {
+                checkKeys(hardware, path: "hardware", known: [
+                    "mode", "chip", "buzzer", "led", "stop-button", "snooze-button", "debounce", "long-press",
+                    "escalate-after", "prompt-duration",
+                ])
+                if let mode = choice(hardware, "hardware.mode", NodeConfiguration.Hardware.Mode.self) { configuration.hardware.mode = mode }
+                if let chip = string(hardware, "hardware.chip") { configuration.hardware.chip = chip }
+                for (key, path) in [("buzzer", \NodeConfiguration.Hardware.buzzer), ("led", \.led),
+                                    ("stop-button", \.stopButton), ("snooze-button", \.snoozeButton)] {
+                    switch line(hardware, "hardware.\(key)") {
+                    case .absent: break
+                    case .disabled: configuration.hardware[keyPath: path] = nil
+                    case .line(let line): configuration.hardware[keyPath: path] = line
+                    }
+                }
+                if configuration.hardware.buzzer == nil { problem("hardware.buzzer", "a buzzer line is required") }
+                if configuration.hardware.stopButton == nil {
+                    problem("hardware.stop-button", "is required; a single-button board wires its button here and sets snooze-button = false (short press = snooze, long press = stop)")
+                }
+                if let value = seconds(hardware, "hardware.debounce", in: 0...0.5) { configuration.hardware.debounce = value }
+                if let value = seconds(hardware, "hardware.long-press", in: 0.2...10) { configuration.hardware.longPress = value }
+                if let value = seconds(hardware, "hardware.escalate-after", in: 0...3600) { configuration.hardware.escalateAfter = value }
+                if let value = seconds(hardware, "hardware.prompt-duration", in: 5...600) { configuration.hardware.promptDuration = value }
+            }
+            return configuration
+        }
+
+        mutating func problem(_ key: String, _ message: String) {
+            problems.append(ConfigurationProblem(key: key, message: message))
+        }
+
+        mutating func checkKeys(_ table: TOMLTable, path: String, known: Set<String>) {
+            for key in table.keys where !known.contains(key) {
+                let name = path.isEmpty ? key : "\(path).\(key)"
+                let suggestion = known.min { distance($0, key) < distance($1, key) }
+                    .flatMap { distance($0, key) <= 3 ? " (did you mean '\($0)'?)" : nil } ?? ""
+                problem(name, "unknown key\(suggestion); known keys here: \(known.sorted().joined(separator: ", "))")
+            }
+        }
+
+        mutating func table(_ table: TOMLTable, _ key: String) -> TOMLTable? {
+            guard let value = table[key] else { return nil }
+            guard let nested = value.table else {
+                problem(key, "must be a table, written [\(key)]")
+                return nil
+            }
+            return nested
+        }
+
+        private func leaf(_ path: String) -> String { String(path.split(separator: ".").last ?? "") }
+
+        mutating func string(_ table: TOMLTable, _ path: String) -> String? {
+            guard let value = table[leaf(path)] else { return nil }
+            guard let text = value.string else {
+                problem(path, "must be a string in quotes")
+                return nil
+            }
+            return text
+        }
+
+        mutating func bool(_ table: TOMLTable, _ path: String) -> Bool? {
+            guard let value = table[leaf(path)] else { return nil }
+            guard let flag = value.bool else {
+                problem(path, "must be true or false")
+                return nil
+            }
+            return flag
+        }
+
+        mutating func integer(_ table: TOMLTable, _ path: String, in range: ClosedRange<Int>) -> Int? {
+            guard let value = table[leaf(path)] else { return nil }
+            guard let number = value.int, range.contains(number) else {
+                problem(path, "must be a whole number from \(range.lowerBound) to \(range.upperBound)")
+                return nil
+            }
+            return number
+        }
+
+        /// Seconds as a number, or a duration string such as "90s", "10m", "1h30m".
+        mutating func seconds(_ table: TOMLTable, _ path: String, in range: ClosedRange<Double>) -> TimeInterval? {
+            guard let value = table[leaf(path)] else { return nil }
+            let seconds = value.double ?? value.int.map(Double.init) ?? value.string.flatMap(DurationText.seconds(from:))
+            guard let seconds, seconds.isFinite, range.contains(seconds) else {
+                problem(path, "must be seconds from \(range.lowerBound) to \(range.upperBound), as a number or a duration like \"90s\", \"10m\", \"1h30m\"")
+                return nil
+            }
+            return seconds
+        }
+
+        mutating func choice<T: RawRepresentable & CaseIterable>(_ table: TOMLTable, _ path: String, _ type: T.Type) -> T? where T.RawValue == String {
+            guard let text = string(table, path) else { return nil }
+            guard let value = T(rawValue: text) else {
+                problem(path, "'\(text)' is not one of: \(T.allCases.map { "\"\($0.rawValue)\"" }.joined(separator: ", "))")
+                return nil
+            }
+            return value
+        }
+
+        /// A GPIO line: `17`, `"GPIO17"`, `false` (none), or `{ line = 17, active-low = true, bias = "pull-up" }`.
+        enum LineSetting { case absent, disabled, line(NodeConfiguration.Hardware.Line) }
+
+        mutating func line(_ table: TOMLTable, _ path: String) -> LineSetting {
+            guard let value = table[leaf(path)] else { return .absent }
+            if let flag = value.bool, !flag { return .disabled }
+            if let offset = value.int { return .line(.init(line: String(offset))) }
+            if let name = value.string { return .line(.init(line: name)) }
+            guard let nested = value.table else {
+                problem(path, "must be a line offset, a line name, false, or { line = 17, active-low = true, bias = \"pull-up\" }")
+                return .absent
+            }
+            checkKeys(nested, path: path, known: ["line", "active-low", "bias"])
+            guard let line = nested["line"].flatMap({ $0.int.map(String.init) ?? $0.string }) else {
+                problem("\(path).line", "is required: a line offset or name")
+                return .absent
+            }
+            var result = NodeConfiguration.Hardware.Line(line: line)
+            if let activeLow = bool(nested, "\(path).active-low") { result.activeLow = activeLow }
+            if let bias = string(nested, "\(path).bias") {
+                if ["pull-up", "pull-down", "disabled", "as-is"].contains(bias) { result.bias = bias } else {
+                    problem("\(path).bias", "'\(bias)' is not one of: \"pull-up\", \"pull-down\", \"disabled\", \"as-is\"")
+                }
+            }
+            return .line(result)
+        }
+
+        /// Edit distance, for suggesting the key a typo meant.
+        private func distance(_ a: String, _ b: String) -> Int {
+            let a = Array(a), b = Array(b)
+            var row = Array(0...b.count)
+            for i in 1...max(a.count, 1) where !a.isEmpty {
+                var previous = row[0]
+                row[0] = i
+                for j in stride(from: 1, through: b.count, by: 1) {
+                    let current = row[j]
+                    row[j] = min(row[j] + 1, row[j - 1] + 1, previous + (a[i - 1] == b[j - 1] ? 0 : 1))
+                    previous = current
+                }
+            }
+            return row[b.count]
+        }
+    }
+}

@@ -1,0 +1,102 @@
+import AlarmKit
+import Foundation
+
+/// Everything alarmd is configured with. Every field has a default (`docs/configuration.md`).
+public struct NodeConfiguration: Sendable, Hashable {
+    public struct Node: Sendable, Hashable {
+        /// `[A-Za-z0-9_-]`; default: the host name.
+        public var id: String = NodeTopics.nodeID(fromHostName: ProcessInfo.processInfo.hostName)
+        public var topicPrefix: String = "alarmd"
+        public var stateDirectory: String = "/var/lib/alarmd"
+        /// An IANA zone; nil means the system's zone, followed as it changes.
+        public var timeZone: String?
+        public var authorization: AuthorizationMode = .authorized
+    }
+
+    public enum AuthorizationMode: String, Sendable, Hashable, CaseIterable {
+        /// Remote scheduling is allowed from the start.
+        case authorized
+        /// The node starts `notDetermined` and asks on its hardware.
+        case prompt
+    }
+
+    public struct Broker: Sendable, Hashable {
+        public var host: String = "localhost"
+        public var port: Int = 1883
+        public var username: String?
+        public var password: String?
+        /// A file holding the password (first line), so it stays out of the config file.
+        public var passwordFile: String?
+        public var tls: Bool = false
+        public var caFile: String?
+        public var certFile: String?
+        public var keyFile: String?
+        /// Skips the broker certificate's host name check. For testing only.
+        public var tlsInsecure: Bool = false
+        /// Seconds between keepalive pings; a dead connection is noticed after about twice this.
+        public var keepAlive: Int = 15
+        /// Default: `alarmd-<node id>`.
+        public var clientID: String?
+        /// Messages kept while the broker is unreachable (retained state: latest per topic).
+        public var outgoingBufferLimit: Int = 1000
+    }
+
+    public struct Limits: Sendable, Hashable {
+        public var maxAlarms: Int = 100
+        /// Seconds an alarm alerts with nobody acting before it is silenced.
+        public var alertTimeout: TimeInterval = 600
+        public var silenceAction: EngineConfiguration.SilenceAction = .stop
+        /// Seconds an alert may be late (after downtime or a clock step) and still sound.
+        public var missedAlarmGrace: TimeInterval = 900
+    }
+
+    public struct Hardware: Sendable, Hashable {
+        public enum Mode: String, Sendable, Hashable, CaseIterable {
+            /// GPIO when the chip exists, else simulation.
+            case auto
+            /// GPIO; a missing chip is an error.
+            case gpio
+            /// The simulation, with the virtual hardware on MQTT.
+            case simulated
+        }
+
+        public struct Line: Sendable, Hashable {
+            /// An offset (`"17"`) or a line name (`"GPIO17"`).
+            public var line: String
+            public var activeLow: Bool = false
+            /// `pull-up`, `pull-down`, `disabled` or `as-is`.
+            public var bias: String = "as-is"
+        }
+
+        public var mode: Mode = .auto
+        /// A chip by name (`gpiochip0`), path (`/dev/gpiochip4`) or label (`pinctrl-rp1`).
+        public var chip: String = "gpiochip0"
+        public var buzzer: Line? = Line(line: "18")
+        public var led: Line? = Line(line: "23")
+        public var stopButton: Line? = Line(line: "17", activeLow: true, bias: "pull-up")
+        public var snoozeButton: Line? = Line(line: "27", activeLow: true, bias: "pull-up")
+        /// Seconds.
+        public var debounce: TimeInterval = 0.030
+        public var longPress: TimeInterval = 1.5
+        /// Seconds of alerting before the buzzer pattern gets denser.
+        public var escalateAfter: TimeInterval = 60
+        /// Seconds the authorization prompt waits for a button.
+        public var promptDuration: TimeInterval = 30
+    }
+
+    public var node = Node()
+    public var broker = Broker()
+    public var limits = Limits()
+    public var hardware = Hardware()
+
+    public init() {}
+
+    /// The engine's part of the configuration, with the zone resolved.
+    public func engineConfiguration(timeZone: TimeZone) -> EngineConfiguration {
+        EngineConfiguration(maximumAlarms: limits.maxAlarms, alertTimeout: limits.alertTimeout,
+                            silenceAction: limits.silenceAction, missedAlarmGrace: limits.missedAlarmGrace,
+                            timeZone: timeZone)
+    }
+
+    public var topics: NodeTopics { NodeTopics(prefix: node.topicPrefix, node: node.id) }
+}

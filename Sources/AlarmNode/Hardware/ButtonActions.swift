@@ -1,0 +1,50 @@
+import AlarmKit
+import Foundation
+
+/// What a button press does to the alarms (SPEC §4), decided from the engine's state alone.
+public enum ButtonAction: Sendable, Hashable {
+    case perform(AlarmOperation, id: UUID)
+    /// The alert's secondary button (snooze, or its custom intent).
+    case secondary(id: UUID)
+}
+
+/// The press kinds the daemon acts on, already mapped for a single-button board.
+public enum PressedButton: String, Sendable, Hashable { case stop, snooze }
+public enum PressKind: String, Sendable, Hashable { case short, long }
+
+public enum ButtonActions {
+    /// The actions a press calls for:
+    /// - while anything alerts, stop stops every alerting alarm and snooze applies each alerting
+    ///   alarm's secondary behaviour;
+    /// - otherwise snooze toggles the countdown that ends soonest (pause it, or resume the paused
+    ///   one with the least time left when none runs), and a long stop press cancels every timer.
+    public static func plan(_ button: PressedButton, _ kind: PressKind, engine: AlarmEngine) -> [ButtonAction] {
+        let alerting = engine.alerting.map(\.id)
+        if !alerting.isEmpty {
+            switch button {
+            case .stop: return alerting.map { .perform(.stop, id: $0) }
+            case .snooze: return alerting.map { .secondary(id: $0) }
+            }
+        }
+        switch (button, kind) {
+        case (.snooze, _):
+            let running = engine.records.values.compactMap { record -> (UUID, Date)? in
+                guard case .countdown(let countdown) = record.phase else { return nil }
+                return (record.id, countdown.fireDate)
+            }
+            if let soonest = running.min(by: { $0.1 < $1.1 }) { return [.perform(.pause, id: soonest.0)] }
+            let paused = engine.records.values.compactMap { record -> (UUID, TimeInterval)? in
+                guard case .paused(let total, let elapsed) = record.phase else { return nil }
+                return (record.id, total - elapsed)
+            }
+            if let soonest = paused.min(by: { $0.1 < $1.1 }) { return [.perform(.resume, id: soonest.0)] }
+            return []
+        case (.stop, .long):
+            return engine.records.values
+                .filter { $0.configuration.schedule == nil && ($0.state == .countdown || $0.state == .paused) }
+                .map { .perform(.cancel, id: $0.id) }
+        case (.stop, .short):
+            return []
+        }
+    }
+}

@@ -1,0 +1,72 @@
+import AlarmHardware
+import AlarmKit
+import Foundation
+import GPIO
+import Logging
+
+/// Opens the configured GPIO lines, or makes the simulation.
+public enum HardwareParts {
+    /// The simulated parts and what shows them.
+    public struct Simulation: Sendable {
+        public let buzzer: SimulatedLine
+        public let led: SimulatedLine
+        public let buttons: SimulatedButtons<ContinuousClock>
+
+        /// Presses a virtual button for `duration` seconds (from `<base>/sim/press`).
+        public func press(_ button: String, duration: TimeInterval) async {
+            try? await buttons.press(button == "stop" ? .stop : .snooze, duration: .seconds(duration))
+        }
+    }
+
+    /// Why the hardware could not be opened; the message names the chip and line and what to check.
+    public struct HardwareError: Error, Sendable, CustomStringConvertible {
+        public var message: String
+        public var description: String { message }
+    }
+
+    /// The parts to use: GPIO when configured (or in `auto` mode when the chip exists), else the
+    /// simulation. In `auto` mode a missing chip means simulation; any other GPIO error is fatal.
+    public static func make(
+        _ configuration: NodeConfiguration.Hardware, logger: Logger
+    ) throws(HardwareError) -> (parts: NodeHardware.Parts, simulation: Simulation?) {
+        if configuration.mode != .simulated {
+            do {
+                return (try openGPIO(configuration, logger: logger), nil)
+            } catch let error where configuration.mode == .auto && error.code == .chipNotFound {
+                logger.notice("no GPIO chip; using simulated hardware", metadata: ["chip": "\(configuration.chip)"])
+            } catch {
+                throw HardwareError(message: error.message)
+            }
+        }
+        let simulation = Simulation(buzzer: SimulatedLine(name: "buzzer"), led: SimulatedLine(name: "led"),
+                                    buttons: SimulatedButtons(clock: ContinuousClock()))
+        let parts = NodeHardware.Parts(buzzer: simulation.buzzer, led: simulation.led, buttons: simulation.buttons,
+                                       layout: .twoButtons)
+        return (parts, simulation)
+    }
+
+    private static func openGPIO(_ configuration: NodeConfiguration.Hardware, logger: Logger) throws(GPIOError) -> NodeHardware.Parts {
+        let chip = try GPIOChip(GPIOChipSelector(configuration.chip), logger: logger)
+        func lineConfiguration(_ line: NodeConfiguration.Hardware.Line) -> GPIOLineConfiguration {
+            let bias: GPIOBias = switch line.bias {
+            case "pull-up": .pullUp
+            case "pull-down": .pullDown
+            case "disabled": .disabled
+            default: .asIs
+            }
+            return GPIOLineConfiguration(GPIOLineSelector(line.line), activeLow: line.activeLow, bias: bias)
+        }
+        // The configuration reader guarantees a buzzer and a stop button.
+        let buzzer = try chip.requestOutput(lineConfiguration(configuration.buzzer!), consumer: "alarmd-buzzer")
+        let led = try configuration.led.map { line throws(GPIOError) in
+            try chip.requestOutput(lineConfiguration(line), consumer: "alarmd-led")
+        }
+        let stop = try chip.requestInput(lineConfiguration(configuration.stopButton!), consumer: "alarmd-stop")
+        let snooze = try configuration.snoozeButton.map { line throws(GPIOError) in
+            try chip.requestInput(lineConfiguration(line), consumer: "alarmd-snooze")
+        }
+        logger.info("GPIO opened", metadata: ["chip": "\(chip.name)", "label": "\(chip.label)"])
+        return NodeHardware.Parts(buzzer: buzzer, led: led, buttons: GPIOButtons(stop: stop, snooze: snooze, logger: logger),
+                                  layout: snooze == nil ? .singleButton : .twoButtons)
+    }
+}

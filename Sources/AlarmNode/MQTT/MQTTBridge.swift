@@ -1,0 +1,238 @@
+import AlarmKit
+import Foundation
+import Logging
+import Mosquitto
+import ServiceLifecycle
+import Synchronization
+
+/// Speaks the MQTT contract of SPEC §5 for one node: mirrors its state (retained), reports
+/// events, and runs the commands it receives.
+///
+/// Publishing is non-blocking and may be called from anywhere (the node's delegate calls it);
+/// `run()` connects and handles incoming messages until graceful shutdown, then publishes the
+/// offline status and disconnects cleanly.
+public final class MQTTBridge: Service, Sendable {
+    private let client: MQTTClient
+    private let topics: NodeTopics
+    private let node: LocalAlarmNode
+    private let logger: Logger
+    private let status: Mutex<NodeStatus>
+    /// The ids the node holds, for clearing retained alarm topics that no longer exist.
+    private let knownAlarms: Mutex<Set<UUID>>
+    private let onSimulatedPress: (@Sendable (SimulatedPress) -> Void)?
+
+    /// A press of the virtual hardware, from `<base>/sim/press`.
+    public struct SimulatedPress: Sendable, Decodable {
+        public var button: String
+        public var duration: TimeInterval
+    }
+
+    /// - Parameters:
+    ///   - status: the initial status (version, start time, zone, authorization, problems).
+    ///   - onSimulatedPress: set in simulation mode: `<base>/sim/press` is then subscribed.
+    public init(client: MQTTClient, topics: NodeTopics, node: LocalAlarmNode, status: NodeStatus,
+                knownAlarms: Set<UUID>, onSimulatedPress: (@Sendable (SimulatedPress) -> Void)?, logger: Logger) {
+        self.client = client
+        self.topics = topics
+        self.node = node
+        self.status = Mutex(status)
+        self.knownAlarms = Mutex(knownAlarms)
+        self.onSimulatedPress = onSimulatedPress
+        self.logger = logger
+    }
+
+    /// The last-will message: `{"state":"offline"}`, retained, on the status topic.
+    public static func will(for topics: NodeTopics) -> MQTTConfiguration.Will {
+        MQTTConfiguration.Will(topic: topics.status, payload: encode(NodeStatus.offline), qos: 1, retain: true)
+    }
+
+    // MARK: Publishing
+
+    /// Publishes what the engine's effects call for: documents, removals, events, intents.
+    public func publish(_ effects: [AlarmEffect], engine: AlarmEngine, authorization: AlarmManager.AuthorizationState) {
+        knownAlarms.withLock { $0 = Set(engine.records.keys) }
+        for effect in effects {
+            switch effect {
+            case .changed(let document):
+                send(MQTTMessage(topic: topics.alarm(document.id), payload: Self.encode(document), qos: 1, retain: true))
+            case .removed(let id):
+                send(MQTTMessage(topic: topics.alarm(id), payload: [], qos: 1, retain: true))
+            case .event(let event):
+                send(MQTTMessage(topic: topics.events, payload: Self.encode(event), qos: 1, retain: false))
+            case .runIntent(let intent, let alarmID):
+                guard case .publish(let topic, _, let retain) = intent else { continue }
+                logger.info("intent run", metadata: ["alarmID": "\(alarmID)", "topic": "\(topic)"])
+                send(MQTTMessage(topic: topic, string: intent.payload(for: alarmID), qos: 1, retain: retain))
+            case .alertStarted, .alertEnded:
+                break
+            }
+        }
+        updateStatus { status in
+            status.alarms = engine.records.count
+            status.authorization = authorization
+        }
+    }
+
+    /// Publishes an event that does not come from the engine (a button press).
+    public func publish(event: AlarmEvent) {
+        send(MQTTMessage(topic: topics.events, payload: Self.encode(event), qos: 1, retain: false))
+    }
+
+    /// Publishes any message (the simulation's outputs).
+    public func publish(_ message: MQTTMessage) {
+        send(message)
+    }
+
+    /// Changes the status and publishes it when it differs.
+    public func updateStatus(_ change: (inout NodeStatus) -> Void) {
+        let changed: NodeStatus? = status.withLock { status in
+            let before = status
+            change(&status)
+            return status == before ? nil : status
+        }
+        if let changed { publishStatus(changed) }
+    }
+
+    private func publishStatus(_ status: NodeStatus) {
+        send(MQTTMessage(topic: topics.status, payload: Self.encode(status), qos: 1, retain: true))
+    }
+
+    private func send(_ message: MQTTMessage) {
+        do {
+            try client.publish(message)
+        } catch {
+            logger.warning("publish failed", metadata: ["topic": "\(message.topic)", "error": "\(error)"])
+        }
+    }
+
+    static func encode(_ value: some Encodable) -> [UInt8] {
+        Array((try? AlarmJSON.encoder.encode(value)) ?? Data())
+    }
+
+    // MARK: Running
+
+    /// Connects, then handles connections and messages until graceful shutdown or cancellation.
+    public func run() async throws {
+        try client.subscribe(topics.commandsFilter, qos: 1)
+        try client.subscribe(topics.alarmsFilter, qos: 1)
+        if onSimulatedPress != nil { try client.subscribe(topics.simulatedPress, qos: 1) }
+        try client.connect()
+        await withDiscardingTaskGroup { group in
+            for await event in client.events.cancelOnGracefulShutdown() {
+                switch event {
+                case .connected:
+                    logger.info("broker connected; republishing state")
+                    await republishEverything()
+                case .disconnected(let reason):
+                    logger.warning("broker connection lost; alarms keep running locally", metadata: ["reason": "\(reason)"])
+                case .message(let message):
+                    if topics.operationName(inTopic: message.topic) != nil, await mayWaitForPrompt(message) {
+                        // Scheduling while undetermined waits for the hardware prompt: not in line.
+                        group.addTask { await self.handleCommand(message) }
+                    } else {
+                        await handle(message)
+                    }
+                }
+            }
+        }
+        await shutDown()
+    }
+
+    /// Publishes the offline status and disconnects cleanly (which suppresses the will).
+    private func shutDown() async {
+        logger.info("going offline")
+        updateStatus { $0 = NodeStatus.offline }
+        await client.disconnect()
+    }
+
+    /// After a (re)connect the broker may have lost everything: status and every alarm again.
+    private func republishEverything() async {
+        let documents = await node.documents
+        knownAlarms.withLock { $0 = Set(documents.map(\.id)) }
+        publishStatus(status.withLock { $0 })
+        for document in documents {
+            send(MQTTMessage(topic: topics.alarm(document.id), payload: Self.encode(document), qos: 1, retain: true))
+        }
+    }
+
+    private func mayWaitForPrompt(_ message: MQTTMessage) async -> Bool {
+        let operation = topics.operationName(inTopic: message.topic)
+        guard operation == NodeCommand.Operation.schedule.rawValue
+            || operation == NodeCommand.Operation.requestAuthorization.rawValue else { return false }
+        return await node.authorizationState == .notDetermined
+    }
+
+    private func handle(_ message: MQTTMessage) async {
+        if topics.operationName(inTopic: message.topic) != nil {
+            await handleCommand(message)
+        } else if let id = topics.alarmID(inTopic: message.topic) {
+            clearIfStale(id, message)
+        } else if message.topic == topics.simulatedPress {
+            handleSimulatedPress(message)
+        }
+    }
+
+    /// A retained alarm topic the node does not hold any more is cleared.
+    private func clearIfStale(_ id: UUID, _ message: MQTTMessage) {
+        guard !message.payload.isEmpty, !knownAlarms.withLock({ $0.contains(id) }) else { return }
+        logger.info("clearing retained topic of an alarm that no longer exists", metadata: ["alarmID": "\(id)"])
+        send(MQTTMessage(topic: message.topic, payload: [], qos: 1, retain: true))
+    }
+
+    private func handleSimulatedPress(_ message: MQTTMessage) {
+        guard let onSimulatedPress else { return }
+        guard let press = try? JSONDecoder().decode(SimulatedPress.self, from: Data(message.payload)),
+              ["stop", "snooze"].contains(press.button), press.duration.isFinite, (0...60).contains(press.duration) else {
+            logger.warning("simulated press ignored: expected {\"button\":\"stop\"|\"snooze\",\"duration\":0.1}",
+                           metadata: ["payload": "\(message.payloadString ?? "<binary>")"])
+            return
+        }
+        onSimulatedPress(press)
+    }
+
+    /// Runs one command and answers it where the request asked.
+    private func handleCommand(_ message: MQTTMessage) async {
+        let operation = topics.operationName(inTopic: message.topic) ?? ""
+        let decoded = NodeCommand.decode(operation: operation, payload: message.payload,
+                                         responseTopic: message.responseTopic, correlationData: message.correlationData)
+        switch decoded {
+        case .failure(let rejection):
+            logger.notice("command rejected", metadata: [
+                "operation": "\(operation)", "code": "\(rejection.error.code.rawValue)", "reason": "\(rejection.error.message)",
+            ])
+            reply(.failure(rejection.error), to: rejection.replyRoute)
+        case .success(let command):
+            let result: NodeReply
+            do {
+                switch command.action {
+                case .schedule(let id, let configuration):
+                    result = .alarm(try await node.schedule(id: id, configuration: configuration))
+                case .alarm(let operation, let id):
+                    result = .alarm(try await node.perform(operation, id: id))
+                case .requestAuthorization:
+                    result = .authorization(await node.requestAuthorization())
+                case .list:
+                    result = .alarms(await node.documents)
+                }
+            } catch {
+                logger.notice("command refused", metadata: [
+                    "operation": "\(operation)", "code": "\(error.code.rawValue)", "reason": "\(error.message)",
+                ])
+                result = .failure(error)
+            }
+            reply(result, to: command.replyRoute)
+        }
+    }
+
+    private func reply(_ reply: NodeReply, to route: NodeCommand.ReplyRoute?) {
+        guard let route else { return }
+        switch route.correlation {
+        case .data(let data)?:
+            send(MQTTMessage(topic: route.topic, payload: reply.payload(), qos: 1, correlationData: data))
+        case .payload(let correlationID)?:
+            send(MQTTMessage(topic: route.topic, payload: reply.payload(correlationID: correlationID), qos: 1))
+        case nil:
+            send(MQTTMessage(topic: route.topic, payload: reply.payload(), qos: 1))
+        }
+    }
+}

@@ -1,0 +1,153 @@
+import AlarmKit
+import Foundation
+import LinuxSystem
+import Logging
+import Mosquitto
+import ServiceLifecycle
+import Synchronization
+
+/// alarmd's version, published in the node status.
+public enum AlarmdVersion {
+    public static let current = "0.1.0"
+}
+
+/// Why the daemon could not start: the message says what to fix.
+public struct StartupError: Error, Sendable, CustomStringConvertible {
+    public var message: String
+    public init(_ message: String) { self.message = message }
+    public var description: String { message }
+}
+
+/// The daemon, wired: the node, its state file, MQTT, the hardware and the services that run
+/// them. `build` is the one place where the parts are put together; tests call it too.
+public final class AlarmDaemon: Sendable {
+    public let node: LocalAlarmNode
+    public let configuration: NodeConfiguration
+    public let simulation: HardwareParts.Simulation?
+    private let services: [any Service]
+    private let logger: Logger
+
+    private init(node: LocalAlarmNode, configuration: NodeConfiguration, simulation: HardwareParts.Simulation?,
+                 services: [any Service], logger: Logger) {
+        self.node = node
+        self.configuration = configuration
+        self.simulation = simulation
+        self.services = services
+        self.logger = logger
+    }
+
+    public static func build(configuration: NodeConfiguration, logger: Logger) throws(StartupError) -> AlarmDaemon {
+        let store = StateStore(directory: configuration.node.stateDirectory, logger: logger)
+        let loaded: StateStore.Loaded
+        do {
+            loaded = try store.load()
+        } catch {
+            throw StartupError(error.message)
+        }
+
+        let zoneName = configuration.node.timeZone ?? SystemTimeZone.current().identifier
+        guard let timeZone = TimeZone(identifier: zoneName) else {
+            throw StartupError("the time zone '\(zoneName)' is unknown: set node.time-zone or --time-zone to an IANA zone such as Europe/Berlin")
+        }
+
+        var state = loaded.state ?? NodeState()
+        if configuration.node.authorization == .authorized { state.authorization = .authorized }
+
+        let hardwareParts: (parts: NodeHardware.Parts, simulation: HardwareParts.Simulation?)
+        do {
+            hardwareParts = try HardwareParts.make(configuration.hardware, logger: logger)
+        } catch {
+            throw StartupError(error.message)
+        }
+
+        let effects = NodeEffects(store: store)
+        let prompt = PromptForwarder()
+        let node = LocalAlarmNode(configuration: configuration.engineConfiguration(timeZone: timeZone), state: state,
+                                  clock: SystemAlarmClock(), authorizationPrompt: prompt, delegate: effects, logger: logger)
+
+        let topics = configuration.topics
+        let client: MQTTClient
+        do {
+            client = try MQTTClient(configuration: try mqttConfiguration(configuration, topics: topics), logger: logger)
+        } catch {
+            throw StartupError("cannot set up the MQTT client: \(error)")
+        }
+        let simulation = hardwareParts.simulation
+        let status = NodeStatus(
+            state: "online", version: AlarmdVersion.current, since: Date(), timeZone: timeZone.identifier,
+            clockSynchronized: (try? ClockSynchronization.status().isSynchronized) ?? false,
+            authorization: state.authorization, alarms: state.alarms.count, stateFileProblem: loaded.problem)
+        var pressSimulatedButton: (@Sendable (MQTTBridge.SimulatedPress) -> Void)?
+        if let simulation {
+            pressSimulatedButton = { press in
+                // The press lasts `duration`: it runs beside the bridge, which keeps handling messages.
+                Task { await simulation.press(press.button, duration: press.duration) }
+            }
+        }
+        let bridge = MQTTBridge(
+            client: client, topics: topics, node: node, status: status, knownAlarms: Set(state.alarms.map(\.id)),
+            onSimulatedPress: pressSimulatedButton, logger: logger)
+        let hardware = NodeHardware(parts: hardwareParts.parts, node: node, configuration: configuration.hardware,
+                                    publishEvent: { bridge.publish(event: $0) }, logger: logger)
+        effects.attach(bridge: bridge, hardware: hardware)
+        prompt.attach(hardware)
+
+        var services: [any Service] = [
+            NodeTimerService(node: node),
+            hardware,
+            TimeKeeperService(node: node, bridge: bridge, followsSystemTimeZone: configuration.node.timeZone == nil, logger: logger),
+        ]
+        if let simulation {
+            services.append(SimulationDisplayService(simulation: simulation, bridge: bridge, topic: topics.simulatedOutputs))
+        }
+        services.append(bridge)
+        services.append(ServiceNotifierService(notifier: ServiceNotifier(), logger: logger))
+        return AlarmDaemon(node: node, configuration: configuration, simulation: simulation, services: services, logger: logger)
+    }
+
+    /// Runs until SIGTERM or SIGINT, then shuts down gracefully: offline status published,
+    /// buzzer and LED off.
+    public func run() async throws {
+        logger.info("alarmd starting", metadata: [
+            "node": "\(configuration.node.id)", "broker": "\(configuration.broker.host):\(configuration.broker.port)",
+            "stateDirectory": "\(configuration.node.stateDirectory)", "hardware": "\(simulation == nil ? "gpio" : "simulated")",
+        ])
+        let group = ServiceGroup(services: services, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
+        try await group.run()
+        logger.info("alarmd stopped")
+    }
+
+    private static func mqttConfiguration(_ configuration: NodeConfiguration, topics: NodeTopics) throws(StartupError) -> MQTTConfiguration {
+        let broker = configuration.broker
+        var password = broker.password
+        if let file = broker.passwordFile {
+            guard let text = try? String(contentsOfFile: file, encoding: .utf8) else {
+                throw StartupError("cannot read broker.password-file \(file): check that alarmd's user may read it")
+            }
+            password = text.split(whereSeparator: \.isNewline).first.map(String.init) ?? ""
+        }
+        let tls = broker.tls ? MQTTConfiguration.TLS(caFile: broker.caFile, certFile: broker.certFile,
+                                                     keyFile: broker.keyFile, insecure: broker.tlsInsecure) : nil
+        if broker.tls, broker.caFile == nil {
+            throw StartupError("broker.tls is on but broker.ca-file is not set: name the CA certificate that signed the broker's")
+        }
+        return MQTTConfiguration(
+            host: broker.host, port: broker.port, clientID: broker.clientID ?? "alarmd-\(configuration.node.id)",
+            username: broker.username, password: password, tls: tls, keepAlive: broker.keepAlive,
+            will: MQTTBridge.will(for: topics), outgoingBufferLimit: broker.outgoingBufferLimit)
+    }
+}
+
+/// Hands the node's authorization prompt to the hardware, which exists only after the node.
+private final class PromptForwarder: AuthorizationPrompt {
+    private let hardware = Mutex<NodeHardware?>(nil)
+
+    func attach(_ hardware: NodeHardware) {
+        self.hardware.withLock { $0 = hardware }
+    }
+
+    func requestDecision() async -> AlarmManager.AuthorizationState {
+        guard let hardware = hardware.withLock({ $0 }) else { return .notDetermined }
+        return await hardware.requestDecision()
+    }
+}

@@ -1,0 +1,116 @@
+import AlarmKit
+import Foundation
+import LinuxSystem
+import Logging
+import ServiceLifecycle
+
+/// The node's timer as a service: carries out due transitions until graceful shutdown.
+struct NodeTimerService: Service {
+    let node: LocalAlarmNode
+
+    func run() async throws {
+        await cancelWhenGracefulShutdown { await node.run() }
+    }
+}
+
+/// Keeps the node's sense of time right: wall-clock steps, the system's time zone, and the
+/// clock's synchronization status.
+struct TimeKeeperService: Service {
+    let node: LocalAlarmNode
+    let bridge: MQTTBridge
+    /// True when the zone comes from the system (no `node.time-zone`), so its changes are followed.
+    let followsSystemTimeZone: Bool
+    let logger: Logger
+
+    func run() async throws {
+        // Nothing here needs a goodbye: on graceful shutdown every watch simply stops.
+        do {
+            try await cancelWhenGracefulShutdown {
+                try await withThrowingDiscardingTaskGroup { group in
+                    group.addTask { try await followClockSteps() }
+                    if followsSystemTimeZone { group.addTask { try await followTimeZone() } }
+                    group.addTask { try await watchSynchronization() }
+                }
+            }
+        } catch is CancellationError {
+            return
+        }
+    }
+
+    private func followClockSteps() async throws {
+        for try await jump in WallClockJumps(logger: logger) {
+            logger.notice("wall clock stepped; re-planning", metadata: ["step": "\(jump.stepSeconds)"])
+            await node.wallClockStepped(by: jump.stepSeconds)
+            refreshSynchronization()
+        }
+    }
+
+    private func followTimeZone() async throws {
+        for try await change in TimeZoneWatcher(logger: logger) {
+            guard let zone = TimeZone(identifier: change.timeZone.identifier) else { continue }
+            logger.notice("system time zone changed", metadata: ["timeZone": "\(zone.identifier)"])
+            await node.changeTimeZone(to: zone)
+            bridge.updateStatus { $0.timeZone = zone.identifier }
+        }
+    }
+
+    /// Until the kernel reports the clock synchronized, looks again every 30 s; then never.
+    private func watchSynchronization() async throws {
+        while !refreshSynchronization() {
+            try await Task.sleep(for: .seconds(30))
+        }
+    }
+
+    @discardableResult
+    private func refreshSynchronization() -> Bool {
+        let synchronized = (try? ClockSynchronization.status().isSynchronized) ?? false
+        bridge.updateStatus { $0.clockSynchronized = synchronized }
+        return synchronized
+    }
+}
+
+/// Tells systemd the node is ready and feeds its watchdog (sd_notify), when run under systemd.
+struct ServiceNotifierService: Service {
+    let notifier: ServiceNotifier
+    let logger: Logger
+
+    func run() async throws {
+        guard notifier.isEnabled else { return try await gracefulShutdown() }
+        try notifier.ready()
+        logger.info("ready")
+        if let timeout = notifier.watchdogTimeout() {
+            while !Task.isShuttingDownGracefully {
+                try notifier.watchdog()
+                try await Task.sleep(for: timeout / 2)
+            }
+        } else {
+            try await gracefulShutdown()
+        }
+        try notifier.stopping()
+    }
+}
+
+/// In simulation mode: prints the virtual buzzer and LED on the terminal and publishes them,
+/// retained, on `<base>/sim/outputs`.
+struct SimulationDisplayService: Service {
+    let simulation: HardwareParts.Simulation
+    let bridge: MQTTBridge
+    let topic: String
+
+    func run() async throws {
+        let merged = AsyncStream<Void> { continuation in
+            let tasks = [simulation.buzzer, simulation.led].map { line in
+                Task { for await _ in line.changes() { continuation.yield() } }
+            }
+            continuation.onTermination = { _ in tasks.forEach { $0.cancel() } }
+        }
+        var last: (Bool, Bool)?
+        for await _ in merged.cancelOnGracefulShutdown() {
+            let outputs = (simulation.buzzer.isOn, simulation.led.isOn)
+            guard last.map({ $0 != outputs }) ?? true else { continue }
+            last = outputs
+            FileHandle.standardOutput.write(Data("[simulated hardware] buzzer \(outputs.0 ? "ON " : "off")  led \(outputs.1 ? "ON " : "off")\n".utf8))
+            bridge.publish(.init(topic: topic, string: #"{"buzzer":\#(outputs.0),"led":\#(outputs.1)}"#, qos: 1, retain: true))
+        }
+    }
+}

@@ -1,0 +1,6 @@
+#ifndef CGPIOD_SHIM_H
+#define CGPIOD_SHIM_H
+
+#include <gpiod.h>
+
+#endif

@@ -1,0 +1,151 @@
+import CGPIOD
+import Logging
+import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
+/// An open GPIO chip. Lines requested from it keep it open; it closes
+/// (`gpiod_chip_close`) when the chip and all its lines are gone.
+///
+/// libgpiod's objects are not thread-safe: every call on this chip or its
+/// lines goes through one mutex.
+public final class GPIOChip: Sendable {
+    /// The kernel's name for the chip, e.g. `gpiochip0` (`gpiod_chip_name`).
+    public let name: String
+    /// The chip's label, e.g. `pinctrl-rp1` (`gpiod_chip_label`).
+    public let label: String
+    /// How many lines the chip has (`gpiod_chip_num_lines`).
+    public let lineCount: Int
+
+    private let handle: Mutex<ChipHandle>
+    let logger: Logger
+
+    private struct ChipHandle {
+        let pointer: OpaquePointer
+    }
+
+    /// Opens a chip: `gpiod_chip_open_by_name` for a name, `gpiod_chip_open`
+    /// for a path, `gpiod_chip_open_by_label` (which opens every chip to read
+    /// its label) for a label.
+    public init(_ selector: GPIOChipSelector, logger: Logger) throws(GPIOError) {
+        let opened: OpaquePointer? = switch selector {
+        case .name(let name): gpiod_chip_open_by_name(name)
+        case .path(let path): gpiod_chip_open(path)
+        case .label(let label): gpiod_chip_open_by_label(label)
+        }
+        guard let pointer = opened else {
+            throw GPIOError.from(errno: errno, during: .openChip(selector))
+        }
+        name = String(cString: gpiod_chip_name(pointer))
+        label = String(cString: gpiod_chip_label(pointer))
+        lineCount = Int(gpiod_chip_num_lines(pointer))
+        handle = Mutex(ChipHandle(pointer: pointer))
+        var logger = logger
+        logger[metadataKey: "gpio.chip"] = "\(name)"
+        self.logger = logger
+        logger.debug("GPIO chip opened", metadata: ["gpio.label": "\(label)", "gpio.lines": "\(lineCount)"])
+    }
+
+    deinit {
+        handle.withLock { gpiod_chip_close($0.pointer) }
+    }
+
+    /// Requests a line as an output, initially off (inactive), with
+    /// `gpiod_line_request_output_flags`.
+    public func requestOutput(_ configuration: GPIOLineConfiguration, consumer: String) throws(GPIOError) -> GPIOOutput {
+        let (line, description) = try request(configuration, consumer: consumer) { line, flags in
+            gpiod_line_request_output_flags(line, consumer, flags, 0)
+        }
+        logger.debug("GPIO output requested", metadata: ["gpio.line": "\(description)"])
+        return GPIOOutput(chip: self, line: line, description: description)
+    }
+
+    /// Requests a line as an input reporting both edges, with
+    /// `gpiod_line_request_both_edges_events_flags`; the event file descriptor
+    /// (`gpiod_line_event_get_fd`) is made non-blocking.
+    public func requestInput(_ configuration: GPIOLineConfiguration, consumer: String) throws(GPIOError) -> GPIOInput {
+        let (line, description) = try request(configuration, consumer: consumer) { line, flags in
+            gpiod_line_request_both_edges_events_flags(line, consumer, flags)
+        }
+        let fd = withLock { _ in gpiod_line_event_get_fd(line.pointer) }
+        guard fd >= 0, case let flags = fcntl(fd, F_GETFL), flags >= 0, fcntl(fd, F_SETFL, flags | O_NONBLOCK) == 0 else {
+            let code = errno
+            withLock { _ in gpiod_line_release(line.pointer) }
+            throw GPIOError.from(errno: code, during: .readEvents(description))
+        }
+        logger.debug("GPIO input requested", metadata: ["gpio.line": "\(description)"])
+        return GPIOInput(chip: self, line: line, description: description, eventFD: fd)
+    }
+
+    /// Runs `body` with the chip pointer, holding the chip's mutex.
+    func withLock<Result: Sendable, Failure: Error>(
+        _ body: (OpaquePointer) throws(Failure) -> Result
+    ) throws(Failure) -> Result {
+        try handle.withLock { (handle) throws(Failure) -> Result in try body(handle.pointer) }
+    }
+
+    /// Finds the line (`gpiod_chip_get_line` or `gpiod_chip_find_line`) and
+    /// requests it with `request`; on `EBUSY` it reads who holds it
+    /// (`gpiod_line_update`, `gpiod_line_consumer`).
+    private func request(
+        _ configuration: GPIOLineConfiguration, consumer: String,
+        _ request: (OpaquePointer, Int32) -> Int32
+    ) throws(GPIOError) -> (LineHandle, LineDescription) {
+        try withLock { (chip) throws(GPIOError) -> (LineHandle, LineDescription) in
+            let line: OpaquePointer
+            switch configuration.line {
+            case .offset(let offset):
+                guard let found = gpiod_chip_get_line(chip, offset) else {
+                    throw GPIOError.from(errno: errno, during: .getLine(chip: name, offset: offset, lineCount: lineCount))
+                }
+                line = found
+            case .name(let lineName):
+                guard let found = gpiod_chip_find_line(chip, lineName) else {
+                    throw GPIOError.from(errno: errno, during: .findLine(chip: name, name: lineName))
+                }
+                line = found
+            }
+            let description = LineDescription(
+                chip: name, offset: gpiod_line_offset(line), name: gpiod_line_name(line).map { String(cString: $0) })
+            guard request(line, Self.flags(for: configuration)) == 0 else {
+                let code = errno
+                var holder: String?
+                if code == EBUSY, gpiod_line_update(line) == 0, let consumer = gpiod_line_consumer(line) {
+                    holder = String(cString: consumer)
+                }
+                throw GPIOError.from(
+                    errno: code,
+                    during: .request(description, settings: configuration.settingsDescription, consumer: holder))
+            }
+            return (LineHandle(pointer: line), description)
+        }
+    }
+
+    private static func flags(for configuration: GPIOLineConfiguration) -> Int32 {
+        var flags: Int32 = 0
+        if configuration.activeLow {
+            flags |= Int32(GPIOD_LINE_REQUEST_FLAG_ACTIVE_LOW)
+        }
+        switch configuration.bias {
+        case .asIs: break
+        case .disabled: flags |= Int32(GPIOD_LINE_REQUEST_FLAG_BIAS_DISABLE)
+        case .pullUp: flags |= Int32(GPIOD_LINE_REQUEST_FLAG_BIAS_PULL_UP)
+        case .pullDown: flags |= Int32(GPIOD_LINE_REQUEST_FLAG_BIAS_PULL_DOWN)
+        }
+        return flags
+    }
+}
+
+/// A libgpiod line pointer.
+///
+/// `@unchecked Sendable`: the line object belongs to its chip and is only
+/// passed to libgpiod inside `GPIOChip.withLock`, which serializes every call
+/// on that chip; the chip outlives it because `GPIOOutput`/`GPIOInput` hold
+/// the chip.
+struct LineHandle: @unchecked Sendable {
+    let pointer: OpaquePointer
+}

@@ -1,0 +1,143 @@
+import CGPIOD
+import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
+/// A requested output line. It starts off (inactive); ``release()`` (or
+/// dropping the last reference) drives it off and gives it back.
+public final class GPIOOutput: Sendable, CustomStringConvertible {
+    public let chip: GPIOChip
+    /// The line's offset on its chip (`gpiod_line_offset`).
+    public let offset: UInt32
+    /// The line's name, if it has one (`gpiod_line_name`).
+    public let lineName: String?
+    private let line: LineHandle
+    private let requested = Mutex(true)
+
+    init(chip: GPIOChip, line: LineHandle, description: LineDescription) {
+        self.chip = chip
+        self.line = line
+        self.offset = description.offset
+        self.lineName = description.name
+    }
+
+    deinit {
+        release()
+    }
+
+    public var description: String {
+        LineDescription(chip: chip.name, offset: offset, name: lineName).description
+    }
+
+    /// Sets the logical value (`gpiod_line_set_value`); active-low is applied
+    /// by the kernel.
+    public func set(_ on: Bool) throws(GPIOError) {
+        try requested.withLock { (requested) throws(GPIOError) in
+            guard requested else {
+                throw GPIOError.released(LineDescription(chip: chip.name, offset: offset, name: lineName))
+            }
+            try chip.withLock { (_) throws(GPIOError) in
+                guard gpiod_line_set_value(line.pointer, on ? 1 : 0) == 0 else {
+                    throw GPIOError.from(errno: errno, during: .setValue(
+                        LineDescription(chip: chip.name, offset: offset, name: lineName)))
+                }
+            }
+        }
+    }
+
+    /// Drives the line off (`gpiod_line_set_value`), then releases it
+    /// (`gpiod_line_release`). Later calls do nothing.
+    public func release() {
+        requested.withLock { requested in
+            guard requested else { return }
+            requested = false
+            chip.withLock { _ in
+                if gpiod_line_set_value(line.pointer, 0) != 0 {
+                    chip.logger.warning("cannot switch GPIO output off before release", metadata: [
+                        "gpio.line": "\(offset)", "error": "\(String(cString: strerror(errno)))",
+                    ])
+                }
+                gpiod_line_release(line.pointer)
+            }
+        }
+    }
+}
+
+/// A requested input line reporting both edges.
+public final class GPIOInput: Sendable, CustomStringConvertible {
+    public let chip: GPIOChip
+    /// The line's offset on its chip (`gpiod_line_offset`).
+    public let offset: UInt32
+    /// The line's name, if it has one (`gpiod_line_name`).
+    public let lineName: String?
+    /// The non-blocking event file descriptor (`gpiod_line_event_get_fd`),
+    /// valid until ``release()``. Readable when edges are pending.
+    public let eventFileDescriptor: Int32
+    private let line: LineHandle
+    private let requested = Mutex(true)
+
+    init(chip: GPIOChip, line: LineHandle, description: LineDescription, eventFD: Int32) {
+        self.chip = chip
+        self.line = line
+        self.offset = description.offset
+        self.lineName = description.name
+        self.eventFileDescriptor = eventFD
+    }
+
+    deinit {
+        release()
+    }
+
+    public var description: String {
+        LineDescription(chip: chip.name, offset: offset, name: lineName).description
+    }
+
+    /// Reads the pending edges without blocking
+    /// (`gpiod_line_event_read_fd_multiple`); empty when none are pending.
+    /// Timestamps are the kernel's, in `CLOCK_MONOTONIC` nanoseconds.
+    public func readEvents() throws(GPIOError) -> [GPIOEdgeEvent] {
+        try requested.withLock { (requested) throws(GPIOError) -> [GPIOEdgeEvent] in
+            let line = LineDescription(chip: chip.name, offset: offset, name: lineName)
+            guard requested else { throw GPIOError.released(line) }
+            // The kernel's v1 event queue holds 16 events.
+            var buffer = [gpiod_line_event](repeating: gpiod_line_event(), count: 16)
+            let count = gpiod_line_event_read_fd_multiple(eventFileDescriptor, &buffer, UInt32(buffer.count))
+            if count < 0 {
+                let code = errno
+                if code == EAGAIN || code == EINTR { return [] }
+                throw GPIOError.from(errno: code, during: .readEvents(line))
+            }
+            return buffer.prefix(Int(count)).map { event in
+                GPIOEdgeEvent(
+                    input: self,
+                    rising: event.event_type == Int32(GPIOD_LINE_EVENT_RISING_EDGE),
+                    timestamp: UInt64(event.ts.tv_sec) &* 1_000_000_000 &+ UInt64(event.ts.tv_nsec))
+            }
+        }
+    }
+
+    /// Releases the line (`gpiod_line_release`), closing its event file
+    /// descriptor. Stop any ``GPIOEdgeEvents`` iteration over it first. Later
+    /// calls do nothing.
+    public func release() {
+        requested.withLock { requested in
+            guard requested else { return }
+            requested = false
+            chip.withLock { _ in gpiod_line_release(line.pointer) }
+        }
+    }
+}
+
+/// One edge on an input line.
+public struct GPIOEdgeEvent: Sendable {
+    public let input: GPIOInput
+    /// A rising edge of the logical value (active-low applied by the kernel):
+    /// the line became active.
+    public let rising: Bool
+    /// The kernel's timestamp, `CLOCK_MONOTONIC` nanoseconds (Linux 5.7+).
+    public let timestamp: UInt64
+}

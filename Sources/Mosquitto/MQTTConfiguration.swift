@@ -1,0 +1,119 @@
+/// The MQTT protocol version a client speaks.
+public enum MQTTProtocolVersion: Sendable, Hashable, CustomStringConvertible {
+    /// MQTT 5: supports request/response properties (response topic, correlation data).
+    case v5
+    /// MQTT 3.1.1: no properties.
+    case v311
+
+    public var description: String {
+        switch self {
+        case .v5: "MQTT 5"
+        case .v311: "MQTT 3.1.1"
+        }
+    }
+}
+
+/// How an ``MQTTClient`` reaches its broker and behaves while it cannot.
+public struct MQTTConfiguration: Sendable {
+    /// TLS settings, handed to `mosquitto_tls_set` and `mosquitto_tls_insecure_set`.
+    public struct TLS: Sendable {
+        /// A PEM file of trusted certificate authorities.
+        public var caFile: String?
+        /// A folder of PEM certificate authorities, prepared with `openssl rehash`.
+        public var caPath: String?
+        /// The client's PEM certificate, for brokers that require client certificates.
+        public var certFile: String?
+        /// The private key of `certFile`, unencrypted.
+        public var keyFile: String?
+        /// Skip checking that the broker's certificate names `host`. Never use this in production.
+        public var insecure: Bool
+
+        /// With neither `caFile` nor `caPath`, the operating system's trusted authorities are used.
+        public init(caFile: String? = nil, caPath: String? = nil, certFile: String? = nil, keyFile: String? = nil, insecure: Bool = false) {
+            self.caFile = caFile
+            self.caPath = caPath
+            self.certFile = certFile
+            self.keyFile = keyFile
+            self.insecure = insecure
+        }
+    }
+
+    /// The message the broker publishes for this client when its connection ends without a clean
+    /// DISCONNECT (crash, power loss, network failure). Set with `mosquitto_will_set`.
+    public struct Will: Sendable {
+        public var topic: String
+        public var payload: [UInt8]
+        public var qos: Int
+        public var retain: Bool
+
+        public init(topic: String, payload: [UInt8], qos: Int = 1, retain: Bool = true) {
+            self.topic = topic
+            self.payload = payload
+            self.qos = qos
+            self.retain = retain
+        }
+
+        public init(topic: String, string: String, qos: Int = 1, retain: Bool = true) {
+            self.init(topic: topic, payload: Array(string.utf8), qos: qos, retain: retain)
+        }
+    }
+
+    public var host: String
+    public var port: Int
+    public var clientID: String
+    public var username: String?
+    public var password: String?
+    public var tls: TLS?
+    /// Seconds between keepalive pings; a silent broker is noticed after about 1.5 times this.
+    /// libmosquitto accepts 5...65535.
+    public var keepAlive: Int
+    /// The version tried first. `.v5` falls back to `.v311` by itself when the broker refuses MQTT 5,
+    /// and stays there for the life of the client.
+    public var protocolVersion: MQTTProtocolVersion
+    public var will: Will?
+    /// The wait before the first reconnect attempt; it doubles after each failed attempt...
+    public var reconnectDelay: Duration
+    /// ...up to this cap.
+    public var maximumReconnectDelay: Duration
+    /// How many non-retained messages are kept while disconnected; the oldest are dropped beyond it.
+    /// Retained messages are kept apart, the latest per topic, so they need no bound of their own.
+    public var outgoingBufferLimit: Int
+    /// How long ``MQTTClient/disconnect()`` waits for the broker to acknowledge QoS 1 and 2 publishes
+    /// (such as a final offline status) before it sends DISCONNECT.
+    public var disconnectGracePeriod: Duration
+
+    public init(
+        host: String,
+        port: Int = 1883,
+        clientID: String,
+        username: String? = nil,
+        password: String? = nil,
+        tls: TLS? = nil,
+        keepAlive: Int = 15,
+        protocolVersion: MQTTProtocolVersion = .v5,
+        will: Will? = nil,
+        reconnectDelay: Duration = .milliseconds(500),
+        maximumReconnectDelay: Duration = .seconds(5),
+        outgoingBufferLimit: Int = 1000,
+        disconnectGracePeriod: Duration = .seconds(2)
+    ) {
+        self.host = host
+        self.port = port
+        self.clientID = clientID
+        self.username = username
+        self.password = password
+        self.tls = tls
+        self.keepAlive = keepAlive
+        self.protocolVersion = protocolVersion
+        self.will = will
+        self.reconnectDelay = reconnectDelay
+        self.maximumReconnectDelay = maximumReconnectDelay
+        self.outgoingBufferLimit = outgoingBufferLimit
+        self.disconnectGracePeriod = disconnectGracePeriod
+    }
+
+    /// `host:port`, as used in log metadata and error messages.
+    var brokerAddress: String {
+        host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)"
+    }
+}

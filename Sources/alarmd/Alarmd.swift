@@ -1,0 +1,145 @@
+import AlarmKit
+import AlarmNode
+import ArgumentParser
+import Foundation
+import Logging
+
+@main
+struct Alarmd: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "alarmd",
+        abstract: "The alarm node: schedules alarms and timers, drives the buzzer, buttons and LED, and mirrors its state to MQTT.",
+        version: AlarmdVersion.current,
+        subcommands: [Run.self, CheckConfig.self, ResetAuthorization.self],
+        defaultSubcommand: Run.self)
+}
+
+/// Options shared by the commands that read a configuration.
+struct ConfigurationOptions: ParsableArguments {
+    @Option(help: "The TOML configuration file (default: /etc/alarmd/alarmd.toml when it exists).")
+    var config: String?
+
+    @Option(help: "The broker as HOST:PORT (overrides broker.host and broker.port).")
+    var broker: String?
+
+    @Option(help: "The node id, [A-Za-z0-9_-] (overrides node.id).")
+    var node: String?
+
+    @Option(name: .customLong("state-dir"), help: "Where the state file lives (overrides node.state-directory).")
+    var stateDirectory: String?
+
+    @Flag(name: .customLong("simulate-hardware"), help: "Use the simulated buzzer, buttons and LED (overrides hardware.mode).")
+    var simulateHardware = false
+
+    @Option(name: .customLong("time-zone"), help: "An IANA time zone such as Europe/Berlin (overrides node.time-zone).")
+    var timeZone: String?
+
+    @Option(name: .customLong("max-alarms"), help: "The most alarms the node holds (overrides limits.max-alarms).")
+    var maxAlarms: Int?
+
+    static let defaultConfigurationPath = "/etc/alarmd/alarmd.toml"
+
+    /// The configuration file's settings with the command line's over them.
+    func load() throws -> NodeConfiguration {
+        var configuration = NodeConfiguration()
+        if let path = config ?? (FileManager.default.fileExists(atPath: Self.defaultConfigurationPath) ? Self.defaultConfigurationPath : nil) {
+            configuration = try ConfigurationReader.read(path: path)
+        }
+        if let broker {
+            let parts = broker.split(separator: ":", omittingEmptySubsequences: false)
+            guard let host = parts.first, !host.isEmpty, parts.count <= 2,
+                  let port = parts.count == 2 ? Int(parts[1]) : 1883, (1...65_535).contains(port) else {
+                throw ValidationError("--broker takes HOST or HOST:PORT, e.g. 127.0.0.1:1883")
+            }
+            configuration.broker.host = String(host)
+            configuration.broker.port = port
+        }
+        if let node {
+            guard NodeTopics.isValidNodeID(node) else { throw ValidationError("--node may only hold letters, digits, '_' and '-'") }
+            configuration.node.id = node
+        }
+        if let stateDirectory { configuration.node.stateDirectory = stateDirectory }
+        if simulateHardware { configuration.hardware.mode = .simulated }
+        if let timeZone {
+            guard TimeZone(identifier: timeZone) != nil else { throw ValidationError("--time-zone '\(timeZone)' is not an IANA zone such as Europe/Berlin") }
+            configuration.node.timeZone = timeZone
+        }
+        if let maxAlarms {
+            guard maxAlarms >= 1 else { throw ValidationError("--max-alarms must be at least 1") }
+            configuration.limits.maxAlarms = maxAlarms
+        }
+        return configuration
+    }
+}
+
+extension Alarmd {
+    struct Run: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Run the node (the default command).")
+
+        @OptionGroup var options: ConfigurationOptions
+
+        @Option(name: .customLong("log-level"), help: "trace, debug, info, notice, warning, error or critical.")
+        var logLevel: Logger.Level = .info
+
+        func run() async throws {
+            let level = logLevel
+            LoggingSystem.bootstrap { label in
+                var handler = StreamLogHandler.standardError(label: label)
+                handler.logLevel = level
+                return handler
+            }
+            let logger = Logger(label: "alarmd")
+            let configuration: NodeConfiguration
+            do {
+                configuration = try options.load()
+            } catch let error as ConfigurationError {
+                logger.critical("configuration invalid", metadata: ["problems": "\(error)"])
+                throw ExitCode(2)
+            }
+            do {
+                try await AlarmDaemon.build(configuration: configuration, logger: logger).run()
+            } catch let error as StartupError {
+                logger.critical("cannot start", metadata: ["reason": "\(error.message)"])
+                throw ExitCode(1)
+            }
+        }
+    }
+
+    struct CheckConfig: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "check-config",
+            abstract: "Validate a configuration file and explain each problem.")
+
+        @Argument(help: "The TOML configuration file.")
+        var file: String
+
+        func run() throws {
+            do {
+                let configuration = try ConfigurationReader.read(path: file)
+                print("\(file) is valid: node \(configuration.node.id), broker \(configuration.broker.host):\(configuration.broker.port), hardware \(configuration.hardware.mode.rawValue)")
+            } catch {
+                FileHandle.standardError.write(Data("\(error)\n".utf8))
+                throw ExitCode(2)
+            }
+        }
+    }
+
+    struct ResetAuthorization: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "reset-authorization",
+            abstract: "Forget the authorization decision, so the node asks again (stop alarmd first).")
+
+        @OptionGroup var options: ConfigurationOptions
+
+        func run() throws {
+            let configuration = try options.load()
+            let store = StateStore(directory: configuration.node.stateDirectory, logger: Logger(label: "alarmd"))
+            var state = try store.load().state ?? NodeState()
+            state.authorization = .notDetermined
+            try store.save(state)
+            print("authorization reset in \(store.path); start alarmd (with authorization = \"prompt\") and it will ask again")
+        }
+    }
+}
+
+extension Logger.Level: @retroactive ExpressibleByArgument {}

@@ -1,0 +1,166 @@
+import Logging
+import Synchronization
+import Testing
+import AlarmHardware
+
+private typealias Instant = ManualClock.Instant
+
+/// An output that fails on demand.
+private final class FailingLine: OutputLine {
+    struct Failure: Error {}
+    let failing = Mutex(false)
+    let writes = Mutex<[Bool]>([])
+
+    func set(_ on: Bool) throws {
+        writes.withLock { $0.append(on) }
+        if failing.withLock({ $0 }) { throw Failure() }
+    }
+}
+
+private struct Rig {
+    let clock = ManualClock()
+    let buzzer = SimulatedLine(name: "buzzer")
+    let led = SimulatedLine(name: "led")
+    let driver: HardwareDriver<ManualClock>
+
+    init(escalateAfter: Duration? = .seconds(60)) {
+        driver = HardwareDriver(buzzer: buzzer, led: led, clock: clock,
+                                configuration: .init(escalateAfter: escalateAfter),
+                                logger: Logger(label: "test"))
+    }
+
+    /// Waits until the driver sleeps until exactly `deadline`, then moves the
+    /// clock there and waits until it sleeps until `next`.
+    func step(to deadline: Instant, thenSleepsUntil next: Instant) async {
+        await clock.waitForSleeper(until: deadline)
+        clock.advance(to: deadline)
+        await clock.waitForSleeper(until: next)
+    }
+
+    /// Follows the outputs through a list of (instant, buzzer, led) expectations;
+    /// each instant must be exactly where the driver wakes up next.
+    func expect(_ timeline: [(Instant, buzzer: Bool, led: Bool)],
+                sourceLocation: SourceLocation = #_sourceLocation) async {
+        for (index, (instant, buzzerOn, ledOn)) in timeline.enumerated().dropLast() {
+            await step(to: instant, thenSleepsUntil: timeline[index + 1].0)
+            #expect(buzzer.isOn == buzzerOn, "buzzer at \(instant)", sourceLocation: sourceLocation)
+            #expect(led.isOn == ledOn, "LED at \(instant)", sourceLocation: sourceLocation)
+        }
+    }
+}
+
+@Suite(.timeLimit(.minutes(1))) struct HardwareDriverTests {
+    @Test func buzzerFollowsTheAlertPatternAndTheLEDIsLit() async throws {
+        let rig = Rig()
+        let run = Task { try await rig.driver.run() }
+        await rig.driver.update(alerting: .init(sound: "default", since: rig.clock.now),
+                                countdownRunning: false, promptActive: false)
+        #expect(rig.buzzer.isOn && rig.led.isOn, "outputs change at once on update")
+        await rig.expect([
+            (.ms(100), false, true), (.ms(200), true, true), (.ms(300), false, true), (.ms(400), true, true),
+            (.ms(500), false, true), (.ms(1200), true, true), (.ms(1300), false, true), (.ms(1400), true, true),
+        ])
+        run.cancel()
+        try await run.value
+        #expect(!rig.buzzer.isOn && !rig.led.isOn, "cancellation switches everything off")
+    }
+
+    @Test func alertEscalatesToADenserPattern() async throws {
+        let rig = Rig(escalateAfter: .seconds(2))
+        let run = Task { try await rig.driver.run() }
+        // An alert that began before this update (e.g. restored after a restart): the phase counts from `since`.
+        rig.clock.advance(to: .ms(500))
+        await rig.driver.update(alerting: .init(sound: "gentle", since: .ms(0)), countdownRunning: false,
+                                promptActive: false)
+        #expect(!rig.buzzer.isOn)
+        await rig.expect([
+            (.ms(2000), true, true), (.ms(2100), false, true), (.ms(2200), true, true), (.ms(2300), false, true),
+            (.ms(2400), true, true), (.ms(2500), false, true), (.ms(3200), true, true),
+        ])
+        run.cancel()
+        try await run.value
+    }
+
+    @Test func buzzerStopsWhenNothingAlertsAndTheLEDShowsTheCountdown() async throws {
+        let rig = Rig()
+        let run = Task { try await rig.driver.run() }
+        await rig.driver.update(alerting: .init(sound: "urgent", since: rig.clock.now), countdownRunning: true,
+                                promptActive: false)
+        await rig.expect([(.ms(100), false, true), (.ms(200), true, true)])
+        // The clock is at 100 ms: the alert ends, a countdown still runs.
+        await rig.driver.update(alerting: nil, countdownRunning: true, promptActive: false)
+        #expect(!rig.buzzer.isOn, "off as soon as nothing alerts")
+        #expect(rig.led.isOn, "slow blink starts lit")
+        await rig.clock.waitForSleeper(until: .ms(600))
+        await rig.expect([(.ms(600), false, false), (.ms(1100), false, true), (.ms(1600), false, false)])
+        await rig.driver.update(alerting: nil, countdownRunning: false, promptActive: false)
+        #expect(!rig.buzzer.isOn && !rig.led.isOn)
+        run.cancel()
+        try await run.value
+        #expect(rig.clock.pendingDeadlines.isEmpty, "nothing left sleeping")
+    }
+
+    @Test func authorizationPromptChirpsAndBlinksFast() async throws {
+        let rig = Rig()
+        let run = Task { try await rig.driver.run() }
+        rig.clock.advance(to: .ms(1000))
+        await rig.driver.update(alerting: nil, countdownRunning: true, promptActive: true)
+        #expect(rig.buzzer.isOn && rig.led.isOn)
+        // chirp: on 40, off 80, on 40, off 1840; fast blink: on 100, off 100.
+        await rig.expect([
+            (.ms(1040), false, true), (.ms(1100), false, false), (.ms(1120), true, false), (.ms(1160), false, false),
+            (.ms(1200), false, true), (.ms(1300), false, false),
+        ])
+        // At 1200 ms an alarm alerts during the prompt and wins: its pattern, LED steady on.
+        await rig.driver.update(alerting: .init(sound: "urgent", since: rig.clock.now), countdownRunning: true,
+                                promptActive: true)
+        #expect(rig.buzzer.isOn && rig.led.isOn)
+        await rig.clock.waitForSleeper(until: .ms(1300))
+        await rig.expect([(.ms(1300), false, true), (.ms(1400), true, true), (.ms(1500), false, true)])
+        run.cancel()
+        try await run.value
+    }
+
+    @Test func shutdownSwitchesOffEndsRunAndIgnoresLaterUpdates() async throws {
+        let rig = Rig()
+        let run = Task { try await rig.driver.run() }
+        await rig.driver.update(alerting: .init(sound: "default", since: rig.clock.now), countdownRunning: false,
+                                promptActive: false)
+        #expect(rig.buzzer.isOn)
+        await rig.driver.shutdown()
+        #expect(!rig.buzzer.isOn && !rig.led.isOn)
+        try await run.value
+        await rig.driver.update(alerting: .init(sound: "default", since: rig.clock.now), countdownRunning: true,
+                                promptActive: false)
+        #expect(!rig.buzzer.isOn && !rig.led.isOn)
+    }
+
+    @Test func outputFailureSwitchesOffAndEndsRunWithTheError() async throws {
+        let clock = ManualClock()
+        let buzzer = FailingLine()
+        let led = SimulatedLine(name: "led")
+        let driver = HardwareDriver(buzzer: buzzer, led: led, clock: clock, logger: Logger(label: "test"))
+        let run = Task { try await driver.run() }
+        await driver.update(alerting: .init(sound: "default", since: clock.now), countdownRunning: false,
+                            promptActive: false)
+        #expect(led.isOn)
+        await clock.waitForSleeper(until: .ms(100))
+        buzzer.failing.withLock { $0 = true }
+        clock.advance(to: .ms(100))
+        await #expect(throws: FailingLine.Failure.self) { try await run.value }
+        #expect(!led.isOn)
+        #expect(buzzer.writes.withLock { $0 }.suffix(2) == [false, false], "the failed write, then the switch-off attempt")
+    }
+
+    @Test func simulatedLineReportsItsStateAndChanges() async {
+        let line = SimulatedLine(name: "buzzer")
+        var changes = line.changes().makeAsyncIterator()
+        #expect(await changes.next() == false, "the current state first")
+        line.set(true)
+        line.set(true)
+        line.set(false)
+        #expect(await changes.next() == true)
+        #expect(await changes.next() == false, "repeated writes of the same level are not changes")
+        #expect(!line.isOn)
+    }
+}

@@ -1,0 +1,46 @@
+import Foundation
+import Logging
+import Mosquitto
+import Synchronization
+
+/// The clients a test started, so that all of them are disconnected whatever the test does.
+public final class TestClients: Sendable {
+    private let clients = Mutex<[MQTTClient]>([])
+
+    /// A logger for tests; its level comes from `MQTT_TEST_LOG_LEVEL` (default `warning`).
+    public static func logger(_ label: String) -> Logger {
+        var logger = Logger(label: label)
+        let level = ProcessInfo.processInfo.environment["MQTT_TEST_LOG_LEVEL"].flatMap(Logger.Level.init(rawValue:))
+        logger.logLevel = level ?? .warning
+        return logger
+    }
+
+    /// Creates a client, starts recording its events, and calls ``MQTTClient/connect()``.
+    public func start(_ configuration: MQTTConfiguration) throws -> (client: MQTTClient, events: EventRecorder) {
+        let client = try MQTTClient(configuration: configuration, logger: Self.logger("mqtt.\(configuration.clientID)"))
+        let events = EventRecorder(client)
+        clients.withLock { $0.append(client) }
+        try client.connect()
+        return (client, events)
+    }
+
+    /// Disconnects every client started here.
+    public func disconnectAll() async {
+        for client in clients.withLock({ $0 }) {
+            await client.disconnect()
+        }
+    }
+}
+
+/// Runs `body` with a ``TestClients`` and disconnects its clients afterwards, also when `body` throws.
+public func withTestClients<Result>(_ body: (TestClients) async throws -> Result) async throws -> Result {
+    let clients = TestClients()
+    do {
+        let result = try await body(clients)
+        await clients.disconnectAll()
+        return result
+    } catch {
+        await clients.disconnectAll()
+        throw error
+    }
+}

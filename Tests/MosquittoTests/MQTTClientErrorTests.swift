@@ -1,0 +1,90 @@
+import Foundation
+import MosquittoTestSupport
+import Testing
+
+@testable import Mosquitto
+
+@Suite("Client errors")
+struct MQTTClientErrorTests {
+    private let logger = TestClients.logger("mqtt.errors")
+
+    private func configuration(port: Int = 1883) -> MQTTConfiguration {
+        MQTTConfiguration(host: "127.0.0.1", port: port, clientID: "errors")
+    }
+
+    @Test("an out-of-range port is a configuration error that names the fix")
+    func invalidPort() {
+        let error = #expect(throws: MQTTError.self) {
+            try MQTTClient(configuration: configuration(port: 0), logger: logger)
+        }
+        #expect(error?.code == .invalidConfiguration)
+        #expect(error?.message.contains("1...65535") == true)
+    }
+
+    @Test("an unreadable CA file is reported before connecting")
+    func unreadableCAFile() {
+        var settings = configuration()
+        settings.tls = .init(caFile: "/nonexistent/ca.pem")
+        let error = #expect(throws: MQTTError.self) {
+            try MQTTClient(configuration: settings, logger: logger)
+        }
+        #expect(error?.code == .invalidConfiguration)
+        #expect(error?.message.contains("/nonexistent/ca.pem") == true)
+    }
+
+    @Test("a will on a wildcard topic is refused by libmosquitto, through the error funnel")
+    func wildcardWill() {
+        var settings = configuration()
+        settings.will = .init(topic: "alarmd/+/status", string: "offline")
+        let error = #expect(throws: MQTTError.self) {
+            try MQTTClient(configuration: settings, logger: logger)
+        }
+        #expect(error?.code == .invalidConfiguration)
+        #expect(error?.mosquittoCode == 3)  // MOSQ_ERR_INVAL
+    }
+
+    @Test("malformed filters, topics, QoS and correlation data are rejected")
+    func invalidArguments() throws {
+        let client = try MQTTClient(configuration: configuration(), logger: logger)
+        #expect(throws: MQTTError.self) { try client.subscribe("a/#/b", qos: 1) }
+        #expect(throws: MQTTError.self) { try client.subscribe("a/b", qos: 3) }
+        #expect(throws: MQTTError.self) { try client.publish(MQTTMessage(topic: "a/+", string: "x")) }
+        #expect(throws: MQTTError.self) { try client.publish(MQTTMessage(topic: "", string: "x")) }
+        #expect(throws: MQTTError.self) {
+            try client.publish(MQTTMessage(topic: "a", payload: [], correlationData: [UInt8](repeating: 0, count: 70_000)))
+        }
+        let error = #expect(throws: MQTTError.self) { try client.publish(MQTTMessage(topic: "a", string: "x", qos: 5)) }
+        #expect(error?.code == .invalidArgument)
+    }
+
+    @Test("the client cannot be started twice or used after disconnect")
+    func lifecycle() async throws {
+        let port = try TestBroker.freePort()
+        let client = try MQTTClient(configuration: configuration(port: port), logger: logger)
+        try client.connect()
+        let twice = #expect(throws: MQTTError.self) { try client.connect() }
+        #expect(twice?.code == .alreadyConnected)
+
+        await client.disconnect()
+        let closed = #expect(throws: MQTTError.self) { try client.publish(MQTTMessage(topic: "a", string: "x")) }
+        #expect(closed?.code == .clientClosed)
+        #expect(!client.isConnected)
+    }
+
+    @Test("the error funnel explains libmosquitto's codes and what to do")
+    func funnelMessages() {
+        let refused = MQTTError(mosquittoCode: 14, errno: ECONNREFUSED, during: .connect, broker: "127.0.0.1:1883")  // MOSQ_ERR_ERRNO
+        #expect(refused.code == .connectionFailed)
+        #expect(refused.message == "broker 127.0.0.1:1883 refused the connection (Connection refused): is mosquitto running there? check the configured broker host and port")
+
+        let badCredentials = MQTTError(mosquittoCode: 134, during: .connack, broker: "pi:1883")  // MQTT 5 reason code
+        #expect(badCredentials.code == .connectionRefused)
+        #expect(badCredentials.message.contains("check the username and password"))
+
+        let notAuthorized311 = MQTTError(mosquittoCode: 5, during: .connack, broker: "pi:1883")  // 3.1.1 CONNACK code
+        #expect(notAuthorized311.message.contains("not authorised"))
+
+        let shuttingDown = MQTTError(mosquittoCode: 139, during: .connectionEnded, broker: "pi:1883")  // broker's DISCONNECT
+        #expect(shuttingDown.message == "broker pi:1883 closed the connection (Server shutting down); reconnecting")
+    }
+}

@@ -1,0 +1,308 @@
+import Mosquitto
+import MosquittoTestSupport
+import Testing
+
+/// Against a real mosquitto per test. `.serialized` keeps the 2-core machine from running several
+/// brokers and their clients at once, which would make deadlines flaky.
+@Suite("MQTT client against a real broker", .serialized)
+struct MQTTClientTests {
+    @Test("connects, subscribes, and receives retained and live messages")
+    func publishAndReceive() async throws {
+        try await TestBroker.withBroker { broker in
+            try await withTestClients { clients in
+                let (publisher, publisherEvents) = try clients.start(broker.clientConfiguration(clientID: "publisher"))
+                let sessionPresent = try await publisherEvents.connected()
+                #expect(sessionPresent == false)
+                #expect(publisher.isConnected)
+                #expect(publisher.protocolVersion == .v5)
+
+                try publisher.publish(MQTTMessage(topic: "home/state", string: "{\"on\":true}", retain: true))
+
+                let (subscriber, subscriberEvents) = try clients.start(broker.clientConfiguration(clientID: "subscriber"))
+                try subscriber.subscribe("home/#", qos: 1)  // before the connection: sent on connect
+                try await subscriberEvents.connected()
+
+                let retained = try await subscriberEvents.message(on: "home/state")
+                #expect(retained.payloadString == "{\"on\":true}")
+                #expect(retained.retain)
+                #expect(retained.qos == 1)
+
+                try publisher.publish(MQTTMessage(topic: "home/event", string: "pressed", qos: 1))
+                let live = try await subscriberEvents.message(on: "home/event")
+                #expect(live == MQTTMessage(topic: "home/event", string: "pressed", qos: 1, retain: false))
+            }
+        }
+    }
+
+    @Test("MQTT 5 request/response carries response topic and correlation data both ways")
+    func requestResponse() async throws {
+        try await TestBroker.withBroker { broker in
+            try await withTestClients { clients in
+                let (responder, responderEvents) = try clients.start(broker.clientConfiguration(clientID: "responder"))
+                try responder.subscribe("alarmd/node/cmd/+", qos: 1)
+                try await responderEvents.connected()
+                let (requester, requesterEvents) = try clients.start(broker.clientConfiguration(clientID: "requester"))
+                try requester.subscribe("replies/requester", qos: 1)
+                try await requesterEvents.connected()
+
+                let correlation: [UInt8] = [0x00, 0xFF, 0x10, 0x42]
+                try requester.publish(MQTTMessage(
+                    topic: "alarmd/node/cmd/list", string: "{}", qos: 1,
+                    responseTopic: "replies/requester", correlationData: correlation
+                ))
+
+                let request = try await responderEvents.message(on: "alarmd/node/cmd/list")
+                #expect(request.responseTopic == "replies/requester")
+                #expect(request.correlationData == correlation)
+
+                let replyTopic = try #require(request.responseTopic)
+                try responder.publish(MQTTMessage(
+                    topic: replyTopic, string: "{\"ok\":true,\"alarms\":[]}", qos: 1,
+                    correlationData: request.correlationData
+                ))
+                let reply = try await requesterEvents.message(on: "replies/requester")
+                #expect(reply.payloadString == "{\"ok\":true,\"alarms\":[]}")
+                #expect(reply.correlationData == correlation)
+                #expect(reply.responseTopic == nil)
+            }
+        }
+    }
+
+    @Test("an MQTT 3.1.1 client publishes without v5 properties and receives none")
+    func forcedMQTT311() async throws {
+        try await TestBroker.withBroker { broker in
+            try await withTestClients { clients in
+                let (observer, observerEvents) = try clients.start(broker.clientConfiguration(clientID: "observer-v5"))
+                try observer.subscribe("v311/#", qos: 1)
+                try await observerEvents.connected()
+                let (legacy, legacyEvents) = try clients.start(broker.clientConfiguration(clientID: "legacy", protocolVersion: .v311))
+                try legacy.subscribe("v311/#", qos: 1)
+                try await legacyEvents.connected()
+                #expect(legacy.protocolVersion == .v311)
+
+                try legacy.publish(MQTTMessage(topic: "v311/request", string: "ping", responseTopic: "v311/reply", correlationData: [1]))
+                let seenByV5 = try await observerEvents.message(on: "v311/request")
+                #expect(seenByV5.payloadString == "ping")
+                #expect(seenByV5.responseTopic == nil)
+                #expect(seenByV5.correlationData == nil)
+
+                try observer.publish(MQTTMessage(topic: "v311/reply", string: "pong", responseTopic: "v311/x", correlationData: [2]))
+                _ = try await legacyEvents.message(on: "v311/request")  // its own message comes first
+                let seenBy311 = try await legacyEvents.message(on: "v311/reply")
+                #expect(seenBy311.payloadString == "pong")
+                #expect(seenBy311.responseTopic == nil)
+                #expect(seenBy311.correlationData == nil)
+            }
+        }
+    }
+
+    @Test("a broker that refuses MQTT 5 makes the client fall back to MQTT 3.1.1 by itself")
+    func automaticFallback() async throws {
+        try await TestBroker.withBroker { broker in
+            let onlyMQTT311 = try TCPProxy(upstreamPort: broker.port, rejectingMQTT5: true)
+            defer { onlyMQTT311.close() }
+            try await withTestClients { clients in
+                let (observer, observerEvents) = try clients.start(broker.clientConfiguration(clientID: "observer"))
+                try observer.subscribe("fallback/#", qos: 1)
+                try await observerEvents.connected()
+
+                let (client, events) = try clients.start(broker.clientConfiguration(clientID: "fallback", port: onlyMQTT311.port))
+                #expect(client.protocolVersion == .v5)
+                try await events.connected()
+                #expect(client.protocolVersion == .v311)
+
+                try client.publish(MQTTMessage(topic: "fallback/reply", string: "ok", correlationData: [9]))
+                let received = try await observerEvents.message(on: "fallback/reply")
+                #expect(received.payloadString == "ok")
+                #expect(received.correlationData == nil)
+            }
+        }
+    }
+
+    @Test("the will is published when the connection ends uncleanly, and not after a clean disconnect")
+    func willMessage() async throws {
+        try await TestBroker.withBroker { broker in
+            let link = try TCPProxy(upstreamPort: broker.port)
+            defer { link.close() }
+            try await withTestClients { clients in
+                let (observer, observerEvents) = try clients.start(broker.clientConfiguration(clientID: "observer"))
+                try observer.subscribe("alarmd/node/status", qos: 1)
+                try await observerEvents.connected()
+
+                let will = MQTTConfiguration.Will(topic: "alarmd/node/status", string: "{\"state\":\"offline\"}")
+                let (node, nodeEvents) = try clients.start(broker.clientConfiguration(clientID: "node", port: link.port, will: will))
+                try await nodeEvents.connected()
+                try node.publish(MQTTMessage(topic: "alarmd/node/status", string: "{\"state\":\"online\"}", retain: true))
+                #expect(try await observerEvents.message(on: "alarmd/node/status").payloadString == "{\"state\":\"online\"}")
+
+                // The broker sees the TCP connection end with no DISCONNECT, as when the process dies.
+                link.cutConnections()
+                let willMessage = try await observerEvents.message(on: "alarmd/node/status")
+                #expect(willMessage.payloadString == "{\"state\":\"offline\"}")
+
+                // The node notices and reconnects by itself.
+                try await nodeEvents.disconnected()
+                try await nodeEvents.connected()
+
+                // A clean shutdown: the node's own offline status, acknowledged before DISCONNECT; no will.
+                // (If the cut beat the PUBACK of "online", libmosquitto re-sends it after reconnecting:
+                // QoS 1 is at least once.)
+                let cleanOffline = "{\"state\":\"offline\",\"clean\":true}"
+                try node.publish(MQTTMessage(topic: "alarmd/node/status", string: cleanOffline, retain: true))
+                await node.disconnect()
+                let untilOffline = try await observerEvents.messages(on: "alarmd/node/status") { $0.payloadString == cleanOffline }
+                #expect(untilOffline.dropLast().allSatisfy { $0.payloadString == "{\"state\":\"online\"}" })
+                try observer.publish(MQTTMessage(topic: "alarmd/node/status", string: "sentinel", retain: false))
+                #expect(try await observerEvents.message(on: "alarmd/node/status").payloadString == "sentinel")
+            }
+        }
+    }
+
+    @Test("after a broker restart the client reconnects, resubscribes, and reports .connected again")
+    func brokerRestart() async throws {
+        try await TestBroker.withBroker { broker in
+            try await withTestClients { clients in
+                let (subscriber, events) = try clients.start(broker.clientConfiguration(clientID: "subscriber"))
+                try subscriber.subscribe("restart/#", qos: 1)
+                try await events.connected()
+
+                try await broker.restart()
+                let reason = try await events.disconnected()
+                #expect(!reason.isEmpty)
+                try await events.connected()
+                #expect(subscriber.isConnected)
+
+                // The restarted broker knows nothing: only the automatic resubscription delivers this.
+                let (publisher, publisherEvents) = try clients.start(broker.clientConfiguration(clientID: "publisher"))
+                try await publisherEvents.connected()
+                try publisher.publish(MQTTMessage(topic: "restart/after", string: "hello again"))
+                #expect(try await events.message(on: "restart/#").payloadString == "hello again")
+            }
+        }
+    }
+
+    @Test("publishes while the broker is unreachable are buffered: latest retained per topic, bounded FIFO for the rest")
+    func bufferingWhileUnreachable() async throws {
+        try await TestBroker.withBroker { broker in
+            let link = try TCPProxy(upstreamPort: broker.port)
+            defer { link.close() }
+            try await withTestClients { clients in
+                let (observer, observerEvents) = try clients.start(broker.clientConfiguration(clientID: "observer"))
+                try observer.subscribe("buffer/#", qos: 1)
+                try await observerEvents.connected()
+
+                let (node, nodeEvents) = try clients.start(broker.clientConfiguration(clientID: "node", port: link.port, outgoingBufferLimit: 3))
+                try await nodeEvents.connected()
+
+                link.acceptsConnections = false
+                link.cutConnections()
+                try await nodeEvents.disconnected()
+                #expect(!node.isConnected)
+
+                let publishes: [(topic: String, text: String, retain: Bool)] = [
+                    ("buffer/state", "v1", true), ("buffer/event", "1", false),
+                    ("buffer/state", "v2", true), ("buffer/event", "2", false),
+                    ("buffer/event", "3", false), ("buffer/state", "v3", true),
+                    ("buffer/event", "4", false), ("buffer/event", "5", false),
+                ]
+                for publish in publishes {
+                    try node.publish(MQTTMessage(topic: publish.topic, string: publish.text, qos: 1, retain: publish.retain))
+                }
+
+                link.acceptsConnections = true
+                try await nodeEvents.connected()
+                try node.publish(MQTTMessage(topic: "buffer/end", string: "end"))
+
+                let delivered = try await observerEvents.messages(on: "buffer/#") { $0.topic == "buffer/end" }
+                #expect(delivered.map(\.payloadString) == ["3", "v3", "4", "5", "end"])
+
+                let (lateObserver, lateEvents) = try clients.start(broker.clientConfiguration(clientID: "late-observer"))
+                try lateObserver.subscribe("buffer/state", qos: 1)
+                let retained = try await lateEvents.message(on: "buffer/state")
+                #expect(retained.payloadString == "v3")
+                #expect(retained.retain)
+            }
+        }
+    }
+
+    @Test("retained state published while the broker is down reaches the restarted broker, latest per topic")
+    func retainedStateAcrossBrokerRestart() async throws {
+        try await TestBroker.withBroker { broker in
+            try await withTestClients { clients in
+                let (node, nodeEvents) = try clients.start(broker.clientConfiguration(clientID: "node"))
+                try await nodeEvents.connected()
+
+                try await broker.stop()
+                try await nodeEvents.disconnected()
+                try node.publish(MQTTMessage(topic: "alarms/a", string: "scheduled", retain: true))
+                try node.publish(MQTTMessage(topic: "alarms/b", string: "countdown", retain: true))
+                try node.publish(MQTTMessage(topic: "alarms/a", string: "alerting", retain: true))
+                try await broker.start()
+                try await nodeEvents.connected()
+
+                let (observer, observerEvents) = try clients.start(broker.clientConfiguration(clientID: "observer"))
+                try observer.subscribe("alarms/#", qos: 1)
+                var retained: [String: String] = [:]
+                for _ in 0..<2 {
+                    let message = try await observerEvents.message(on: "alarms/#")
+                    #expect(message.retain)
+                    retained[message.topic] = message.payloadString
+                }
+                #expect(retained == ["alarms/a": "alerting", "alarms/b": "countdown"])
+            }
+        }
+    }
+
+    @Test("connects over TLS, trusting the broker's certificate authority (mosquitto_tls_set)")
+    func tls() async throws {
+        try await TestBroker.withBroker(tls: true) { broker in
+            try await withTestClients { clients in
+                let configuration = broker.clientConfiguration(clientID: "tls")
+                #expect(configuration.tls?.caFile != nil)
+                let (client, events) = try clients.start(configuration)
+                try client.subscribe("secure/#", qos: 1)
+                try await events.connected()
+                try client.publish(MQTTMessage(topic: "secure/echo", string: "over TLS", correlationData: [7]))
+                let echo = try await events.message(on: "secure/#")
+                #expect(echo.payloadString == "over TLS")
+                #expect(echo.correlationData == [7])
+            }
+        }
+    }
+
+    @Test("a client started while the broker is down connects once it comes up")
+    func brokerDownAtStart() async throws {
+        try await TestBroker.withBroker(started: false) { broker in
+            try await withTestClients { clients in
+                let (client, events) = try clients.start(broker.clientConfiguration(clientID: "early"))
+                try client.publish(MQTTMessage(topic: "boot/status", string: "online", retain: true))
+                #expect(!client.isConnected)
+
+                try await broker.start()
+                try await events.connected()
+                try client.subscribe("boot/status", qos: 1)
+                #expect(try await events.message(on: "boot/status").payloadString == "online")
+            }
+        }
+    }
+
+    @Test("a frozen broker is noticed through keepalive, and the client recovers after it thaws")
+    func frozenBroker() async throws {
+        try await TestBroker.withBroker { broker in
+            try await withTestClients { clients in
+                let (client, events) = try clients.start(broker.clientConfiguration(clientID: "patient", keepAlive: 5))
+                try client.subscribe("frozen/#", qos: 1)
+                try await events.connected()
+
+                broker.freeze()
+                let reason = try await events.disconnected(within: .seconds(15))
+                #expect(reason.contains("keepalive"))
+                broker.thaw()
+                try await events.connected(within: .seconds(15))
+
+                try client.publish(MQTTMessage(topic: "frozen/after", string: "alive"))
+                #expect(try await events.message(on: "frozen/#").payloadString == "alive")
+            }
+        }
+    }
+}
