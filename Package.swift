@@ -100,6 +100,11 @@ let package = Package(
             name: "MosquittoTests",
             dependencies: ["Mosquitto", "MosquittoTestSupport", .product(name: "Logging", package: "swift-log")]
         ),
+        // The real alarmd process against a real mosquitto.
+        .testTarget(
+            name: "AlarmdTests",
+            dependencies: ["AlarmKit", "AlarmNode", "Mosquitto", "MosquittoTestSupport", "alarmd"]
+        ),
         .testTarget(name: "LinuxSystemTests", dependencies: ["LinuxSystem", .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "AlarmHardwareTests", dependencies: ["AlarmHardware", .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "GPIOTests", dependencies: ["GPIO", "AlarmHardware", .product(name: "Logging", package: "swift-log")]),

@@ -302,7 +302,7 @@ public final class TestBroker: Sendable {
     /// Runs `process` from a fresh thread whose signal mask is empty. `posix_spawn` passes the calling
     /// thread's mask to the child, and Swift concurrency's threads block SIGTERM, SIGINT, SIGHUP...:
     /// a broker spawned from a task would ignore SIGTERM forever.
-    private static func runWithDefaultSignalMask(_ process: Process) async throws {
+    public static func runWithDefaultSignalMask(_ process: Process) async throws {
         try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
             let spawner = Thread {
                 var noSignals = sigset_t()

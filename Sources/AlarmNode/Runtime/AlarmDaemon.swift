@@ -92,15 +92,17 @@ public final class AlarmDaemon: Sendable {
         effects.attach(bridge: bridge, hardware: hardware)
         prompt.attach(hardware)
 
+        // Graceful shutdown runs from the last service to the first: the hardware goes off
+        // first (and the simulation shows it), then the bridge publishes offline, then the timer stops.
         var services: [any Service] = [
             NodeTimerService(node: node),
-            hardware,
             TimeKeeperService(node: node, bridge: bridge, followsSystemTimeZone: configuration.node.timeZone == nil, logger: logger),
+            bridge,
         ]
         if let simulation {
             services.append(SimulationDisplayService(simulation: simulation, bridge: bridge, topic: topics.simulatedOutputs))
         }
-        services.append(bridge)
+        services.append(hardware)
         services.append(ServiceNotifierService(notifier: ServiceNotifier(), logger: logger))
         return AlarmDaemon(node: node, configuration: configuration, simulation: simulation, services: services, logger: logger)
     }

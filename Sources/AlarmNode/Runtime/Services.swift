@@ -106,11 +106,17 @@ struct SimulationDisplayService: Service {
         }
         var last: (Bool, Bool)?
         for await _ in merged.cancelOnGracefulShutdown() {
-            let outputs = (simulation.buzzer.isOn, simulation.led.isOn)
-            guard last.map({ $0 != outputs }) ?? true else { continue }
-            last = outputs
-            FileHandle.standardOutput.write(Data("[simulated hardware] buzzer \(outputs.0 ? "ON " : "off")  led \(outputs.1 ? "ON " : "off")\n".utf8))
-            bridge.publish(.init(topic: topic, string: #"{"buzzer":\#(outputs.0),"led":\#(outputs.1)}"#, qos: 1, retain: true))
+            show(&last)
         }
+        // The hardware is off by now: show that too.
+        show(&last)
+    }
+
+    private func show(_ last: inout (Bool, Bool)?) {
+        let outputs = (simulation.buzzer.isOn, simulation.led.isOn)
+        guard last.map({ $0 != outputs }) ?? true else { return }
+        last = outputs
+        FileHandle.standardOutput.write(Data("[simulated hardware] buzzer \(outputs.0 ? "ON " : "off")  led \(outputs.1 ? "ON " : "off")\n".utf8))
+        bridge.publish(.init(topic: topic, string: #"{"buzzer":\#(outputs.0),"led":\#(outputs.1)}"#, qos: 1, retain: true))
     }
 }

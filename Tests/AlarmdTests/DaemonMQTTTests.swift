@@ -1,0 +1,198 @@
+import AlarmKit
+import AlarmNode
+import Foundation
+import Mosquitto
+import MosquittoTestSupport
+import Testing
+
+/// The real alarmd against a real mosquitto: the MQTT contract of SPEC §5.
+@Suite("alarmd over MQTT", .serialized)
+struct DaemonMQTTTests {
+    private func id(of reply: [String: JSONValue]) throws -> UUID {
+        guard case .string(let text)? = reply["alarm"]?["id"], let id = UUID(uuidString: text) else {
+            throw TestSupportError("no alarm in reply \(reply)")
+        }
+        return id
+    }
+
+    @Test("Status is retained online; schedule publishes the document, events and a reply")
+    func scheduleTimer() async throws {
+        try await withDaemon { _, _, node in
+            let status = try await node.waitForMessage("online status") { message in
+                message.topic == node.topics.status && NodeClient.object(message.payload)?["state"] == .string("online")
+            }
+            let statusObject = NodeClient.object(status.payload)!
+            #expect(statusObject["version"] == .string(AlarmdVersion.current))
+            #expect(statusObject["timeZone"] == .string("Europe/Berlin"))
+            #expect(statusObject["authorization"] == .string("authorized"))
+
+            let alarmID = UUID()
+            let reply = try await node.request("schedule", ["id": .string(alarmID.uuidString.lowercased()),
+                                                            "configuration": configurationJSON(preAlert: 600, postAlert: 300)])
+            #expect(reply["ok"] == .bool(true))
+            #expect(try id(of: reply) == alarmID)
+            #expect(reply["alarm"]?["state"] == .string("countdown"))
+            let document = try await node.document(alarmID) { $0.state == .countdown }
+            #expect(document.configuration.countdownDuration == .init(preAlert: 600, postAlert: 300))
+            guard case .countdown(let countdown)? = document.presentationState else {
+                Issue.record("no countdown presentation")
+                return
+            }
+            #expect(countdown.totalCountdownDuration == 600)
+            #expect(document.nextAlertDate == countdown.fireDate)
+            _ = try await node.event("scheduled", alarmID: alarmID)
+            _ = try await node.event("countdown", alarmID: alarmID)
+            try await node.waitForMessage("status with one alarm") { message in
+                message.topic == node.topics.status && NodeClient.object(message.payload)?["alarms"] == .number(1)
+            }
+        }
+    }
+
+    @Test("Every lifecycle operation: pause, resume, alert, snooze, alert again, stop, cancel")
+    func lifecycle() async throws {
+        try await withDaemon { _, _, node in
+            let reply = try await node.request("schedule", ["configuration": configurationJSON(preAlert: 1, postAlert: 1)])
+            let id = try self.id(of: reply)
+            let paused = try await node.request("pause", ["id": .string(id.uuidString)])
+            #expect(paused["alarm"]?["state"] == .string("paused"))
+            #expect(paused["alarm"]?["presentationState"]?["mode"] == .string("paused"))
+            let resumed = try await node.request("resume", ["id": .string(id.uuidString)])
+            #expect(resumed["alarm"]?["state"] == .string("countdown"))
+
+            let alerting = try await node.event("alerting", alarmID: id)
+            #expect(alerting["late"] != nil)
+            try await node.waitForMessage("buzzer on") { message in
+                message.topic == node.topics.simulatedOutputs && NodeClient.object(message.payload)?["buzzer"] == .bool(true)
+            }
+            let mark = node.count
+            let snoozed = try await node.request("countdown", ["id": .string(id.uuidString)])
+            #expect(snoozed["alarm"]?["state"] == .string("countdown"))
+            _ = try await node.event("snoozed", alarmID: id, after: mark)
+            _ = try await node.event("alerting", alarmID: id, after: mark)
+
+            let stopped = try await node.request("stop", ["id": .string(id.uuidString)])
+            #expect(stopped == ["ok": .bool(true), "alarm": .null, "correlationID": stopped["correlationID"]!])
+            try await node.waitForMessage("cleared retained document") { $0.topic == node.topics.alarm(id) && $0.payload.isEmpty }
+
+            let second = try self.id(of: try await node.request("schedule", ["configuration": configurationJSON(preAlert: 600)]))
+            let cancelled = try await node.request("cancel", ["id": .string(second.uuidString)])
+            #expect(cancelled["ok"] == .bool(true))
+            _ = try await node.event("cancelled", alarmID: second)
+            let list = try await node.request("list")
+            #expect(list["alarms"] == .array([]))
+        }
+    }
+
+    @Test("Replies go to the MQTT v5 response topic with the correlation data")
+    func v5Replies() async throws {
+        try await withDaemon { _, _, node in
+            let (reply, correlation) = try await node.requestV5("list", payload: [])
+            #expect(reply == ["ok": .bool(true), "alarms": .array([])])
+            #expect(correlation != nil)
+            let (failure, _) = try await node.requestV5("stop", payload: Array(#"{"id":"\#(UUID().uuidString)"}"#.utf8))
+            #expect(failure["error"]?["code"] == .string("notFound"))
+        }
+    }
+
+    @Test("Malformed commands get an error reply naming the problem, and change nothing")
+    func malformedCommands() async throws {
+        try await withDaemon { _, daemon, node in
+            let kept = try self.id(of: try await node.request("schedule", ["configuration": configurationJSON(preAlert: 600)]))
+            let before = try await node.request("list")
+            let valid = configurationJSON(preAlert: 60)
+            func with(_ key: String, _ value: JSONValue, in configuration: JSONValue = valid) -> JSONValue {
+                guard case .object(var object) = configuration else { return configuration }
+                object[key] = value
+                return .object(object)
+            }
+            let cases: [(String, [String: JSONValue], String, String?)] = [
+                ("schedule", [:], "badRequest", "configuration"),
+                ("schedule", ["configuration": .string("tea")], "badRequest", "configuration"),
+                ("schedule", ["id": .string("not-a-uuid"), "configuration": valid], "badRequest", "id"),
+                ("schedule", ["configuration": valid, "colour": .string("red")], "badRequest", "colour"),
+                ("schedule", ["configuration": with("countdownDuration", .object(["preAlert": .string("NaN")]))], "badRequest",
+                 "configuration.countdownDuration.preAlert"),
+                ("schedule", ["configuration": with("countdownDuration", .object(["preAlert": .number(0)]))], "invalidConfiguration",
+                 "configuration.countdownDuration.preAlert"),
+                ("schedule", ["configuration": with("countdownDuration", .object(["preAlert": .number(60), "snooze": .number(1)]))],
+                 "badRequest", "configuration.countdownDuration.snooze"),
+                ("schedule", ["configuration": with("schedule", .object(["relative": .object([
+                    "time": .object(["hour": .number(7), "minute": .number(0)]), "repeats": .object(["weekly": .array([.string("mondy")])]),
+                ])]))], "badRequest", "configuration.schedule.relative.repeats.weekly[0]"),
+                ("schedule", ["configuration": with("schedule", .object(["fixed": .string("2001-01-01T00:00:00Z")]))],
+                 "invalidConfiguration", "configuration.schedule.fixed"),
+                ("schedule", ["configuration": with("attributes", .string("x"))], "badRequest", "configuration.attributes"),
+                ("stop", [:], "badRequest", "id"),
+                ("stop", ["id": .number(5)], "badRequest", "id"),
+                ("stop", ["id": .string(UUID().uuidString)], "notFound", nil),
+                ("resume", ["id": .string(kept.uuidString)], "invalidState", nil),
+                ("reboot", [:], "badRequest", nil),
+            ]
+            for (operation, fields, code, field) in cases {
+                let reply = try await node.request(operation, fields)
+                #expect(reply["ok"] == .bool(false), "\(operation) \(fields)")
+                #expect(reply["error"]?["code"] == .string(code), "\(operation) \(fields): \(reply)")
+                if let field { #expect(reply["error"]?["field"] == .string(field), "\(operation) \(fields): \(reply)") }
+                if case .string(let message)? = reply["error"]?["message"] { #expect(!message.isEmpty) }
+            }
+            // Payloads that are not JSON objects at all, answered through v5 properties.
+            for payload in ["{", "[1,2]", "\"text\"", String(repeating: "x", count: 70_000)] {
+                let (reply, _) = try await node.requestV5("schedule", payload: Array(payload.utf8))
+                #expect(reply["error"]?["code"] == .string("badRequest"), "\(payload.prefix(20)): \(reply)")
+            }
+            let (binary, _) = try await node.requestV5("schedule", payload: [0xFF, 0xFE, 0x00, 0x7B])
+            #expect(binary["error"]?["code"] == .string("badRequest"))
+
+            let after = try await node.request("list")
+            #expect(after["alarms"] == before["alarms"])
+            #expect(daemon.isRunning)
+        }
+    }
+
+    @Test("An intent publishes its message and an intent event")
+    func intents() async throws {
+        try await withDaemon { _, _, node in
+            let intent = #"{"publish":{"topic":"home/lights/set","payload":"ON {alarmID}","retain":false}}"#
+            let id = try self.id(of: try await node.request("schedule", ["configuration": configurationJSON(preAlert: 1, stopIntent: intent)]))
+            _ = try await node.event("alerting", alarmID: id)
+            _ = try await node.request("stop", ["id": .string(id.uuidString)])
+            let published = try await node.waitForMessage("the intent's message") { $0.topic == "home/lights/set" }
+            #expect(published.payloadString == "ON \(id.uuidString)")
+            let event = try await node.event("intent", alarmID: id)
+            #expect(event["topic"] == .string("home/lights/set"))
+        }
+    }
+
+    @Test("The simulated buttons: a stop press silences the buzzer and is reported")
+    func simulatedStopPress() async throws {
+        try await withDaemon { _, _, node in
+            let id = try self.id(of: try await node.request("schedule", ["configuration": configurationJSON(preAlert: 1)]))
+            _ = try await node.event("alerting", alarmID: id)
+            let mark = node.count
+            try node.client.publish(MQTTMessage(topic: node.topics.simulatedPress, string: #"{"button":"stop","duration":0.1}"#))
+            let button = try await node.event("button", after: mark)
+            #expect(button["button"] == .string("stop") && button["press"] == .string("short"))
+            _ = try await node.event("stopped", alarmID: id, after: mark)
+            try await node.waitForMessage("buzzer off", after: mark) { message in
+                message.topic == node.topics.simulatedOutputs && NodeClient.object(message.payload)?["buzzer"] == .bool(false)
+            }
+        }
+    }
+
+    @Test("A stale retained alarm topic is cleared at start")
+    func staleRetainedCleared() async throws {
+        try await TestBroker.withBroker { broker in
+            try await withTestClients { clients in
+                let node = "stale-\(UUID().uuidString.prefix(6))"
+                let stale = UUID()
+                let publisher = try await NodeClient.connect(broker: broker, node: node, clients: clients)
+                try publisher.client.publish(MQTTMessage(topic: publisher.topics.alarm(stale), string: #"{"id":"x"}"#, qos: 1, retain: true))
+                try await publisher.waitForMessage("the stale document") { $0.topic == publisher.topics.alarm(stale) }
+                let daemon = try await DaemonProcess.start(broker: broker, node: node)
+                defer { Task { await daemon.cleanUp() } }
+                try await publisher.waitForMessage("the stale topic cleared") { $0.topic == publisher.topics.alarm(stale) && $0.payload.isEmpty }
+                await daemon.cleanUp()
+            }
+        }
+    }
+}

@@ -1,0 +1,112 @@
+import Foundation
+import Mosquitto
+import MosquittoTestSupport
+import Synchronization
+
+/// The real alarmd executable, run as a process for a test: its own state folder, its output
+/// in a file, and always stopped and cleaned up.
+final class DaemonProcess: Sendable {
+    let node: String
+    let stateDirectory: URL
+    private let process: Process
+    private let logFile: URL
+    private let ownsStateDirectory: Bool
+
+    /// The alarmd executable built beside the test bundle.
+    static var executable: URL {
+        var directory = Bundle.main.bundleURL
+        while !FileManager.default.fileExists(atPath: directory.appending(path: "alarmd").path), directory.path != "/" {
+            directory.deleteLastPathComponent()
+        }
+        return directory.appending(path: "alarmd")
+    }
+
+    private init(node: String, stateDirectory: URL, ownsStateDirectory: Bool, process: Process, logFile: URL) {
+        self.node = node
+        self.stateDirectory = stateDirectory
+        self.ownsStateDirectory = ownsStateDirectory
+        self.process = process
+        self.logFile = logFile
+    }
+
+    /// Starts alarmd against `broker` with simulated hardware.
+    static func start(
+        broker: TestBroker, node: String = "node-\(UUID().uuidString.prefix(8))", stateDirectory: URL? = nil,
+        arguments: [String] = []
+    ) async throws -> DaemonProcess {
+        let directory = stateDirectory ?? FileManager.default.temporaryDirectory.appending(path: "alarmd-test-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let logFile = directory.appending(path: "alarmd-\(UUID().uuidString.prefix(6)).log")
+        FileManager.default.createFile(atPath: logFile.path, contents: nil)
+        let process = Process()
+        process.executableURL = executable
+        process.arguments = ["--broker", "\(broker.host):\(broker.port)", "--node", node,
+                             "--state-dir", directory.path, "--simulate-hardware", "--time-zone", "Europe/Berlin"] + arguments
+        let output = try FileHandle(forWritingTo: logFile)
+        process.standardOutput = output
+        process.standardError = output
+        let daemon = DaemonProcess(node: node, stateDirectory: directory, ownsStateDirectory: stateDirectory == nil,
+                                   process: process, logFile: logFile)
+        try await TestBroker.runWithDefaultSignalMask(process)
+        return daemon
+    }
+
+    var log: String { (try? String(contentsOf: logFile, encoding: .utf8)) ?? "" }
+    var isRunning: Bool { process.isRunning }
+
+    /// Sends SIGTERM and waits (at most 10 s) for the exit; returns the exit status.
+    @discardableResult
+    func terminate() async -> Int32 {
+        await stop(signal: SIGTERM)
+    }
+
+    /// Kills with SIGKILL: no goodbye, as in a crash or a power cut.
+    func kill() async {
+        await stop(signal: SIGKILL)
+    }
+
+    private func stop(signal: Int32) async -> Int32 {
+        if process.isRunning {
+            Foundation.kill(process.processIdentifier, signal)
+            let deadline = ContinuousClock.now + .seconds(10)
+            while process.isRunning, ContinuousClock.now < deadline {
+                try? await Task.sleep(for: .milliseconds(10))
+            }
+            if process.isRunning { Foundation.kill(process.processIdentifier, SIGKILL) }
+            process.waitUntilExit()
+        }
+        return process.terminationStatus
+    }
+
+    /// Stops the process if needed and removes its state folder (unless the test brought its own).
+    func cleanUp() async {
+        await kill()
+        if ownsStateDirectory { try? FileManager.default.removeItem(at: stateDirectory) }
+    }
+}
+
+/// Runs `body` with a started broker and a daemon, and cleans both up whatever happens.
+func withDaemon<Result>(
+    arguments: [String] = [],
+    _ body: (TestBroker, DaemonProcess, NodeClient) async throws -> Result
+) async throws -> Result {
+    try await TestBroker.withBroker { broker in
+        let daemon = try await DaemonProcess.start(broker: broker, arguments: arguments)
+        do {
+            let result = try await withTestClients { clients in
+                let client = try await NodeClient.connect(broker: broker, node: daemon.node, clients: clients)
+                // Commands sent before the node subscribed would be lost: wait until it is online.
+                try await client.waitForMessage("the node online") { message in
+                    message.topic == client.topics.status && NodeClient.object(message.payload)?["state"] == .string("online")
+                }
+                return try await body(broker, daemon, client)
+            }
+            await daemon.cleanUp()
+            return result
+        } catch {
+            print("alarmd log:\n\(daemon.log)")
+            await daemon.cleanUp()
+            throw error
+        }
+    }
+}

@@ -1,0 +1,122 @@
+import AlarmKit
+import Foundation
+import Mosquitto
+import MosquittoTestSupport
+import Testing
+
+/// The real alarmd when things go wrong: the broker dies, the daemon dies, it restarts.
+@Suite("alarmd resilience", .serialized)
+struct DaemonResilienceTests {
+    @Test("Killed with SIGKILL, the daemon's will publishes offline")
+    func willOnCrash() async throws {
+        try await withDaemon { _, daemon, node in
+            try await node.waitForMessage("online") { $0.topic == node.topics.status && NodeClient.object($0.payload)?["state"] == .string("online") }
+            let mark = node.count
+            await daemon.kill()
+            let offline = try await node.waitForMessage("offline from the will", after: mark, within: .seconds(30)) {
+                $0.topic == node.topics.status
+            }
+            #expect(NodeClient.object(offline.payload) == ["state": .string("offline")])
+        }
+    }
+
+    @Test("SIGTERM publishes offline, turns the buzzer off, and exits 0")
+    func gracefulShutdown() async throws {
+        try await withDaemon { _, daemon, node in
+            let id = UUID()
+            _ = try await node.request("schedule", ["id": .string(id.uuidString), "configuration": configurationJSON(preAlert: 1)])
+            _ = try await node.event("alerting", alarmID: id)
+            let mark = node.count
+            #expect(await daemon.terminate() == 0)
+            try await node.waitForMessage("offline", after: mark) {
+                $0.topic == node.topics.status && NodeClient.object($0.payload) == ["state": .string("offline")]
+            }
+            try await node.waitForMessage("buzzer off", after: mark) {
+                $0.topic == node.topics.simulatedOutputs && NodeClient.object($0.payload)?["buzzer"] == .bool(false)
+            }
+            #expect(daemon.log.contains("hardware off"))
+        }
+    }
+
+    @Test("After a restart the alarms are still there, the countdown toward the same fire date")
+    func restartKeepsState() async throws {
+        try await TestBroker.withBroker { broker in
+            try await withTestClients { clients in
+                let directory = FileManager.default.temporaryDirectory.appending(path: "alarmd-restart-\(UUID().uuidString)")
+                defer { try? FileManager.default.removeItem(at: directory) }
+                let nodeName = "restart-\(UUID().uuidString.prefix(6))"
+                let first = try await DaemonProcess.start(broker: broker, node: nodeName, stateDirectory: directory)
+                let node = try await NodeClient.connect(broker: broker, node: nodeName, clients: clients)
+                try await node.waitForMessage("online") { $0.topic == node.topics.status && NodeClient.object($0.payload)?["state"] == .string("online") }
+                let reply = try await node.request("schedule", ["configuration": configurationJSON(preAlert: 3600)])
+                let document = try AlarmJSON.decoder.decode(AlarmDocument.self, from: AlarmJSON.encoder.encode(reply["alarm"]!))
+                await first.kill()
+                await first.cleanUp()
+
+                let mark = node.count
+                let second = try await DaemonProcess.start(broker: broker, node: nodeName, stateDirectory: directory)
+                try await node.waitForMessage("online again", after: mark) {
+                    $0.topic == node.topics.status && NodeClient.object($0.payload)?["state"] == .string("online")
+                }
+                let list = try await node.request("list")
+                await second.cleanUp()
+                let documents = try AlarmJSON.decoder.decode([AlarmDocument].self, from: AlarmJSON.encoder.encode(list["alarms"]!))
+                #expect(documents.map(\.id) == [document.id])
+                #expect(documents.first?.nextAlertDate == document.nextAlertDate)
+            }
+        }
+    }
+
+    @Test("A damaged state file is kept aside and reported, never silently replaced")
+    func damagedStateFile() async throws {
+        try await TestBroker.withBroker { broker in
+            try await withTestClients { clients in
+                let directory = FileManager.default.temporaryDirectory.appending(path: "alarmd-damaged-\(UUID().uuidString)")
+                try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+                defer { try? FileManager.default.removeItem(at: directory) }
+                try Data("{\"schemaVersion\":1,\"alarms\":[{\"id\":".utf8).write(to: directory.appending(path: "state.json"))
+                let nodeName = "damaged-\(UUID().uuidString.prefix(6))"
+                let node = try await NodeClient.connect(broker: broker, node: nodeName, clients: clients)
+                let daemon = try await DaemonProcess.start(broker: broker, node: nodeName, stateDirectory: directory)
+                let status = try await node.waitForMessage("status with the problem") {
+                    $0.topic == node.topics.status && NodeClient.object($0.payload)?["stateFileProblem"] != nil
+                }
+                await daemon.cleanUp()
+                let problem = NodeClient.object(status.payload)?["stateFileProblem"]
+                #expect(problem.map { "\($0)".contains("damaged") } == true)
+                let names = try FileManager.default.contentsOfDirectory(atPath: directory.path)
+                #expect(names.contains { $0.hasPrefix("state.json.damaged-") })
+                #expect(daemon.log.contains("state file damaged"))
+            }
+        }
+    }
+
+    @Test("The broker dies while an alarm falls due: it alerts on time, and everything is republished on return")
+    func brokerRestart() async throws {
+        try await withDaemon { broker, daemon, node in
+            let id = UUID()
+            _ = try await node.request("schedule", ["id": .string(id.uuidString), "configuration": configurationJSON(preAlert: 2)])
+            let document = try await node.document(id) { $0.state == .countdown }
+            let fireDate = try #require(document.nextAlertDate)
+            try await broker.stop()
+            // The alarm falls due while the broker is down.
+            while Date() < fireDate + 1 { try await Task.sleep(for: .milliseconds(100)) }
+            let mark = node.count
+            try await broker.start()
+            // The restarted broker has no retained state: the node republishes it.
+            let alerting = try await node.document(id, after: mark, within: .seconds(20)) { $0.state == .alerting }
+            #expect(alerting.presentationState != nil)
+            let event = try await node.event("alerting", alarmID: id, after: mark, within: .seconds(20))
+            guard case .string(let at)? = event["at"], let alertedAt = AlarmJSON.date(from: at) else {
+                Issue.record("no time on the alerting event")
+                return
+            }
+            // Alerted locally at the fire date, not when the broker came back.
+            #expect(abs(alertedAt.timeIntervalSince(fireDate)) < 0.5)
+            try await node.waitForMessage("status republished", after: mark) {
+                $0.topic == node.topics.status && NodeClient.object($0.payload)?["state"] == .string("online")
+            }
+            #expect(daemon.isRunning)
+        }
+    }
+}

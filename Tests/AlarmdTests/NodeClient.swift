@@ -1,0 +1,152 @@
+import AlarmKit
+import Foundation
+import Mosquitto
+import MosquittoTestSupport
+import Synchronization
+
+/// A test's MQTT client of one node: sends commands, and waits (with a deadline) for messages
+/// anywhere in everything it received, without consuming them.
+final class NodeClient: Sendable {
+    let client: MQTTClient
+    let topics: NodeTopics
+    let replyTopic = "test/replies/\(UUID().uuidString)"
+    private let received = Mutex<[MQTTMessage]>([])
+    private let changes = Broadcast<Int>(0)
+
+    private init(client: MQTTClient, topics: NodeTopics) {
+        self.client = client
+        self.topics = topics
+    }
+
+    static func connect(broker: TestBroker, node: String, clients: TestClients,
+                        protocolVersion: MQTTProtocolVersion = .v5) async throws -> NodeClient {
+        let configuration = broker.clientConfiguration(clientID: "test-\(UUID().uuidString.prefix(8))", protocolVersion: protocolVersion)
+        let client = try MQTTClient(configuration: configuration, logger: TestClients.logger("test-client"))
+        let nodeClient = NodeClient(client: client, topics: NodeTopics(node: node))
+        for filter in ["\(nodeClient.topics.base)/#", "\(nodeClient.replyTopic)", "home/#"] {
+            try client.subscribe(filter, qos: 1)
+        }
+        try client.connect()
+        Task {
+            for await event in client.events {
+                guard case .message(let message) = event else { continue }
+                let count = nodeClient.received.withLock { $0.append(message); return $0.count }
+                nodeClient.changes.send(count)
+            }
+        }
+        let deadline = ContinuousClock.now + .seconds(10)
+        while !client.isConnected {
+            guard ContinuousClock.now < deadline else { throw TestSupportError("the test client did not connect") }
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        return nodeClient
+    }
+
+    /// How many messages arrived so far: pass it as `after` to wait only for later ones.
+    var count: Int { received.withLock { $0.count } }
+
+    /// Waits for a message after the first `after` ones that `match` accepts.
+    @discardableResult
+    func waitForMessage(
+        _ description: String, after: Int = 0, within timeout: Duration = .seconds(10),
+        where match: @escaping @Sendable (MQTTMessage) -> Bool
+    ) async throws -> MQTTMessage {
+        let found: MQTTMessage? = await withTaskGroup(of: MQTTMessage?.self) { group in
+            group.addTask {
+                for await _ in self.changes.stream() {
+                    if let found = self.received.withLock({ $0.dropFirst(after).first(where: match) }) { return found }
+                }
+                return nil
+            }
+            group.addTask {
+                try? await Task.sleep(for: timeout)
+                return nil
+            }
+            let first = await group.next() ?? nil
+            group.cancelAll()
+            return first
+        }
+        guard let found else { throw TestSupportError("no \(description) within \(timeout)") }
+        return found
+    }
+
+    /// The next event named `name` (after the first `after` messages).
+    func event(_ name: String, alarmID: UUID? = nil, after: Int = 0, within timeout: Duration = .seconds(10)) async throws -> [String: JSONValue] {
+        let message = try await waitForMessage("event \(name)", after: after, within: timeout) { message in
+            guard message.topic == self.topics.events, let object = Self.object(message.payload),
+                  object["event"] == .string(name) else { return false }
+            return alarmID.map { object["alarmID"] == .string($0.uuidString) } ?? true
+        }
+        return Self.object(message.payload)!
+    }
+
+    /// The latest retained document of `id` satisfying `match`.
+    func document(_ id: UUID, after: Int = 0, within timeout: Duration = .seconds(10),
+                  where match: @escaping @Sendable (AlarmDocument) -> Bool) async throws -> AlarmDocument {
+        let message = try await waitForMessage("document of \(id)", after: after, within: timeout) { message in
+            guard message.topic == self.topics.alarm(id), !message.payload.isEmpty,
+                  let document = try? AlarmJSON.decoder.decode(AlarmDocument.self, from: Data(message.payload)) else { return false }
+            return match(document)
+        }
+        return try AlarmJSON.decoder.decode(AlarmDocument.self, from: Data(message.payload))
+    }
+
+    /// Sends a command with `replyTo` and a `correlationID` in the payload, and returns the reply.
+    func request(_ operation: String, _ fields: [String: JSONValue] = [:]) async throws -> [String: JSONValue] {
+        let correlation = UUID().uuidString
+        var payload = fields
+        payload["replyTo"] = .string(replyTopic)
+        payload["correlationID"] = .string(correlation)
+        return try await send(operation, payload: Array(try AlarmJSON.encoder.encode(JSONValue.object(payload))),
+                              correlation: correlation)
+    }
+
+    /// Sends a raw payload with `replyTo` set by MQTT v5 properties and returns the reply.
+    func requestV5(_ operation: String, payload: [UInt8]) async throws -> (reply: [String: JSONValue], correlationData: [UInt8]?) {
+        let correlation = UUID().uuidString
+        let before = count
+        try client.publish(MQTTMessage(topic: "\(topics.base)/cmd/\(operation)", payload: payload, qos: 1,
+                                       responseTopic: replyTopic, correlationData: Array(correlation.utf8)))
+        let reply = try await waitForMessage("v5 reply to \(operation)", after: before) { message in
+            message.topic == self.replyTopic && message.correlationData == Array(correlation.utf8)
+        }
+        return (Self.object(reply.payload) ?? [:], reply.correlationData)
+    }
+
+    private func send(_ operation: String, payload: [UInt8], correlation: String) async throws -> [String: JSONValue] {
+        let before = count
+        try client.publish(MQTTMessage(topic: "\(topics.base)/cmd/\(operation)", payload: payload, qos: 1))
+        let reply = try await waitForMessage("reply to \(operation)", after: before) { message in
+            message.topic == self.replyTopic && Self.object(message.payload)?["correlationID"] == .string(correlation)
+        }
+        return Self.object(reply.payload) ?? [:]
+    }
+
+    static func object(_ payload: [UInt8]) -> [String: JSONValue]? {
+        guard case .object(let object)? = try? JSONDecoder().decode(JSONValue.self, from: Data(payload)) else { return nil }
+        return object
+    }
+}
+
+/// A configuration document as commands carry it.
+func configurationJSON(
+    preAlert: Double? = nil, postAlert: Double? = nil, schedule: String = "null", title: String = "Tea",
+    secondary: String? = nil, stopIntent: String = "null"
+) -> JSONValue {
+    let secondaryButton = secondary.map { _ in ##"{"text":"Again","textColor":"#FFFFFF","systemImageName":"repeat"}"## } ?? "null"
+    let behavior = secondary.map { "\"\($0)\"" } ?? "null"
+    let text = """
+    {"schedule":\(schedule),
+     "countdownDuration":{"preAlert":\(preAlert.map { "\($0)" } ?? "null"),"postAlert":\(postAlert.map { "\($0)" } ?? "null")},
+     "attributes":{"presentation":{"alert":{"title":"\(title)","stopButton":{"text":"Done","textColor":"#FFFFFF","systemImageName":"stop"},
+       "secondaryButton":\(secondaryButton),"secondaryButtonBehavior":\(behavior)}},"tintColor":"#34C759"},
+     "stopIntent":\(stopIntent)}
+    """
+    return try! JSONDecoder().decode(JSONValue.self, from: Data(text.utf8))
+}
+
+extension JSONValue {
+    subscript(key: String) -> JSONValue? {
+        if case .object(let object) = self { object[key] } else { nil }
+    }
+}
