@@ -188,10 +188,11 @@ struct DaemonMQTTTests {
                 let publisher = try await NodeClient.connect(broker: broker, node: node, clients: clients)
                 try publisher.client.publish(MQTTMessage(topic: publisher.topics.alarm(stale), string: #"{"id":"x"}"#, qos: 1, retain: true))
                 try await publisher.waitForMessage("the stale document") { $0.topic == publisher.topics.alarm(stale) }
-                let daemon = try await DaemonProcess.start(broker: broker, node: node)
-                defer { Task { await daemon.cleanUp() } }
-                try await publisher.waitForMessage("the stale topic cleared") { $0.topic == publisher.topics.alarm(stale) && $0.payload.isEmpty }
-                await daemon.cleanUp()
+                try await withDaemonProcess(broker: broker, node: node) { _ in
+                    try await publisher.waitForMessage("the stale topic cleared") {
+                        $0.topic == publisher.topics.alarm(stale) && $0.payload.isEmpty
+                    }
+                }
             }
         }
     }

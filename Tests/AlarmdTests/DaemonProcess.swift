@@ -85,6 +85,22 @@ final class DaemonProcess: Sendable {
     }
 }
 
+/// Runs `body` with a daemon on `broker`, and stops it whatever happens.
+func withDaemonProcess<Result>(
+    broker: TestBroker, node: String, stateDirectory: URL? = nil, _ body: (DaemonProcess) async throws -> Result
+) async throws -> Result {
+    let daemon = try await DaemonProcess.start(broker: broker, node: node, stateDirectory: stateDirectory)
+    do {
+        let result = try await body(daemon)
+        await daemon.cleanUp()
+        return result
+    } catch {
+        print("alarmd log:\n\(daemon.log)")
+        await daemon.cleanUp()
+        throw error
+    }
+}
+
 /// Runs `body` with a started broker and a daemon, and cleans both up whatever happens.
 func withDaemon<Result>(
     arguments: [String] = [],

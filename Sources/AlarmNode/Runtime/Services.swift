@@ -39,6 +39,12 @@ struct TimeKeeperService: Service {
 
     private func followClockSteps() async throws {
         for try await jump in WallClockJumps(logger: logger) {
+            // A suspend/resume or a settimeofday to the same time cancels the timer too: a
+            // step this small moves nothing that matters, so it is not worth re-publishing.
+            guard abs(jump.stepSeconds) >= 0.001 else {
+                logger.debug("wall clock set without a real step", metadata: ["step": "\(jump.stepSeconds)"])
+                continue
+            }
             logger.notice("wall clock stepped; re-planning", metadata: ["step": "\(jump.stepSeconds)"])
             await node.wallClockStepped(by: jump.stepSeconds)
             refreshSynchronization()
