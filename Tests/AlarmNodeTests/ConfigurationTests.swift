@@ -1,0 +1,111 @@
+import AlarmKit
+import AlarmNode
+import Foundation
+import Testing
+
+@Suite("Configuration file")
+struct ConfigurationTests {
+    @Test("An empty file gives every default")
+    func defaults() throws {
+        let configuration = try ConfigurationReader.parse("")
+        #expect(configuration == NodeConfiguration())
+        #expect(configuration.broker.port == 1883 && configuration.broker.keepAlive == 15)
+        #expect(configuration.limits.maxAlarms == 100 && configuration.limits.alertTimeout == 600)
+        #expect(configuration.limits.missedAlarmGrace == 900)
+        #expect(configuration.hardware.debounce == 0.030 && configuration.hardware.longPress == 1.5)
+        #expect(configuration.node.topicPrefix == "alarmd")
+    }
+
+    @Test("Every section is read")
+    func fullFile() throws {
+        let configuration = try ConfigurationReader.parse("""
+        [node]
+        id = "bedroom"
+        topic-prefix = "home/alarms"
+        state-directory = "/tmp/alarmd"
+        time-zone = "Europe/Berlin"
+        authorization = "prompt"
+
+        [broker]
+        host = "broker.lan"
+        port = 8883
+        username = "alarmd"
+        password = "secret"
+        keepalive = 10
+
+        [limits]
+        max-alarms = 20
+        alert-timeout = "5m"
+        silence-action = "countdown"
+        missed-alarm-grace = 60
+
+        [hardware]
+        mode = "gpio"
+        chip = "pinctrl-rp1"
+        buzzer = 12
+        led = false
+        stop-button = { line = "GPIO17", active-low = true, bias = "pull-up" }
+        snooze-button = false
+        long-press = 2
+        """)
+        #expect(configuration.node.id == "bedroom")
+        #expect(configuration.topics.base == "home/alarms/bedroom")
+        #expect(configuration.node.timeZone == "Europe/Berlin")
+        #expect(configuration.node.authorization == .prompt)
+        #expect(configuration.broker.host == "broker.lan" && configuration.broker.port == 8883)
+        #expect(configuration.broker.password == "secret")
+        #expect(configuration.limits.alertTimeout == 300)
+        #expect(configuration.limits.silenceAction == .countdown)
+        #expect(configuration.hardware.buzzer?.line == "12")
+        #expect(configuration.hardware.led == nil)
+        #expect(configuration.hardware.snoozeButton == nil)
+        #expect(configuration.hardware.stopButton == .init(line: "GPIO17", activeLow: true, bias: "pull-up"))
+        #expect(configuration.hardware.longPress == 2)
+    }
+
+    @Test("Every problem is reported at once, each with its key and what to do")
+    func problems() {
+        do {
+            _ = try ConfigurationReader.parse("""
+            [node]
+            id = "bed room"
+            time-zone = "Mars/Olympus"
+            authorisation = "prompt"
+
+            [broker]
+            port = 70000
+            keepalive = "often"
+
+            [limits]
+            alert-timeout = "soon"
+
+            [hardware]
+            mode = "real"
+            """)
+            Issue.record("a bad file was accepted")
+        } catch {
+            let keys = error.problems.map(\.key)
+            #expect(keys == ["node.authorisation", "node.id", "node.time-zone", "broker.port", "broker.keepalive",
+                             "limits.alert-timeout", "hardware.mode"])
+            #expect(error.problems.first?.message.contains("did you mean 'authorization'?") == true)
+            #expect(error.description.contains("7 problems"))
+        }
+    }
+
+    @Test("A TOML syntax error says where")
+    func syntax() {
+        #expect(throws: ConfigurationError.self) { try ConfigurationReader.parse("[node\nid = 1") }
+        do {
+            _ = try ConfigurationReader.parse("[node]\nid = \"a\"\nid = \"b\"")
+        } catch {
+            #expect(error.problems.first?.message.contains("line") == true)
+        }
+    }
+
+    @Test("A single-button board needs the stop line")
+    func buttons() {
+        #expect(throws: ConfigurationError.self) {
+            try ConfigurationReader.parse("[hardware]\nstop-button = false")
+        }
+    }
+}
