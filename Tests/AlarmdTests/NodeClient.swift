@@ -92,13 +92,13 @@ final class NodeClient: Sendable {
     }
 
     /// Sends a command with `replyTo` and a `correlationID` in the payload, and returns the reply.
-    func request(_ operation: String, _ fields: [String: JSONValue] = [:]) async throws -> [String: JSONValue] {
+    func request(_ operation: String, _ fields: [String: JSONValue] = [:], within timeout: Duration = .seconds(10)) async throws -> [String: JSONValue] {
         let correlation = UUID().uuidString
         var payload = fields
         payload["replyTo"] = .string(replyTopic)
         payload["correlationID"] = .string(correlation)
         return try await send(operation, payload: Array(try AlarmJSON.encoder.encode(JSONValue.object(payload))),
-                              correlation: correlation)
+                              correlation: correlation, within: timeout)
     }
 
     /// Sends a raw payload with `replyTo` set by MQTT v5 properties and returns the reply.
@@ -113,10 +113,10 @@ final class NodeClient: Sendable {
         return (Self.object(reply.payload) ?? [:], reply.correlationData)
     }
 
-    private func send(_ operation: String, payload: [UInt8], correlation: String) async throws -> [String: JSONValue] {
+    private func send(_ operation: String, payload: [UInt8], correlation: String, within timeout: Duration) async throws -> [String: JSONValue] {
         let before = count
         try client.publish(MQTTMessage(topic: "\(topics.base)/cmd/\(operation)", payload: payload, qos: 1))
-        let reply = try await waitForMessage("reply to \(operation)", after: before) { message in
+        let reply = try await waitForMessage("reply to \(operation)", after: before, within: timeout) { message in
             message.topic == self.replyTopic && Self.object(message.payload)?["correlationID"] == .string(correlation)
         }
         return Self.object(reply.payload) ?? [:]

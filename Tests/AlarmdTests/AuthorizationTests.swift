@@ -1,0 +1,66 @@
+import AlarmKit
+import Foundation
+import Mosquitto
+import MosquittoTestSupport
+import Testing
+
+/// The authorization prompt of SPEC §3 on a node configured with `authorization = "prompt"`.
+@Suite("alarmd authorization prompt", .serialized)
+struct AuthorizationTests {
+    private func withPromptingDaemon(_ body: (DaemonProcess, NodeClient) async throws -> Void) async throws {
+        let directory = FileManager.default.temporaryDirectory.appending(path: "alarmd-prompt-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let config = directory.appending(path: "alarmd.toml")
+        try Data("[node]\nauthorization = \"prompt\"\n[hardware]\nprompt-duration = 5\n".utf8).write(to: config)
+        try await withDaemon(arguments: ["--config", config.path]) { _, daemon, node in
+            try await body(daemon, node)
+        }
+    }
+
+    @Test("Undetermined: schedule prompts, a stop press authorizes, and the schedule goes through")
+    func stopAuthorizes() async throws {
+        try await withPromptingDaemon { _, node in
+            try await node.waitForMessage("undetermined status") {
+                $0.topic == node.topics.status && NodeClient.object($0.payload)?["authorization"] == .string("notDetermined")
+            }
+            async let reply = node.request("schedule", ["configuration": configurationJSON(preAlert: 600)])
+            // The prompt chirps and blinks: the LED changes while nothing alerts.
+            try await node.waitForMessage("the prompt's LED") {
+                $0.topic == node.topics.simulatedOutputs && NodeClient.object($0.payload)?["led"] == .bool(true)
+            }
+            try node.client.publish(MQTTMessage(topic: node.topics.simulatedPress, string: #"{"button":"stop","duration":0.1}"#))
+            let answer = try await reply
+            #expect(answer["ok"] == .bool(true))
+            let event = try await node.event("authorization")
+            #expect(event["authorization"] == .string("authorized"))
+            try await node.waitForMessage("authorized status") {
+                $0.topic == node.topics.status && NodeClient.object($0.payload)?["authorization"] == .string("authorized")
+            }
+        }
+    }
+
+    @Test("A snooze press denies; schedule then fails with unauthorized")
+    func snoozeDenies() async throws {
+        try await withPromptingDaemon { _, node in
+            async let decision = node.request("requestAuthorization")
+            try await node.waitForMessage("the prompt's LED") {
+                $0.topic == node.topics.simulatedOutputs && NodeClient.object($0.payload)?["led"] == .bool(true)
+            }
+            try node.client.publish(MQTTMessage(topic: node.topics.simulatedPress, string: #"{"button":"snooze","duration":0.1}"#))
+            #expect(try await decision == ["ok": .bool(true), "authorization": .string("denied"), "correlationID": try await decision["correlationID"]!])
+            let refused = try await node.request("schedule", ["configuration": configurationJSON(preAlert: 600)])
+            #expect(refused["error"]?["code"] == .string("unauthorized"))
+        }
+    }
+
+    @Test("Nobody answers: the prompt ends and the node stays undetermined")
+    func unanswered() async throws {
+        try await withPromptingDaemon { _, node in
+            let reply = try await node.request("schedule", ["configuration": configurationJSON(preAlert: 600)], within: .seconds(15))
+            #expect(reply["error"]?["code"] == .string("unauthorized"))
+            let list = try await node.request("list")
+            #expect(list["alarms"] == .array([]))
+        }
+    }
+}
