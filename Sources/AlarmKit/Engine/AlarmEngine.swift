@@ -40,10 +40,17 @@ public struct AlarmEngine: Sendable {
     public var configuration: EngineConfiguration
     /// The alarms, in the order they were first scheduled.
     public private(set) var records: OrderedDictionary<UUID, AlarmRecord>
+    /// False while the wall clock may be wrong (not yet synchronized after boot): alerts that
+    /// look later than the grace are then held, neither sounded nor declared missed, until
+    /// `setClockTrusted(true, now:)`.
+    public private(set) var isClockTrusted = true
+    /// The alarms held while the clock is not trusted.
+    public private(set) var heldAlarms: Set<UUID> = []
 
-    public init(configuration: EngineConfiguration = .init(), records: [AlarmRecord] = []) {
+    public init(configuration: EngineConfiguration = .init(), records: [AlarmRecord] = [], clockTrusted: Bool = true) {
         self.configuration = configuration
         self.records = OrderedDictionary(uniqueKeysWithValues: records.map { ($0.id, $0) })
+        self.isClockTrusted = clockTrusted
     }
 
     // MARK: Reading
@@ -72,7 +79,7 @@ public struct AlarmEngine: Sendable {
 
     /// The next instant at which `advance(to:)` has something to do, or nil when nothing is due.
     public var nextDeadline: Date? {
-        records.values.lazy.compactMap(deadline(of:)).min()
+        records.values.lazy.filter { !heldAlarms.contains($0.id) }.compactMap(deadline(of:)).min()
     }
 
     /// The alarms alerting now with their sounds, oldest alert first.
@@ -198,10 +205,42 @@ public struct AlarmEngine: Sendable {
         var effects: [AlarmEffect] = []
         // Each step moves one alarm forward; the bound only guards against a logic error looping.
         for _ in 0..<(records.count * 4 + 4) {
-            guard let due = records.values.first(where: { deadline(of: $0).map { $0 <= now } ?? false }) else { break }
+            guard let due = records.values.first(where: { record in
+                !heldAlarms.contains(record.id) && deadline(of: record).map { $0 <= now } ?? false
+            }) else { break }
+            if !isClockTrusted, isLaterThanGrace(due, at: now) {
+                heldAlarms.insert(due.id)
+                continue
+            }
             effects += step(due, now: now)
         }
         return effects
+    }
+
+    /// Trusts the wall clock again (it is synchronized, or the bound on waiting passed), or not.
+    /// Trusting it carries out the held alerts: late within the grace, or missed.
+    public mutating func setClockTrusted(_ trusted: Bool, now: Date) -> [AlarmEffect] {
+        isClockTrusted = trusted
+        guard trusted else { return [] }
+        heldAlarms = []
+        return advance(to: now)
+    }
+
+    /// After a restart: alarms that were alerting and are still inside their alert timeout
+    /// sound again. Call before the first `advance`, which silences the others.
+    public func resumeAlerts(now: Date) -> [AlarmEffect] {
+        records.values.flatMap { record -> [AlarmEffect] in
+            guard case .alerting(let since, let alertDate) = record.phase, now < since + configuration.alertTimeout else { return [] }
+            let late = (max(0, now.timeIntervalSince(alertDate)) * 1000).rounded() / 1000
+            return [.event(AlarmEvent(.alerting, alarmID: record.id, at: now, details: ["late": .number(late), "restored": .bool(true)])),
+                    .alertStarted(record.id, sound: record.configuration.sound)]
+        }
+    }
+
+    /// True when `record`'s alert is due at `now` later than the grace.
+    private func isLaterThanGrace(_ record: AlarmRecord, at now: Date) -> Bool {
+        guard let alertDate = record.nextAlertDate else { return false }
+        return now.timeIntervalSince(alertDate) > configuration.missedAlarmGrace
     }
 
     /// The wall clock was stepped by `offset` seconds (positive: forwards) without time passing.

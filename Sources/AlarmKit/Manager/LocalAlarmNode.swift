@@ -57,17 +57,19 @@ public actor LocalAlarmNode {
 
     /// - Parameters:
     ///   - state: the state restored from disk; `advance` brings it up to date when `run()` starts.
+    ///   - clockTrusted: false while the wall clock may be wrong (see `AlarmEngine.isClockTrusted`).
     ///   - authorizationPrompt: asks for a decision while it is `notDetermined`; with none, the
     ///     decision stays as `state` says.
     public init(
         configuration: EngineConfiguration = .init(),
         state: NodeState = NodeState(authorization: .authorized),
         clock: any AlarmClock = SystemAlarmClock(),
+        clockTrusted: Bool = true,
         authorizationPrompt: (any AuthorizationPrompt)? = nil,
         delegate: (any AlarmNodeDelegate)? = nil,
         logger: Logger = Logger(label: "alarmkit.node")
     ) {
-        let engine = AlarmEngine(configuration: configuration, records: state.alarms)
+        let engine = AlarmEngine(configuration: configuration, records: state.alarms, clockTrusted: clockTrusted)
         self.engine = engine
         self.authorization = state.authorization
         self.clock = clock
@@ -148,6 +150,13 @@ public actor LocalAlarmNode {
         advanceTime { engine, now in engine.wallClockStepped(by: offset, now: now) }
     }
 
+    /// Whether the wall clock can be trusted (see `AlarmEngine.isClockTrusted`).
+    public func setClockTrusted(_ trusted: Bool) {
+        guard trusted != engine.isClockTrusted else { return }
+        logger.notice("wall clock trust changed", metadata: ["trusted": "\(trusted)", "held": "\(engine.heldAlarms.count)"])
+        advanceTime { engine, now in engine.setClockTrusted(trusted, now: now) }
+    }
+
     /// Changes the zone that relative schedules are read in.
     public func changeTimeZone(to timeZone: TimeZone) {
         guard timeZone != engine.configuration.timeZone else { return }
@@ -158,6 +167,7 @@ public actor LocalAlarmNode {
 
     /// Carries out due transitions and sleeps until the next due instant, until cancelled.
     public func run() async {
+        advanceTime { engine, now in engine.resumeAlerts(now: now) }
         while !Task.isCancelled {
             advanceTime { engine, now in engine.advance(to: now) }
             let deadline = engine.nextDeadline ?? .distantFuture

@@ -91,6 +91,8 @@ public final class RemoteNodeConnection: AlarmNodeConnection {
         var pending: [String: CheckedContinuation<[UInt8], Never>] = [:]
         var documents: OrderedDictionary<UUID, AlarmDocument> = [:]
         var mirrored = false
+        /// Why the MQTT client could not be created (an unreadable TLS file, …), for the request's error.
+        var setupFailure: String?
         var eventObservers: [UUID: AsyncStream<AlarmEvent>.Continuation] = [:]
     }
 
@@ -116,8 +118,7 @@ public final class RemoteNodeConnection: AlarmNodeConnection {
     }
 
     public func perform(_ operation: AlarmOperation, id: UUID) async throws(AlarmManager.AlarmError) {
-        guard let command = NodeCommand.Operation(rawValue: operation.rawValue) else { return }
-        _ = try await request(command, fields: ["id": .string(id.uuidString)], alarmID: id)
+        _ = try await performReturningDocument(operation, id: id)
     }
 
     public func requestAuthorization() async throws(AlarmManager.AlarmError) -> AlarmManager.AuthorizationState {
@@ -137,6 +138,16 @@ public final class RemoteNodeConnection: AlarmNodeConnection {
     }
 
     // MARK: Remote-only calls
+
+    /// Runs a lifecycle operation and returns the alarm as the node's reply shows it after the
+    /// operation: nil when the operation removed it (cancel, stop of a one-shot alarm).
+    public func performReturningDocument(_ operation: AlarmOperation, id: UUID) async throws(AlarmManager.AlarmError) -> AlarmDocument? {
+        guard let command = NodeCommand.Operation(rawValue: operation.rawValue) else { return nil }
+        guard case .alarm(let document) = try await request(command, fields: ["id": .string(id.uuidString)], alarmID: id) else {
+            throw .internal("the node answered \(operation.rawValue) without the alarm")
+        }
+        return document
+    }
 
     /// Asks the node for its alarms (the `list` command) and returns them.
     public func fetchDocuments() async throws(AlarmManager.AlarmError) -> [AlarmDocument] {
@@ -171,6 +182,7 @@ public final class RemoteNodeConnection: AlarmNodeConnection {
                 return client
             } catch {
                 logger.error("MQTT client not created", metadata: ["error": "\(error)"])
+                state.setupFailure = "\(error)"
                 return nil
             }
         }
@@ -220,8 +232,9 @@ public final class RemoteNodeConnection: AlarmNodeConnection {
         _ operation: NodeCommand.Operation, fields: [String: JSONValue], alarmID: UUID? = nil, timeout: Duration? = nil
     ) async throws(AlarmManager.AlarmError) -> NodeReply {
         start()
-        guard let client = state.withLock({ $0.client }) else {
-            throw .unavailable("cannot set up a connection to the broker \(settings.brokerDescription): check ALARMD_BROKER or --broker")
+        let (client, setupFailure) = state.withLock { ($0.client, $0.setupFailure) }
+        guard let client else {
+            throw .unavailable("cannot set up a connection to the broker \(settings.brokerDescription): \(setupFailure ?? "check ALARMD_BROKER or --broker")")
         }
         let correlation = UUID().uuidString
         var payload = fields
@@ -256,7 +269,11 @@ public final class RemoteNodeConnection: AlarmNodeConnection {
         guard let answer else { throw unavailableError(client: client, waited: limit) }
         do {
             let reply = try NodeReply.decode(answer, alarmID: alarmID)
-            if case .failure(let error) = reply { throw error }
+            if case .failure(let error) = reply {
+                // A reply's `unauthorized` does not carry the decision; the node's status does.
+                if case .unauthorized = error { throw AlarmManager.AlarmError.unauthorized(authorizationUpdates.value) }
+                throw error
+            }
             return reply
         } catch let error as AlarmManager.AlarmError {
             throw error

@@ -146,6 +146,8 @@ public final class NodeHardware: Service, AuthorizationPrompt, Sendable {
     // MARK: Running
 
     public func run() async throws {
+        // A restored node may already be counting down (or alerting): show it from the start.
+        show(await node.currentEngine)
         try await withThrowingDiscardingTaskGroup { group in
             group.addTask { try await self.driver.run() }
             group.addTask { try await self.detector.run(edges: self.parts.buttons) }

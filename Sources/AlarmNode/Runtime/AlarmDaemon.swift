@@ -62,8 +62,10 @@ public final class AlarmDaemon: Sendable {
 
         let effects = NodeEffects(store: store)
         let prompt = PromptForwarder()
+        let clockSynchronized = (try? ClockSynchronization.status().isSynchronized) ?? false
         let node = LocalAlarmNode(configuration: configuration.engineConfiguration(timeZone: timeZone), state: state,
-                                  clock: SystemAlarmClock(), authorizationPrompt: prompt, delegate: effects, logger: logger)
+                                  clock: SystemAlarmClock(), clockTrusted: clockSynchronized, authorizationPrompt: prompt,
+                                  delegate: effects, logger: logger)
 
         let topics = configuration.topics
         let client: MQTTClient
@@ -75,7 +77,7 @@ public final class AlarmDaemon: Sendable {
         let simulation = hardwareParts.simulation
         let status = NodeStatus(
             state: "online", version: AlarmdVersion.current, since: Date(), timeZone: timeZone.identifier,
-            clockSynchronized: (try? ClockSynchronization.status().isSynchronized) ?? false,
+            clockSynchronized: clockSynchronized,
             authorization: state.authorization, alarms: state.alarms.count, stateFileProblem: loaded.problem)
         var pressSimulatedButton: (@Sendable (MQTTBridge.SimulatedPress) -> Void)?
         if let simulation {

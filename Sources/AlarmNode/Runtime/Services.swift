@@ -47,7 +47,7 @@ struct TimeKeeperService: Service {
             }
             logger.notice("wall clock stepped; re-planning", metadata: ["step": "\(jump.stepSeconds)"])
             await node.wallClockStepped(by: jump.stepSeconds)
-            refreshSynchronization()
+            await refreshSynchronization()
         }
     }
 
@@ -60,17 +60,28 @@ struct TimeKeeperService: Service {
         }
     }
 
+    /// How long after start an unsynchronized clock is trusted anyway, so that a node with no
+    /// network still reports missed alarms (docs/time.md).
+    static let untrustedClockBound: Duration = .seconds(600)
+
     /// Until the kernel reports the clock synchronized, looks again every 30 s; then never.
+    /// The node trusts the clock once it is synchronized, or once the bound has passed.
     private func watchSynchronization() async throws {
-        while !refreshSynchronization() {
+        let started = ContinuousClock.now
+        while !(await refreshSynchronization()) {
             try await Task.sleep(for: .seconds(30))
+            if ContinuousClock.now - started >= Self.untrustedClockBound {
+                logger.warning("clock still not synchronized; trusting it anyway", metadata: ["waited": "\(Self.untrustedClockBound)"])
+                await node.setClockTrusted(true)
+            }
         }
     }
 
     @discardableResult
-    private func refreshSynchronization() -> Bool {
+    private func refreshSynchronization() async -> Bool {
         let synchronized = (try? ClockSynchronization.status().isSynchronized) ?? false
         bridge.updateStatus { $0.clockSynchronized = synchronized }
+        if synchronized { await node.setClockTrusted(true) }
         return synchronized
     }
 }

@@ -1,0 +1,156 @@
+import Foundation
+import Synchronization
+import Testing
+@testable import AlarmKit
+
+/// Records what a node asks its delegate to do.
+final class RecordingDelegate: AlarmNodeDelegate {
+    private let recorded = Mutex<(states: [NodeState], effects: [AlarmEffect])>(([], []))
+    let failWrites = Mutex(false)
+
+    var effects: [AlarmEffect] { recorded.withLock { $0.effects } }
+    var lastState: NodeState? { recorded.withLock { $0.states.last } }
+
+    struct DiskFull: Error {}
+
+    func persist(_ state: NodeState) throws {
+        if failWrites.withLock({ $0 }) { throw DiskFull() }
+        recorded.withLock { $0.states.append(state) }
+    }
+
+    func perform(_ effects: [AlarmEffect], engine: AlarmEngine, authorization: AlarmManager.AuthorizationState) {
+        recorded.withLock { $0.effects += effects }
+    }
+}
+
+@Suite("Restore after a restart, on the manual clock")
+struct RestoreTests {
+    let start = date("2026-11-22T10:00:00Z")
+    let berlin = EngineConfiguration(timeZone: zone("Europe/Berlin"))
+
+    /// The state a node had written when it went down, built with the engine itself.
+    func stateBeforeShutdown(_ build: (inout AlarmEngine) throws -> Void) rethrows -> NodeState {
+        var engine = AlarmEngine(configuration: berlin)
+        try build(&engine)
+        return NodeState(authorization: .authorized, alarms: Array(engine.records.values))
+    }
+
+    /// Starts a node on `state` at `now`, lets its timer run once, and returns it.
+    func restart(_ state: NodeState, at now: Date, clockTrusted: Bool = true) async throws
+        -> (LocalAlarmNode, ManualAlarmClock, RecordingDelegate, Task<Void, Never>) {
+        let clock = ManualAlarmClock(now: now)
+        let delegate = RecordingDelegate()
+        let node = LocalAlarmNode(configuration: berlin, state: state, clock: clock, clockTrusted: clockTrusted, delegate: delegate)
+        let timer = Task { await node.run() }
+        // The timer has carried out what was due once it sleeps.
+        while clock.sleeperCount == 0 { await Task.yield() }
+        return (node, clock, delegate, timer)
+    }
+
+    @Test("A countdown runs on toward its persisted fire date")
+    func countdown() async throws {
+        let id = UUID()
+        let state = try stateBeforeShutdown { try _ = $0.schedule(id: id, configuration: configuration(preAlert: 600), now: start) }
+        let (node, clock, _, timer) = try await restart(state, at: start + 300)
+        defer { timer.cancel() }
+        #expect(await node.documents.first?.nextAlertDate == start + 600)
+        clock.advance(to: start + 600)
+        _ = try await firstValue(of: node.documentUpdates.stream()) { $0.first?.state == .alerting }
+    }
+
+    @Test("A paused alarm stays paused with the same remaining time")
+    func paused() async throws {
+        let id = UUID()
+        let state = try stateBeforeShutdown {
+            _ = try $0.schedule(id: id, configuration: configuration(preAlert: 600), now: start)
+            _ = try $0.pause(id: id, now: start + 100)
+        }
+        let (node, _, _, timer) = try await restart(state, at: start + 5000)
+        defer { timer.cancel() }
+        #expect(await node.documents.first?.presentationState == .paused(.init(totalCountdownDuration: 600, previouslyElapsedDuration: 100)))
+        try await node.perform(.resume, id: id)
+        #expect(await node.documents.first?.nextAlertDate == start + 5500)
+    }
+
+    @Test("An alarm that was alerting alerts again inside its timeout, and is silenced after it")
+    func alerting() async throws {
+        let id = UUID()
+        let state = try stateBeforeShutdown {
+            _ = try $0.schedule(id: id, configuration: configuration(preAlert: 60), now: start)
+            _ = $0.advance(to: start + 60)
+        }
+        let (node, clock, delegate, timer) = try await restart(state, at: start + 300)
+        defer { timer.cancel() }
+        #expect(delegate.effects.contains(.alertStarted(id, sound: .default)))
+        #expect(delegate.effects.eventNames == [.alerting])
+        clock.advance(to: start + 660)
+        _ = try await firstValue(of: node.documentUpdates.stream()) { $0.isEmpty }
+        #expect(delegate.effects.eventNames == [.alerting, .silenced])
+        #expect(delegate.lastState?.alarms.isEmpty == true)
+    }
+
+    @Test("An alarm alerting past its timeout at restart is silenced, not sounded")
+    func alertingPastTimeout() async throws {
+        let id = UUID()
+        let state = try stateBeforeShutdown {
+            _ = try $0.schedule(id: id, configuration: configuration(preAlert: 60), now: start)
+            _ = $0.advance(to: start + 60)
+        }
+        let (_, _, delegate, timer) = try await restart(state, at: start + 2000)
+        defer { timer.cancel() }
+        #expect(!delegate.effects.contains(.alertStarted(id, sound: .default)))
+        #expect(delegate.effects.eventNames == [.silenced])
+    }
+
+    @Test("Downtime: late within the grace alerts with `late`; past it, missed and moved on")
+    func downtime() async throws {
+        let late = UUID(), missed = UUID(), repeating = UUID()
+        let state = try stateBeforeShutdown {
+            _ = try $0.schedule(id: late, configuration: configuration(schedule: .fixed(start + 3600)), now: start)
+            _ = try $0.schedule(id: missed, configuration: configuration(schedule: .fixed(start + 600)), now: start)
+            _ = try $0.schedule(id: repeating, configuration: configuration(schedule: weekly(11, 30, [.sunday, .monday])), now: start)
+        }
+        // Up again at 11:10 UTC: `late` (11:00 UTC) is 10 minutes late; `missed` (10:10) 60; the
+        // weekly one was due at 11:30 Berlin (10:30 UTC), 40 minutes ago.
+        let (node, _, delegate, timer) = try await restart(state, at: start + 4200)
+        defer { timer.cancel() }
+        let alerting = delegate.effects.compactMap { if case .event(let event) = $0, event.name == .alerting { event } else { nil } }
+        #expect(alerting.map(\.alarmID) == [late])
+        #expect(alerting.first?.details["late"] == .number(600))
+        let missedIDs = delegate.effects.compactMap { if case .event(let event) = $0, event.name == .missed { event.alarmID } else { nil } }
+        #expect(Set(missedIDs) == [missed, repeating])
+        let documents = await node.documents
+        #expect(documents.map(\.id) == [late, repeating])
+        #expect(documents.last?.nextAlertDate == date("2026-11-23T10:30:00Z"))
+    }
+
+    @Test("While the clock is not trusted, alerts past the grace are held, then missed once it is")
+    func untrustedClock() async throws {
+        let id = UUID(), soon = UUID()
+        let state = try stateBeforeShutdown {
+            _ = try $0.schedule(id: id, configuration: configuration(schedule: .fixed(start + 600)), now: start)
+            _ = try $0.schedule(id: soon, configuration: configuration(schedule: .fixed(start + 7000)), now: start)
+        }
+        let (node, _, delegate, timer) = try await restart(state, at: start + 6000, clockTrusted: false)
+        defer { timer.cancel() }
+        #expect(delegate.effects.isEmpty)
+        #expect(await node.currentEngine.heldAlarms == [id])
+        #expect(await node.currentEngine.nextDeadline == start + 7000)
+        await node.setClockTrusted(true)
+        #expect(delegate.effects.eventNames == [.missed])
+        #expect(await node.documents.map(\.id) == [soon])
+    }
+
+    @Test("A failed state write refuses the operation and changes nothing")
+    func failedWrite() async throws {
+        let (node, _, delegate, timer) = try await restart(NodeState(authorization: .authorized), at: start)
+        defer { timer.cancel() }
+        delegate.failWrites.withLock { $0 = true }
+        let error = await #expect(throws: AlarmManager.AlarmError.self) {
+            try await node.schedule(id: UUID(), configuration: configuration(preAlert: 60))
+        }
+        #expect(error?.code == .internal)
+        #expect(await node.documents.isEmpty)
+        #expect(delegate.effects.isEmpty)
+    }
+}
