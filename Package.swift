@@ -68,6 +68,7 @@ let package = Package(
                 "AlarmKit", "AlarmHardware", "GPIO", "LinuxSystem", "Mosquitto",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
                 .product(name: "TOMLKit", package: "TOMLKit"),
             ]
         ),

@@ -97,7 +97,8 @@ extension Alarmd {
                 throw ExitCode(2)
             }
             do {
-                try await AlarmDaemon.build(configuration: configuration, logger: logger).run()
+                let options = self.options
+                try await AlarmDaemon.build(configuration: configuration, reload: { try options.load() }, logger: logger).run()
             } catch let error as StartupError {
                 logger.critical("cannot start", metadata: ["reason": "\(error.message)"])
                 throw ExitCode(1)

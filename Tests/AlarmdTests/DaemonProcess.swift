@@ -32,7 +32,7 @@ final class DaemonProcess: Sendable {
     /// Starts alarmd against `broker` with simulated hardware.
     static func start(
         broker: TestBroker, node: String = "node-\(UUID().uuidString.prefix(8))", stateDirectory: URL? = nil,
-        arguments: [String] = []
+        timeZone: String? = "Europe/Berlin", arguments: [String] = []
     ) async throws -> DaemonProcess {
         let directory = stateDirectory ?? FileManager.default.temporaryDirectory.appending(path: "alarmd-test-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
@@ -41,7 +41,8 @@ final class DaemonProcess: Sendable {
         let process = Process()
         process.executableURL = executable
         process.arguments = ["--broker", "\(broker.host):\(broker.port)", "--node", node,
-                             "--state-dir", directory.path, "--simulate-hardware", "--time-zone", "Europe/Berlin"] + arguments
+                             "--state-dir", directory.path, "--simulate-hardware"]
+            + (timeZone.map { ["--time-zone", $0] } ?? []) + arguments
         let output = try FileHandle(forWritingTo: logFile)
         process.standardOutput = output
         process.standardError = output
@@ -53,6 +54,11 @@ final class DaemonProcess: Sendable {
 
     var log: String { (try? String(contentsOf: logFile, encoding: .utf8)) ?? "" }
     var isRunning: Bool { process.isRunning }
+
+    /// Sends a signal without waiting (e.g. SIGHUP).
+    func signal(_ signal: Int32) {
+        Foundation.kill(process.processIdentifier, signal)
+    }
 
     /// Sends SIGTERM and waits (at most 10 s) for the exit; returns the exit status.
     @discardableResult

@@ -42,6 +42,11 @@ final class NodeClient: Sendable {
         return nodeClient
     }
 
+    /// The messages that arrived after the first `after` ones.
+    func received(after: Int) -> [MQTTMessage] {
+        received.withLock { Array($0.dropFirst(after)) }
+    }
+
     /// How many messages arrived so far: pass it as `after` to wait only for later ones.
     var count: Int { received.withLock { $0.count } }
 

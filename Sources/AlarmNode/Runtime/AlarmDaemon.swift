@@ -36,7 +36,10 @@ public final class AlarmDaemon: Sendable {
         self.logger = logger
     }
 
-    public static func build(configuration: NodeConfiguration, logger: Logger) throws(StartupError) -> AlarmDaemon {
+    /// - Parameter reload: reads the configuration again (on SIGHUP); nil when there is nothing to re-read.
+    public static func build(
+        configuration: NodeConfiguration, reload: (@Sendable () throws -> NodeConfiguration)? = nil, logger: Logger
+    ) throws(StartupError) -> AlarmDaemon {
         let store = StateStore(directory: configuration.node.stateDirectory, logger: logger)
         let loaded: StateStore.Loaded
         do {
@@ -45,7 +48,8 @@ public final class AlarmDaemon: Sendable {
             throw StartupError(error.message)
         }
 
-        let zoneName = configuration.node.timeZone ?? SystemTimeZone.current().identifier
+        let timeZoneSource = TimeZoneSource(configured: configuration.node.timeZone)
+        let zoneName = timeZoneSource.currentZone
         guard let timeZone = TimeZone(identifier: zoneName) else {
             throw StartupError("the time zone '\(zoneName)' is unknown: set node.time-zone or --time-zone to an IANA zone such as Europe/Berlin")
         }
@@ -98,9 +102,13 @@ public final class AlarmDaemon: Sendable {
         // first (and the simulation shows it), then the bridge publishes offline, then the timer stops.
         var services: [any Service] = [
             NodeTimerService(node: node),
-            TimeKeeperService(node: node, bridge: bridge, followsSystemTimeZone: configuration.node.timeZone == nil, logger: logger),
+            TimeKeeperService(node: node, bridge: bridge, timeZone: timeZoneSource, logger: logger),
             bridge,
         ]
+        if let reload {
+            services.append(ConfigurationReloadService(reload: reload, running: configuration, timeZone: timeZoneSource,
+                                                       node: node, bridge: bridge, logger: logger))
+        }
         if let simulation {
             services.append(SimulationDisplayService(simulation: simulation, bridge: bridge, topic: topics.simulatedOutputs))
         }

@@ -18,8 +18,8 @@ struct NodeTimerService: Service {
 struct TimeKeeperService: Service {
     let node: LocalAlarmNode
     let bridge: MQTTBridge
-    /// True when the zone comes from the system (no `node.time-zone`), so its changes are followed.
-    let followsSystemTimeZone: Bool
+    /// The system's zone changes are followed unless the configuration fixes one.
+    let timeZone: TimeZoneSource
     let logger: Logger
 
     func run() async throws {
@@ -28,7 +28,7 @@ struct TimeKeeperService: Service {
             try await cancelWhenGracefulShutdown {
                 try await withThrowingDiscardingTaskGroup { group in
                     group.addTask { try await followClockSteps() }
-                    if followsSystemTimeZone { group.addTask { try await followTimeZone() } }
+                    group.addTask { try await followTimeZone() }
                     group.addTask { try await watchSynchronization() }
                 }
             }
@@ -53,7 +53,7 @@ struct TimeKeeperService: Service {
 
     private func followTimeZone() async throws {
         for try await change in TimeZoneWatcher(logger: logger) {
-            guard let zone = TimeZone(identifier: change.timeZone.identifier) else { continue }
+            guard timeZone.configuredZone == nil, let zone = TimeZone(identifier: change.timeZone.identifier) else { continue }
             logger.notice("system time zone changed", metadata: ["timeZone": "\(zone.identifier)"])
             await node.changeTimeZone(to: zone)
             bridge.updateStatus { $0.timeZone = zone.identifier }

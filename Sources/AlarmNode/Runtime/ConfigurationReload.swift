@@ -1,0 +1,60 @@
+import AlarmKit
+import Foundation
+import LinuxSystem
+import Logging
+import ServiceLifecycle
+import Synchronization
+import UnixSignals
+
+/// Where the node's time zone comes from: the configuration (fixed) or the system (followed).
+final class TimeZoneSource: Sendable {
+    private let configured: Mutex<String?>
+
+    init(configured: String?) {
+        self.configured = Mutex(configured)
+    }
+
+    /// The configured zone, or nil when the system's zone is followed.
+    var configuredZone: String? {
+        get { configured.withLock { $0 } }
+        set { configured.withLock { $0 = newValue } }
+    }
+
+    /// The zone in force: the configured one, else the system's.
+    var currentZone: String { configuredZone ?? SystemTimeZone.current().identifier }
+}
+
+/// Reads the configuration again on SIGHUP. The time zone takes effect at once (relative
+/// schedules are re-read); other changes are logged as needing a restart.
+struct ConfigurationReloadService: Service {
+    let reload: @Sendable () throws -> NodeConfiguration
+    let running: NodeConfiguration
+    let timeZone: TimeZoneSource
+    let node: LocalAlarmNode
+    let bridge: MQTTBridge
+    let logger: Logger
+
+    func run() async throws {
+        for await _ in await UnixSignalsSequence(trapping: .sighup).cancelOnGracefulShutdown() {
+            logger.notice("SIGHUP: reading the configuration again")
+            let configuration: NodeConfiguration
+            do {
+                configuration = try reload()
+            } catch {
+                logger.error("configuration not reloaded; keeping the running one", metadata: ["error": "\(error)"])
+                continue
+            }
+            timeZone.configuredZone = configuration.node.timeZone
+            if let zone = TimeZone(identifier: timeZone.currentZone) {
+                await node.changeTimeZone(to: zone)
+                bridge.updateStatus { $0.timeZone = zone.identifier }
+                logger.info("time zone in force", metadata: ["timeZone": "\(zone.identifier)"])
+            }
+            var others = configuration
+            others.node.timeZone = running.node.timeZone
+            if others != running {
+                logger.warning("configuration changed beyond the time zone: restart alarmd to apply it")
+            }
+        }
+    }
+}

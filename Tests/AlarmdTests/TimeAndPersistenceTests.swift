@@ -1,0 +1,161 @@
+import AlarmKit
+import Foundation
+import Mosquitto
+import MosquittoTestSupport
+import Testing
+
+/// SPEC §3 "Time" and "Persistence and restart" in the real daemon.
+@Suite("alarmd time and persistence", .serialized)
+struct TimeAndPersistenceTests {
+    /// Rounds of the kill test: a short form in CI; `ALARMD_KILL_ROUNDS` makes it longer.
+    static let killRounds = Int(ProcessInfo.processInfo.environment["ALARMD_KILL_ROUNDS"] ?? "") ?? 8
+
+    @Test("SIGKILL at random points of a command burst loses no acknowledged change and doubles nothing")
+    func killDuringBursts() async throws {
+        try await TestBroker.withBroker { broker in
+            try await withTestClients { clients in
+                let directory = FileManager.default.temporaryDirectory.appending(path: "alarmd-kill-\(UUID().uuidString)")
+                defer { try? FileManager.default.removeItem(at: directory) }
+                let nodeName = "kill-\(UUID().uuidString.prefix(6))"
+                let node = try await NodeClient.connect(broker: broker, node: nodeName, clients: clients)
+                var generator = SystemRandomNumberGenerator()
+                var present: Set<UUID> = []     // acknowledged as scheduled and not cancelled
+                var cancelled: Set<UUID> = []   // acknowledged as cancelled
+                // Cancels sent but not acknowledged before a kill: the broker may still deliver
+                // them to the next daemon (its session persists), so these may vanish later.
+                var unacknowledgedCancels: Set<UUID> = []
+                for round in 0..<Self.killRounds {
+                    let mark = node.count
+                    let daemon = try await DaemonProcess.start(broker: broker, node: nodeName, stateDirectory: directory)
+                    do {
+                        try await node.waitForMessage("online in round \(round)", after: mark) {
+                            $0.topic == node.topics.status && NodeClient.object($0.payload)?["state"] == .string("online")
+                        }
+                        // The state survived the last kill: exactly what was acknowledged.
+                        let list = try await node.request("list")
+                        let ids = Set(try AlarmJSON.decoder.decode([AlarmDocument].self, from: AlarmJSON.encoder.encode(list["alarms"]!)).map(\.id))
+                        #expect(present.subtracting(unacknowledgedCancels).isSubset(of: ids), "round \(round): acknowledged alarms lost")
+                        #expect(ids.isDisjoint(with: cancelled), "round \(round): cancelled alarms came back")
+                        guard case .array(let all)? = list["alarms"] else { throw TestSupportError("no list") }
+                        #expect(all.count == ids.count, "round \(round): an alarm is doubled")
+                        // Alarms sent but not acknowledged before a kill may or may not be there.
+                        present = ids.subtracting(cancelled)
+
+                        // A burst of schedules and cancels, with a kill at a random point.
+                        let burst = 30
+                        let killAfter = Int.random(in: 3..<burst, using: &generator)
+                        var sent: [(String, UUID)] = []
+                        for index in 0..<burst {
+                            if index % 4 == 3, let victim = present.randomElement(using: &generator) {
+                                sent.append(("cancel", victim))
+                            } else {
+                                sent.append(("schedule", UUID()))
+                            }
+                        }
+                        let replyBase = node.count
+                        for (index, (operation, id)) in sent.enumerated() {
+                            var fields: [String: JSONValue] = ["id": .string(id.uuidString), "replyTo": .string(node.replyTopic),
+                                                               "correlationID": .number(Double(index))]
+                            if operation == "schedule" { fields["configuration"] = configurationJSON(preAlert: 3600) }
+                            try node.client.publish(MQTTMessage(topic: "\(node.topics.base)/cmd/\(operation)",
+                                                                payload: Array(try AlarmJSON.encoder.encode(JSONValue.object(fields))), qos: 1))
+                            if index == killAfter {
+                                // Wait for some acknowledgement mid-burst, then kill without warning.
+                                try await node.waitForMessage("a reply", after: replyBase) { $0.topic == node.replyTopic }
+                                await daemon.kill()
+                                break
+                            }
+                        }
+                        await daemon.kill()
+                        // Every reply that arrived is an acknowledgement that must hold.
+                        let replies = node.received(after: replyBase).filter { $0.topic == node.replyTopic }
+                        var acknowledged: Set<Int> = []
+                        for reply in replies {
+                            guard let object = NodeClient.object(reply.payload), object["ok"] == .bool(true),
+                                  case .number(let index)? = object["correlationID"], Int(index) < sent.count else { continue }
+                            acknowledged.insert(Int(index))
+                            let (operation, id) = sent[Int(index)]
+                            if operation == "schedule" { present.insert(id) } else { present.remove(id); cancelled.insert(id) }
+                        }
+                        for (index, (operation, id)) in sent.enumerated().prefix(killAfter + 1)
+                        where operation == "cancel" && !acknowledged.contains(index) {
+                            unacknowledgedCancels.insert(id)
+                        }
+                        // The file always parses.
+                        let data = try Data(contentsOf: directory.appending(path: "state.json"))
+                        #expect(throws: Never.self) { try AlarmJSON.decoder.decode(NodeState.self, from: data) }
+                    } catch {
+                        print("alarmd log:\n\(daemon.log)")
+                        await daemon.cleanUp()
+                        throw error
+                    }
+                    await daemon.cleanUp()
+                }
+            }
+        }
+    }
+
+    @Test("A garbage state file is kept aside and the node starts empty, saying so")
+    func garbageStateFile() async throws {
+        try await TestBroker.withBroker { broker in
+            try await withTestClients { clients in
+                let directory = FileManager.default.temporaryDirectory.appending(path: "alarmd-garbage-\(UUID().uuidString)")
+                try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+                defer { try? FileManager.default.removeItem(at: directory) }
+                let garbage = Data((0..<4096).map { _ in UInt8.random(in: 0...255) })
+                try garbage.write(to: directory.appending(path: "state.json"))
+                let nodeName = "garbage-\(UUID().uuidString.prefix(6))"
+                let node = try await NodeClient.connect(broker: broker, node: nodeName, clients: clients)
+                try await withDaemonProcess(broker: broker, node: nodeName, stateDirectory: directory) { _ in
+                    try await node.waitForMessage("status with the problem") {
+                        $0.topic == node.topics.status && NodeClient.object($0.payload)?["stateFileProblem"] != nil
+                    }
+                    let list = try await node.request("list")
+                    #expect(list["alarms"] == .array([]))
+                }
+                let aside = try FileManager.default.contentsOfDirectory(atPath: directory.path).filter { $0.hasPrefix("state.json.damaged-") }
+                #expect(aside.count == 1)
+                #expect(try Data(contentsOf: directory.appending(path: aside[0])) == garbage)
+            }
+        }
+    }
+
+    @Test("SIGHUP re-reads the configured time zone: relative schedules move, the status says so")
+    func timeZoneReload() async throws {
+        try await TestBroker.withBroker { broker in
+            try await withTestClients { clients in
+                let directory = FileManager.default.temporaryDirectory.appending(path: "alarmd-zone-\(UUID().uuidString)")
+                try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+                defer { try? FileManager.default.removeItem(at: directory) }
+                let config = directory.appending(path: "alarmd.toml")
+                try Data("[node]\ntime-zone = \"Europe/Berlin\"\n".utf8).write(to: config)
+                let nodeName = "zone-\(UUID().uuidString.prefix(6))"
+                let node = try await NodeClient.connect(broker: broker, node: nodeName, clients: clients)
+                let daemon = try await DaemonProcess.start(broker: broker, node: nodeName, stateDirectory: directory,
+                                                           timeZone: nil, arguments: ["--config", config.path])
+                do {
+                    try await node.waitForMessage("online in Berlin") {
+                        $0.topic == node.topics.status && NodeClient.object($0.payload)?["timeZone"] == .string("Europe/Berlin")
+                    }
+                    let everyDay = #"{"relative":{"time":{"hour":7,"minute":0},"repeats":{"weekly":["mon","tue","wed","thu","fri","sat","sun"]}}}"#
+                    let reply = try await node.request("schedule", ["configuration": configurationJSON(schedule: everyDay)])
+                    let berlin = try AlarmJSON.decoder.decode(AlarmDocument.self, from: AlarmJSON.encoder.encode(reply["alarm"]!))
+                    try Data("[node]\ntime-zone = \"America/Los_Angeles\"\n".utf8).write(to: config)
+                    let mark = node.count
+                    daemon.signal(SIGHUP)
+                    try await node.waitForMessage("status in Los Angeles", after: mark) {
+                        $0.topic == node.topics.status && NodeClient.object($0.payload)?["timeZone"] == .string("America/Los_Angeles")
+                    }
+                    let moved = try await node.document(berlin.id, after: mark) { $0.nextAlertDate != berlin.nextAlertDate }
+                    let losAngeles = try #require(TimeZone(identifier: "America/Los_Angeles"))
+                    #expect(ScheduleMath.localTime(of: try #require(moved.nextAlertDate), in: losAngeles) == .init(hour: 7, minute: 0))
+                } catch {
+                    print("alarmd log:\n\(daemon.log)")
+                    await daemon.cleanUp()
+                    throw error
+                }
+                await daemon.cleanUp()
+            }
+        }
+    }
+}
