@@ -154,3 +154,44 @@ struct RestoreTests {
         #expect(delegate.effects.isEmpty)
     }
 }
+
+@Suite("Clock steps through the clock abstraction")
+struct ClockStepTests {
+    let start = date("2026-11-22T10:00:00Z")
+
+    /// A node on a manual clock whose wall clock is then stepped, as the daemon's step watcher reports.
+    @Test("Steps of +1 h, -1 h and from 1970 to now keep a timer's remaining time", arguments: [3600.0, -3600.0, 1_795_000_000.0])
+    func timerSurvivesSteps(step: TimeInterval) async throws {
+        let boot = step > 100_000 ? Date(timeIntervalSince1970: 60) : start
+        let clock = ManualAlarmClock(now: boot)
+        let node = LocalAlarmNode(configuration: .init(timeZone: zone("Europe/Berlin")), clock: clock)
+        let timer = Task { await node.run() }
+        defer { timer.cancel() }
+        let id = UUID()
+        _ = try await node.schedule(id: id, configuration: configuration(preAlert: 300))
+        clock.advance(by: 100)
+        clock.advance(to: clock.now + step)
+        await node.wallClockStepped(by: step)
+        #expect(await node.documents.first?.nextAlertDate == clock.now + 200)
+        clock.advance(by: 199)
+        #expect(await node.documents.first?.state == .countdown)
+        clock.advance(by: 1)
+        _ = try await firstValue(of: node.documentUpdates.stream()) { $0.first?.state == .alerting }
+    }
+
+    @Test("A backward step after an alert never makes the same occurrence alert twice")
+    func backwardStep() async throws {
+        let clock = ManualAlarmClock(now: date("2026-11-23T05:00:00Z"))
+        let node = LocalAlarmNode(configuration: .init(timeZone: zone("Europe/Berlin")), clock: clock)
+        let timer = Task { await node.run() }
+        defer { timer.cancel() }
+        let id = UUID()
+        _ = try await node.schedule(id: id, configuration: configuration(schedule: weekly(7, 0, [.monday, .tuesday])))
+        clock.advance(to: date("2026-11-23T06:00:00Z"))
+        _ = try await firstValue(of: node.documentUpdates.stream()) { $0.first?.state == .alerting }
+        try await node.perform(.stop, id: id)
+        clock.advance(to: date("2026-11-23T05:30:00Z"))
+        await node.wallClockStepped(by: -1800)
+        #expect(await node.documents.first?.nextAlertDate == date("2026-11-24T06:00:00Z"))
+    }
+}
