@@ -197,3 +197,65 @@ struct DaemonMQTTTests {
         }
     }
 }
+
+@Suite("alarmd and Home Assistant", .serialized)
+struct HomeAssistantDaemonTests {
+    @Test("Discovery: five retained entities, re-announced when Home Assistant comes online; its stop button stops")
+    func discovery() async throws {
+        try await withDaemon { _, daemon, node in
+            let prefix = "homeassistant/+/alarmd_\(daemon.node)/+/config"
+            try node.client.subscribe(prefix, qos: 1)
+            try node.client.subscribe("homeassistant/status", qos: 1)
+            var configurations: Set<String> = []
+            for _ in 0..<5 {
+                let seen = configurations
+                let message = try await node.waitForMessage("a discovery configuration") { message in
+                    MQTTClient.topic(message.topic, matches: prefix) && !seen.contains(message.topic)
+                }
+                configurations.insert(message.topic)
+            }
+            #expect(configurations.count == 5)
+            let mark = node.count
+            try node.client.publish(MQTTMessage(topic: "homeassistant/status", string: "online"))
+            try await node.waitForMessage("a re-announcement", after: mark) { MQTTClient.topic($0.topic, matches: prefix) }
+
+            let id = UUID()
+            _ = try await node.request("schedule", ["id": .string(id.uuidString), "configuration": configurationJSON(preAlert: 1)])
+            try await node.waitForMessage("alerting state for Home Assistant") {
+                $0.topic == "\(node.topics.base)/ha/state" && NodeClient.object($0.payload)?["alerting"] == .bool(true)
+            }
+            try node.client.publish(MQTTMessage(topic: "\(node.topics.base)/ha/stop", string: "PRESS"))
+            _ = try await node.event("stopped", alarmID: id)
+        }
+    }
+
+    @Test("With discovery off, entities announced before are removed")
+    func discoveryOff() async throws {
+        try await TestBroker.withBroker { broker in
+            try await withTestClients { clients in
+                let directory = FileManager.default.temporaryDirectory.appending(path: "alarmd-ha-\(UUID().uuidString)")
+                try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+                defer { try? FileManager.default.removeItem(at: directory) }
+                let config = directory.appending(path: "alarmd.toml")
+                try Data("[home-assistant]\ndiscovery = false\n".utf8).write(to: config)
+                let nodeName = "ha-\(UUID().uuidString.prefix(6))"
+                let node = try await NodeClient.connect(broker: broker, node: nodeName, clients: clients)
+                let entity = "homeassistant/sensor/alarmd_\(nodeName)/next_alarm/config"
+                try node.client.subscribe("homeassistant/#", qos: 1)
+                // An entity announced by an earlier run with discovery on.
+                try node.client.publish(MQTTMessage(topic: entity, string: #"{"name":"Next alarm"}"#, qos: 1, retain: true))
+                try await node.waitForMessage("the old entity") { $0.topic == entity && !$0.payload.isEmpty }
+                let daemon = try await DaemonProcess.start(broker: broker, node: nodeName, stateDirectory: directory,
+                                                           arguments: ["--config", config.path])
+                do {
+                    try await node.waitForMessage("the entity removed") { $0.topic == entity && $0.payload.isEmpty }
+                } catch {
+                    print("alarmd log:\n\(daemon.log)")
+                    await daemon.cleanUp()
+                    throw error
+                }
+                await daemon.cleanUp()
+            }
+        }
+    }
+}

@@ -58,7 +58,7 @@ public enum ConfigurationReader {
 
         mutating func configuration() -> NodeConfiguration {
             var configuration = NodeConfiguration()
-            checkKeys(root, path: "", known: ["node", "broker", "limits", "hardware"])
+            checkKeys(root, path: "", known: ["node", "broker", "limits", "hardware", "home-assistant"])
 
             if let node = table(root, "node") {
                 checkKeys(node, path: "node", known: ["id", "topic-prefix", "state-directory", "time-zone", "authorization"])
@@ -154,6 +154,17 @@ public enum ConfigurationReader {
                 if let value = seconds(hardware, "hardware.long-press", in: 0.2...10) { configuration.hardware.longPress = value }
                 if let value = seconds(hardware, "hardware.escalate-after", in: 0...3600) { configuration.hardware.escalateAfter = value }
                 if let value = seconds(hardware, "hardware.prompt-duration", in: 5...600) { configuration.hardware.promptDuration = value }
+            }
+            if let homeAssistant = table(root, "home-assistant") {
+                checkKeys(homeAssistant, path: "home-assistant", known: ["discovery", "prefix"])
+                if let discovery = bool(homeAssistant, "home-assistant.discovery") { configuration.homeAssistant.discovery = discovery }
+                if let prefix = string(homeAssistant, "home-assistant.prefix") {
+                    if prefix.isEmpty || prefix.contains("+") || prefix.contains("#") || prefix.hasSuffix("/") {
+                        problem("home-assistant.prefix", "'\(prefix)' must be a topic level without wildcards, like \"homeassistant\"")
+                    } else {
+                        configuration.homeAssistant.prefix = prefix
+                    }
+                }
             }
             return configuration
         }

@@ -90,7 +90,14 @@ public struct NodeConfiguration: Sendable, Hashable {
         public var promptDuration: TimeInterval = 30
     }
 
+    public struct HomeAssistant: Sendable, Hashable {
+        /// Announce the node to Home Assistant by MQTT discovery.
+        public var discovery: Bool = true
+        public var prefix: String = "homeassistant"
+    }
+
     public var node = Node()
+    public var homeAssistant = HomeAssistant()
     public var broker = Broker()
     public var limits = Limits()
     public var hardware = Hardware()

@@ -48,3 +48,23 @@ public enum ButtonActions {
         }
     }
 }
+
+extension ButtonActions {
+    /// Carries out a press on `node`: plans it from the node's state, then runs each action.
+    /// Returns the refusals, which a button cannot report to anyone but the log.
+    @discardableResult
+    public static func press(_ button: PressedButton, _ kind: PressKind, on node: LocalAlarmNode) async -> [(ButtonAction, AlarmManager.AlarmError)] {
+        var refusals: [(ButtonAction, AlarmManager.AlarmError)] = []
+        for action in plan(button, kind, engine: await node.currentEngine) {
+            do {
+                switch action {
+                case .perform(let operation, let id): try await node.perform(operation, id: id)
+                case .secondary(let id): try await node.secondaryAction(id: id)
+                }
+            } catch {
+                refusals.append((action, error))
+            }
+        }
+        return refusals
+    }
+}

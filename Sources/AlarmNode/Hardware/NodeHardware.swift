@@ -178,15 +178,8 @@ public final class NodeHardware: Service, AuthorizationPrompt, Sendable {
         publishEvent(AlarmEvent(.button, alarmID: nil, at: Date(),
                                 details: ["button": .string(button.rawValue), "press": .string(kind.rawValue)]))
         if answerPrompt(button == .stop ? .authorized : .denied) { return }
-        for action in ButtonActions.plan(button, kind, engine: await node.currentEngine) {
-            do {
-                switch action {
-                case .perform(let operation, let id): try await node.perform(operation, id: id)
-                case .secondary(let id): try await node.secondaryAction(id: id)
-                }
-            } catch {
-                logger.warning("button action refused", metadata: ["action": "\(action)", "error": "\(error.message)"])
-            }
+        for (action, error) in await ButtonActions.press(button, kind, on: node) {
+            logger.warning("button action refused", metadata: ["action": "\(action)", "error": "\(error.message)"])
         }
     }
 }

@@ -20,6 +20,9 @@ public final class MQTTBridge: Service, Sendable {
     /// The ids the node holds, for clearing retained alarm topics that no longer exist.
     private let knownAlarms: Mutex<Set<UUID>>
     private let onSimulatedPress: (@Sendable (SimulatedPress) -> Void)?
+    private let homeAssistant: HomeAssistantDiscovery
+    private let announcesToHomeAssistant: Bool
+    private let homeAssistantState: Mutex<HomeAssistantState?>
 
     /// A press of the virtual hardware, from `<base>/sim/press`.
     public struct SimulatedPress: Sendable, Decodable {
@@ -30,13 +33,19 @@ public final class MQTTBridge: Service, Sendable {
     /// - Parameters:
     ///   - status: the initial status (version, start time, zone, authorization, problems).
     ///   - onSimulatedPress: set in simulation mode: `<base>/sim/press` is then subscribed.
+    ///   - homeAssistant: the discovery topics; `announcesToHomeAssistant` false removes the
+    ///     node's entities instead of announcing them.
     public init(client: MQTTClient, topics: NodeTopics, node: LocalAlarmNode, status: NodeStatus,
-                knownAlarms: Set<UUID>, onSimulatedPress: (@Sendable (SimulatedPress) -> Void)?, logger: Logger) {
+                knownAlarms: Set<UUID>, homeAssistant: HomeAssistantDiscovery, announcesToHomeAssistant: Bool,
+                onSimulatedPress: (@Sendable (SimulatedPress) -> Void)?, logger: Logger) {
         self.client = client
         self.topics = topics
         self.node = node
         self.status = Mutex(status)
         self.knownAlarms = Mutex(knownAlarms)
+        self.homeAssistant = homeAssistant
+        self.announcesToHomeAssistant = announcesToHomeAssistant
+        self.homeAssistantState = Mutex(nil)
         self.onSimulatedPress = onSimulatedPress
         self.logger = logger
     }
@@ -71,6 +80,24 @@ public final class MQTTBridge: Service, Sendable {
             status.alarms = engine.records.count
             status.authorization = authorization
         }
+        if announcesToHomeAssistant { publishHomeAssistantState(HomeAssistantState(engine: engine)) }
+    }
+
+    /// Publishes what the Home Assistant entities show, when it changed (or always, when `force`).
+    private func publishHomeAssistantState(_ state: HomeAssistantState, force: Bool = false) {
+        let changed = homeAssistantState.withLock { last in
+            defer { last = state }
+            return force || last != state
+        }
+        if changed { send(MQTTMessage(topic: homeAssistant.stateTopic, payload: Self.encode(state), qos: 1, retain: true)) }
+    }
+
+    /// Announces the node's entities to Home Assistant, or removes them when discovery is off.
+    private func announceToHomeAssistant() async {
+        for (topic, configuration) in homeAssistant.configurations() {
+            send(MQTTMessage(topic: topic, payload: announcesToHomeAssistant ? Self.encode(configuration) : [], qos: 1, retain: true))
+        }
+        if announcesToHomeAssistant { publishHomeAssistantState(HomeAssistantState(engine: await node.currentEngine), force: true) }
     }
 
     /// Publishes an event that does not come from the engine (a button press).
@@ -116,6 +143,11 @@ public final class MQTTBridge: Service, Sendable {
         try client.subscribe(topics.commandsFilter, qos: 1)
         try client.subscribe(topics.alarmsFilter, qos: 1)
         if onSimulatedPress != nil { try client.subscribe(topics.simulatedPress, qos: 1) }
+        if announcesToHomeAssistant {
+            for filter in [homeAssistant.birthTopic, homeAssistant.stopTopic, homeAssistant.snoozeTopic] {
+                try client.subscribe(filter, qos: 1)
+            }
+        }
         try client.connect()
         await withDiscardingTaskGroup { group in
             for await event in client.events.cancelOnGracefulShutdown() {
@@ -123,6 +155,7 @@ public final class MQTTBridge: Service, Sendable {
                 case .connected:
                     logger.info("broker connected; republishing state")
                     await republishEverything()
+                    await announceToHomeAssistant()
                 case .disconnected(let reason):
                     logger.warning("broker connection lost; alarms keep running locally", metadata: ["reason": "\(reason)"])
                 case .message(let message):
@@ -169,6 +202,15 @@ public final class MQTTBridge: Service, Sendable {
             clearIfStale(id, message)
         } else if message.topic == topics.simulatedPress {
             handleSimulatedPress(message)
+        } else if message.topic == homeAssistant.birthTopic, message.payloadString == "online" {
+            logger.info("Home Assistant came online; announcing the node again")
+            await announceToHomeAssistant()
+        } else if message.topic == homeAssistant.stopTopic || message.topic == homeAssistant.snoozeTopic {
+            let button: PressedButton = message.topic == homeAssistant.stopTopic ? .stop : .snooze
+            logger.info("Home Assistant button pressed", metadata: ["button": "\(button.rawValue)"])
+            for (action, error) in await ButtonActions.press(button, .short, on: node) {
+                logger.notice("Home Assistant button action refused", metadata: ["action": "\(action)", "error": "\(error.message)"])
+            }
         }
     }
 

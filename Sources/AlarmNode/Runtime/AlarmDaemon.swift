@@ -92,6 +92,9 @@ public final class AlarmDaemon: Sendable {
         }
         let bridge = MQTTBridge(
             client: client, topics: topics, node: node, status: status, knownAlarms: Set(state.alarms.map(\.id)),
+            homeAssistant: HomeAssistantDiscovery(prefix: configuration.homeAssistant.prefix, topics: topics,
+                                                  nodeID: configuration.node.id, version: AlarmdVersion.current),
+            announcesToHomeAssistant: configuration.homeAssistant.discovery,
             onSimulatedPress: pressSimulatedButton, logger: logger)
         let hardware = NodeHardware(parts: hardwareParts.parts, node: node, configuration: configuration.hardware,
                                     publishEvent: { bridge.publish(event: $0) }, logger: logger)

@@ -1,0 +1,89 @@
+import AlarmKit
+import AlarmNode
+import Foundation
+import Testing
+
+@Suite("Home Assistant discovery payloads")
+struct HomeAssistantTests {
+    let discovery = HomeAssistantDiscovery(prefix: "homeassistant", topics: NodeTopics(node: "bedroom"), nodeID: "bedroom", version: "0.1.0")
+
+    /// The keys Home Assistant's MQTT discovery documents for each component we use (the
+    /// abbreviations aside), and the ones it requires.
+    static let documentedKeys: [String: (allowed: Set<String>, required: Set<String>)] = {
+        let common: Set<String> = ["availability", "availability_mode", "availability_topic", "device", "enabled_by_default",
+                                   "entity_category", "icon", "name", "object_id", "default_entity_id", "qos", "unique_id",
+                                   "json_attributes_topic", "json_attributes_template", "payload_available",
+                                   "payload_not_available", "encoding", "entity_picture"]
+        return [
+            "sensor": (common.union(["state_topic", "value_template", "device_class", "unit_of_measurement", "state_class",
+                                     "expire_after", "force_update", "suggested_display_precision", "last_reset_value_template"]),
+                       ["state_topic"]),
+            "binary_sensor": (common.union(["state_topic", "value_template", "device_class", "payload_on", "payload_off",
+                                            "expire_after", "force_update", "off_delay"]),
+                              ["state_topic"]),
+            "button": (common.union(["command_topic", "command_template", "payload_press", "retain", "device_class"]),
+                       ["command_topic"]),
+        ]
+    }()
+    static let deviceKeys: Set<String> = ["identifiers", "connections", "name", "manufacturer", "model", "model_id",
+                                          "sw_version", "hw_version", "serial_number", "suggested_area", "via_device",
+                                          "configuration_url"]
+    static let sensorDeviceClasses: Set<String> = ["timestamp", "duration", "date"]
+    static let binarySensorDeviceClasses: Set<String> = ["sound", "running", "problem", "occupancy"]
+
+    @Test("Every entity's configuration uses documented keys only, with the required ones")
+    func schema() throws {
+        let configurations = discovery.configurations()
+        #expect(configurations.count == 5)
+        for (topic, payload) in configurations {
+            let component = String(topic.split(separator: "/")[1])
+            let keys = try #require(Self.documentedKeys[component], "undocumented component \(component)")
+            guard case .object(let object) = payload else { Issue.record("not an object"); continue }
+            #expect(Set(object.keys).isSubset(of: keys.allowed), "\(topic): \(Set(object.keys).subtracting(keys.allowed))")
+            #expect(keys.required.isSubset(of: Set(object.keys)), "\(topic) lacks \(keys.required)")
+            guard case .object(let device)? = object["device"] else { Issue.record("\(topic) has no device"); continue }
+            #expect(Set(device.keys).isSubset(of: Self.deviceKeys))
+            if component == "sensor", case .string(let deviceClass)? = object["device_class"] {
+                #expect(Self.sensorDeviceClasses.contains(deviceClass))
+            }
+            if component == "binary_sensor", case .string(let deviceClass)? = object["device_class"] {
+                #expect(Self.binarySensorDeviceClasses.contains(deviceClass))
+            }
+            // The availability follows the node's status.
+            #expect(object["availability"] == .array([.object([
+                "topic": .string("alarmd/bedroom/status"), "value_template": .string("{{ value_json.state }}"),
+                "payload_available": .string("online"), "payload_not_available": .string("offline"),
+            ])]))
+            #expect(topic.hasPrefix("homeassistant/\(component)/alarmd_bedroom/") && topic.hasSuffix("/config"))
+        }
+        // One device for the node: the same identifiers everywhere; unique ids are unique.
+        let identifiers = Set(configurations.map { $0.payload["device"]?["identifiers"] })
+        #expect(identifiers.count == 1)
+        let uniqueIDs = configurations.compactMap { $0.payload["unique_id"] }
+        #expect(Set(uniqueIDs).count == uniqueIDs.count)
+    }
+
+    @Test("The state shows the next alarm, alerting and the soonest countdown's end")
+    func state() throws {
+        let now = Date(timeIntervalSince1970: 1_795_000_000)
+        var engine = AlarmEngine()
+        #expect(HomeAssistantState(engine: engine) == HomeAssistantState(engine: AlarmEngine()))
+        let attributes = AlarmAttributes<JSONValue>(presentation: .init(alert: .init(
+            title: "T", stopButton: .init(text: "S", textColor: .white, systemImageName: "s"))), tintColor: .blue)
+        _ = try engine.schedule(id: UUID(), configuration: .timer(duration: 600, attributes: attributes), now: now)
+        _ = try engine.schedule(id: UUID(), configuration: .alarm(schedule: .fixed(now + 300), attributes: attributes), now: now)
+        var state = HomeAssistantState(engine: engine)
+        #expect(state.nextAlarm == now + 300 && state.countdownEnds == now + 600 && !state.alerting)
+        _ = engine.advance(to: now + 300)
+        state = HomeAssistantState(engine: engine)
+        #expect(state.alerting && state.nextAlarm == now + 600)
+        let json = try JSONDecoder().decode(JSONValue.self, from: JSONEncoder().encode(state))
+        #expect(json["nextAlarm"] == .string(AlarmJSON.string(from: now + 600)))
+    }
+}
+
+extension JSONValue {
+    subscript(key: String) -> JSONValue? {
+        if case .object(let object) = self { object[key] } else { nil }
+    }
+}
