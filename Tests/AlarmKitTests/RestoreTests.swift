@@ -9,6 +9,7 @@ final class RecordingDelegate: AlarmNodeDelegate {
     let failWrites = Mutex(false)
 
     var effects: [AlarmEffect] { recorded.withLock { $0.effects } }
+    var writes: Int { recorded.withLock { $0.states.count } }
     var lastState: NodeState? { recorded.withLock { $0.states.last } }
 
     struct DiskFull: Error {}
@@ -86,6 +87,7 @@ struct RestoreTests {
         clock.advance(to: start + 660)
         _ = try await firstValue(of: node.documentUpdates.stream()) { $0.isEmpty }
         #expect(delegate.effects.eventNames == [.alerting, .silenced])
+        #expect(await node.flush() == nil)
         #expect(delegate.lastState?.alarms.isEmpty == true)
     }
 
@@ -141,17 +143,39 @@ struct RestoreTests {
         #expect(await node.documents.map(\.id) == [soon])
     }
 
-    @Test("A failed state write refuses the operation and changes nothing")
+    @Test("A failed state write is answered with internal; the change is saved by the next write")
     func failedWrite() async throws {
         let (node, _, delegate, timer) = try await restart(NodeState(authorization: .authorized), at: start)
         defer { timer.cancel() }
         delegate.failWrites.withLock { $0 = true }
+        let first = UUID(), second = UUID()
         let error = await #expect(throws: AlarmManager.AlarmError.self) {
-            try await node.schedule(id: UUID(), configuration: configuration(preAlert: 60))
+            try await node.schedule(id: first, configuration: configuration(preAlert: 60))
         }
         #expect(error?.code == .internal)
-        #expect(await node.documents.isEmpty)
-        #expect(delegate.effects.isEmpty)
+        #expect(error?.message.contains("not on disk") == true)
+        delegate.failWrites.withLock { $0 = false }
+        _ = try await node.schedule(id: second, configuration: configuration(preAlert: 60))
+        #expect(Set(delegate.lastState?.alarms.map(\.id) ?? []) == [first, second])
+    }
+
+    @Test("Changes submitted together share writes, and each reply waits for its own")
+    func groupCommit() async throws {
+        let (node, _, delegate, timer) = try await restart(NodeState(authorization: .authorized), at: start)
+        defer { timer.cancel() }
+        var submissions: [LocalAlarmNode.Submission] = []
+        for _ in 0..<50 {
+            submissions.append(await node.submit(.schedule(id: UUID(), configuration: configuration(preAlert: 60))))
+        }
+        for submission in submissions {
+            guard case .alarm(let document?) = await node.waitUntilDurable(submission) else {
+                Issue.record("no alarm in the reply")
+                continue
+            }
+            // Durable: the last write holds it.
+            #expect(delegate.lastState?.alarms.contains { $0.id == document.id } == true)
+        }
+        #expect(delegate.writes < 50)
     }
 }
 

@@ -50,6 +50,14 @@ public actor LocalAlarmNode {
     private var sleeper: Task<Void, Never>?
     private var pendingPrompt: Task<AlarmManager.AuthorizationState, Never>?
 
+    // Group commit: changes are numbered as they are applied; one write at a time makes every
+    // change up to its number durable, so many changes share one fsync.
+    private let stateWriter = DispatchQueue(label: "alarmkit.state-writer")
+    private var appliedVersion = 0
+    private var durableVersion = 0
+    private var isWriting = false
+    private var durabilityWaiters: [(version: Int, continuation: CheckedContinuation<AlarmManager.AlarmError?, Never>)] = []
+
     /// Every alarm's document, updated after every change.
     public nonisolated let documentUpdates: Broadcast<[AlarmDocument]>
     /// The authorization decision, updated when it changes.
@@ -91,39 +99,92 @@ public actor LocalAlarmNode {
     // MARK: Operations
 
     /// Schedules or replaces an alarm; asks for authorization first while it is undetermined.
+    /// Returns once the change is on disk.
     public func schedule(
         id: UUID, configuration: AlarmManager.AlarmConfiguration<JSONValue>
     ) async throws(AlarmManager.AlarmError) -> AlarmDocument {
-        if authorization == .notDetermined { _ = await requestAuthorization() }
-        guard authorization == .authorized else { throw .unauthorized(authorization) }
-        try apply { engine, now throws(AlarmManager.AlarmError) in
-            try engine.schedule(id: id, configuration: configuration, now: now)
+        let submission = await submit(.schedule(id: id, configuration: configuration))
+        switch await waitUntilDurable(submission) {
+        case .alarm(let document?): return document
+        case .failure(let error): throw error
+        default: throw .internal("alarm \(id.uuidString) was not scheduled")
         }
-        guard let document = engine.document(for: id) else {
-            // A timer whose countdown is already over alerts, or is missed, on the spot.
-            throw .internal("alarm \(id.uuidString) ended as soon as it was scheduled")
-        }
-        return document
     }
 
-    /// Carries out `operation` on alarm `id`; returns its document, or nil when it is gone.
+    /// Carries out `operation` on alarm `id` once it is on disk; returns the alarm's document,
+    /// or nil when the operation removed it.
     @discardableResult
-    public func perform(_ operation: AlarmOperation, id: UUID) throws(AlarmManager.AlarmError) -> AlarmDocument? {
-        try apply { engine, now throws(AlarmManager.AlarmError) in
-            switch operation {
-            case .cancel: try engine.cancel(id: id, now: now)
-            case .stop: try engine.stop(id: id, now: now)
-            case .countdown: try engine.countdown(id: id, now: now)
-            case .pause: try engine.pause(id: id, now: now)
-            case .resume: try engine.resume(id: id, now: now)
-            }
+    public func perform(_ operation: AlarmOperation, id: UUID) async throws(AlarmManager.AlarmError) -> AlarmDocument? {
+        switch await waitUntilDurable(await submit(.alarm(operation, id: id))) {
+        case .alarm(let document): return document
+        case .failure(let error): throw error
+        default: return engine.document(for: id)
         }
-        return engine.document(for: id)
     }
 
     /// The alert's secondary button for alarm `id` (snooze, or its custom intent).
-    public func secondaryAction(id: UUID) throws(AlarmManager.AlarmError) {
-        try apply { engine, now throws(AlarmManager.AlarmError) in try engine.secondaryAction(id: id, now: now) }
+    public func secondaryAction(id: UUID) async throws(AlarmManager.AlarmError) {
+        let version = try applyNow { engine, now throws(AlarmManager.AlarmError) in try engine.secondaryAction(id: id, now: now) }
+        if let version, let error = await durability(of: version) { throw error }
+    }
+
+    /// A command applied to the alarms, whose reply may still wait for the disk.
+    public struct Submission: Sendable {
+        /// The reply once the change is durable.
+        public let reply: NodeReply
+        /// The change's number, nil when nothing needs writing.
+        let version: Int?
+    }
+
+    /// Applies a command now, in the order commands are submitted, without waiting for the disk;
+    /// `waitUntilDurable` then gives the reply. Many commands submitted in a row share one write.
+    public func submit(_ action: NodeCommand.Action) async -> Submission {
+        do throws(AlarmManager.AlarmError) {
+            switch action {
+            case .schedule(let id, let configuration):
+                if authorization == .notDetermined { _ = await requestAuthorization() }
+                guard authorization == .authorized else { throw .unauthorized(authorization) }
+                let version = try applyNow { engine, now throws(AlarmManager.AlarmError) in
+                    try engine.schedule(id: id, configuration: configuration, now: now)
+                }
+                guard let document = engine.document(for: id) else {
+                    // A timer whose countdown is already over alerts, or is missed, on the spot.
+                    throw .internal("alarm \(id.uuidString) ended as soon as it was scheduled")
+                }
+                return Submission(reply: .alarm(document), version: version)
+            case .alarm(let operation, let id):
+                let version = try applyNow { engine, now throws(AlarmManager.AlarmError) in
+                    switch operation {
+                    case .cancel: try engine.cancel(id: id, now: now)
+                    case .stop: try engine.stop(id: id, now: now)
+                    case .countdown: try engine.countdown(id: id, now: now)
+                    case .pause: try engine.pause(id: id, now: now)
+                    case .resume: try engine.resume(id: id, now: now)
+                    }
+                }
+                return Submission(reply: .alarm(engine.document(for: id)), version: version)
+            case .requestAuthorization:
+                let decision = await requestAuthorization()
+                return Submission(reply: .authorization(decision), version: appliedVersion > durableVersion ? appliedVersion : nil)
+            case .list:
+                return Submission(reply: .alarms(engine.documents), version: nil)
+            }
+        } catch {
+            return Submission(reply: .failure(error), version: nil)
+        }
+    }
+
+    /// Waits until every change applied so far is on disk (before shutting down, say); returns
+    /// the write's failure, if any.
+    @discardableResult
+    public func flush() async -> AlarmManager.AlarmError? {
+        await durability(of: appliedVersion)
+    }
+
+    /// The submission's reply once its change is on disk, or the write's failure.
+    public func waitUntilDurable(_ submission: Submission) async -> NodeReply {
+        guard let version = submission.version, let error = await durability(of: version) else { return submission.reply }
+        return .failure(error)
     }
 
     /// Asks for authorization when it is undetermined and a prompt exists; concurrent requests
@@ -179,36 +240,77 @@ public actor LocalAlarmNode {
 
     // MARK: Internals
 
-    /// Runs an operation on a copy of the engine, persists the result, then commits and
-    /// carries out its effects. A failed operation or a failed write changes nothing.
-    private func apply(
+    /// Runs an operation on a copy of the engine and, when it succeeds, commits the result and
+    /// carries out its effects at once (the buzzer must not wait for the disk). A failed
+    /// operation changes nothing. Returns the change's number to await its durability, or nil
+    /// when nothing needs writing.
+    private func applyNow(
         _ change: (inout AlarmEngine, Date) throws(AlarmManager.AlarmError) -> [AlarmEffect]
-    ) throws(AlarmManager.AlarmError) {
+    ) throws(AlarmManager.AlarmError) -> Int? {
         var next = engine
         let effects = try change(&next, clock.now)
-        if effects.changesState, let delegate {
-            do {
-                try delegate.persist(NodeState(authorization: authorization, alarms: Array(next.records.values)))
-            } catch {
-                logger.error("state not saved; operation refused", metadata: ["error": "\(error)"])
-                throw .internal("the node could not save its state, so nothing changed: \(error)")
-            }
-        }
         commit(next, effects)
+        return effects.changesState ? markChanged() : nil
     }
 
-    /// Time passing must happen even when the disk fails: the alarm still sounds.
+    /// Time passing is carried out whatever the disk does: the alarm still sounds.
     private func advanceTime(_ change: (inout AlarmEngine, Date) -> [AlarmEffect]) {
         var next = engine
         let effects = change(&next, clock.now)
-        if effects.changesState, let delegate {
-            do {
-                try delegate.persist(NodeState(authorization: authorization, alarms: Array(next.records.values)))
-            } catch {
-                logger.error("state not saved after time passed", metadata: ["error": "\(error)"])
-            }
-        }
         commit(next, effects)
+        if effects.changesState { _ = markChanged() }
+    }
+
+    /// Numbers a change that must reach the disk and starts a write if none is running.
+    private func markChanged() -> Int? {
+        guard delegate != nil else { return nil }
+        appliedVersion += 1
+        startWriteIfIdle()
+        return appliedVersion
+    }
+
+    /// Waits until change `version` is on disk; returns the write's failure, if any.
+    private func durability(of version: Int) async -> AlarmManager.AlarmError? {
+        guard version > durableVersion else { return nil }
+        return await withCheckedContinuation { continuation in
+            durabilityWaiters.append((version, continuation))
+            startWriteIfIdle()
+        }
+    }
+
+    /// Writes the current state on the writer's own thread (never on Swift's cooperative pool),
+    /// covering every change applied so far.
+    private func startWriteIfIdle() {
+        guard !isWriting, durableVersion < appliedVersion, let delegate else { return }
+        isWriting = true
+        let version = appliedVersion
+        let state = NodeState(authorization: authorization, alarms: Array(engine.records.values))
+        let writer = stateWriter
+        Task {
+            let result: Result<Void, any Error> = await withCheckedContinuation { continuation in
+                writer.async { continuation.resume(returning: Result { try delegate.persist(state) }) }
+            }
+            self.finishWrite(version: version, result: result)
+        }
+    }
+
+    private func finishWrite(version: Int, result: Result<Void, any Error>) {
+        isWriting = false
+        var failure: AlarmManager.AlarmError?
+        if case .failure(let error) = result {
+            logger.error("state not saved", metadata: ["error": "\(error)", "version": "\(version)"])
+            failure = .internal("the node could not save its state (\(error)): the change is in effect but not on disk; it is saved with the next successful write")
+        }
+        // Either way these changes are settled; a failure is answered, and retried with the next change.
+        durableVersion = max(durableVersion, version)
+        let settled = durabilityWaiters.filter { $0.version <= version }
+        durabilityWaiters.removeAll { $0.version <= version }
+        for waiter in settled { waiter.continuation.resume(returning: failure) }
+        if failure != nil {
+            // Keep the state dirty so the next write covers it again.
+            appliedVersion += 1
+        }
+        if !durabilityWaiters.isEmpty || failure == nil { startWriteIfIdle() }
     }
 
     private func commit(_ next: AlarmEngine, _ effects: [AlarmEffect]) {
@@ -223,11 +325,7 @@ public actor LocalAlarmNode {
     private func setAuthorization(_ decision: AlarmManager.AuthorizationState) {
         let previous = authorization
         authorization = decision
-        do {
-            try delegate?.persist(NodeState(authorization: decision, alarms: Array(engine.records.values)))
-        } catch {
-            logger.error("authorization decision not saved", metadata: ["error": "\(error)"])
-        }
+        _ = markChanged()
         guard previous != decision else { return }
         logger.info("authorization changed", metadata: ["authorization": "\(decision.rawValue)"])
         let event = AlarmEvent(.authorization, alarmID: nil, at: clock.now,

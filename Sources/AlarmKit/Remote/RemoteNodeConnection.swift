@@ -112,7 +112,11 @@ public final class RemoteNodeConnection: AlarmNodeConnection {
         } catch {
             throw .invalidConfiguration(field: "configuration", reason: "cannot be written as JSON: \(error)")
         }
-        let reply = try await request(.schedule, fields: ["id": .string(id.uuidString), "configuration": configurationValue], alarmID: id)
+        // While its authorization is undetermined (or not known yet), the node prompts on its
+        // hardware for up to 30 s before it answers.
+        let mayPrompt = authorizationUpdates.value == .notDetermined
+        let reply = try await request(.schedule, fields: ["id": .string(id.uuidString), "configuration": configurationValue],
+                                      alarmID: id, timeout: mayPrompt ? settings.timeout + .seconds(40) : nil)
         guard case .alarm(let document?) = reply else { throw .internal("the node answered schedule without the alarm") }
         return document
     }

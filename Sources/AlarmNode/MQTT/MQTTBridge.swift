@@ -158,13 +158,18 @@ public final class MQTTBridge: Service, Sendable {
                     await announceToHomeAssistant()
                 case .disconnected(let reason):
                     logger.warning("broker connection lost; alarms keep running locally", metadata: ["reason": "\(reason)"])
-                case .message(let message):
-                    if topics.operationName(inTopic: message.topic) != nil, await mayWaitForPrompt(message) {
+                case .message(let message) where topics.operationName(inTopic: message.topic) != nil:
+                    if await mayWaitForPrompt(message) {
                         // Scheduling while undetermined waits for the hardware prompt: not in line.
-                        group.addTask { await self.handleCommand(message) }
+                        group.addTask { await self.answer(await self.submit(message)) }
                     } else {
-                        await handle(message)
+                        // Commands are applied in arrival order; their replies wait for the disk
+                        // side by side, so that commands arriving together share one write.
+                        let pending = await submit(message)
+                        group.addTask { await self.answer(pending) }
                     }
+                case .message(let message):
+                    await handle(message)
                 }
             }
         }
@@ -196,9 +201,7 @@ public final class MQTTBridge: Service, Sendable {
     }
 
     private func handle(_ message: MQTTMessage) async {
-        if topics.operationName(inTopic: message.topic) != nil {
-            await handleCommand(message)
-        } else if let id = topics.alarmID(inTopic: message.topic) {
+        if let id = topics.alarmID(inTopic: message.topic) {
             clearIfStale(id, message)
         } else if message.topic == topics.simulatedPress {
             handleSimulatedPress(message)
@@ -232,8 +235,15 @@ public final class MQTTBridge: Service, Sendable {
         onSimulatedPress(press)
     }
 
-    /// Runs one command and answers it where the request asked.
-    private func handleCommand(_ message: MQTTMessage) async {
+    /// A command applied (or refused), with where its reply goes.
+    private struct PendingReply: Sendable {
+        var operation: String
+        var outcome: Result<LocalAlarmNode.Submission, AlarmManager.AlarmError>
+        var route: NodeCommand.ReplyRoute?
+    }
+
+    /// Reads a command and applies it to the node, without waiting for the disk.
+    private func submit(_ message: MQTTMessage) async -> PendingReply {
         let operation = topics.operationName(inTopic: message.topic) ?? ""
         let decoded = NodeCommand.decode(operation: operation, payload: message.payload,
                                          responseTopic: message.responseTopic, correlationData: message.correlationData)
@@ -242,28 +252,25 @@ public final class MQTTBridge: Service, Sendable {
             logger.notice("command rejected", metadata: [
                 "operation": "\(operation)", "code": "\(rejection.error.code.rawValue)", "reason": "\(rejection.error.message)",
             ])
-            reply(.failure(rejection.error), to: rejection.replyRoute)
+            return PendingReply(operation: operation, outcome: .failure(rejection.error), route: rejection.replyRoute)
         case .success(let command):
-            let result: NodeReply
-            do {
-                switch command.action {
-                case .schedule(let id, let configuration):
-                    result = .alarm(try await node.schedule(id: id, configuration: configuration))
-                case .alarm(let operation, let id):
-                    result = .alarm(try await node.perform(operation, id: id))
-                case .requestAuthorization:
-                    result = .authorization(await node.requestAuthorization())
-                case .list:
-                    result = .alarms(await node.documents)
-                }
-            } catch {
-                logger.notice("command refused", metadata: [
-                    "operation": "\(operation)", "code": "\(error.code.rawValue)", "reason": "\(error.message)",
-                ])
-                result = .failure(error)
-            }
-            reply(result, to: command.replyRoute)
+            return PendingReply(operation: operation, outcome: .success(await node.submit(command.action)), route: command.replyRoute)
         }
+    }
+
+    /// Answers a command once its change is durable.
+    private func answer(_ pending: PendingReply) async {
+        let result: NodeReply
+        switch pending.outcome {
+        case .failure(let error): result = .failure(error)
+        case .success(let submission): result = await node.waitUntilDurable(submission)
+        }
+        if case .failure(let error) = result, case .success = pending.outcome {
+            logger.notice("command refused", metadata: [
+                "operation": "\(pending.operation)", "code": "\(error.code.rawValue)", "reason": "\(error.message)",
+            ])
+        }
+        reply(result, to: pending.route)
     }
 
     private func reply(_ reply: NodeReply, to route: NodeCommand.ReplyRoute?) {

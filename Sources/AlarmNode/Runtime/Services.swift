@@ -10,6 +10,8 @@ struct NodeTimerService: Service {
 
     func run() async throws {
         await cancelWhenGracefulShutdown { await node.run() }
+        // Changes still being written reach the disk before the process ends.
+        await node.flush()
     }
 }
 
