@@ -327,3 +327,50 @@ struct EngineLifecycleTests {
         #expect(engine.records[id]?.state == state)
     }
 }
+
+@Suite("Engine deadline index")
+struct DeadlineIndexTests {
+    /// The next deadline computed the slow way, from every record.
+    func bruteForceDeadline(_ engine: AlarmEngine) -> Date? {
+        engine.records.values.compactMap { record -> Date? in
+            switch record.phase {
+            case .scheduled(let alertDate): alertDate - (record.configuration.countdownDuration?.preAlert ?? 0)
+            case .countdown(let countdown): countdown.fireDate
+            case .paused: nil
+            case .alerting(let since, _): since + engine.configuration.alertTimeout
+            }
+        }.min()
+    }
+
+    @Test("After any sequence of operations the indexed next deadline is the true one")
+    func randomOperations() throws {
+        var generator = SplitMix64(seed: 42)
+        var engine = AlarmEngine(configuration: .init(maximumAlarms: 1000, alertTimeout: 120, timeZone: zone("Europe/Berlin")))
+        var now = date("2026-11-22T10:00:00Z")
+        var ids: [UUID] = []
+        for _ in 0..<3000 {
+            let id = ids.isEmpty ? UUID() : ids[Int(generator.next() % UInt64(ids.count))]
+            switch generator.next() % 8 {
+            case 0, 1:
+                let newID = UUID()
+                ids.append(newID)
+                let seconds = Double(1 + generator.next() % 600)
+                let config = generator.next() % 2 == 0
+                    ? configuration(preAlert: seconds, postAlert: 30)
+                    : configuration(schedule: .fixed(now + seconds), preAlert: generator.next() % 2 == 0 ? 20 : nil)
+                _ = try engine.schedule(id: newID, configuration: config, now: now)
+            case 2: _ = try? engine.pause(id: id, now: now)
+            case 3: _ = try? engine.resume(id: id, now: now)
+            case 4: _ = try? engine.cancel(id: id, now: now)
+            case 5: _ = try? engine.countdown(id: id, now: now)
+            case 6: _ = try? engine.stop(id: id, now: now)
+            default:
+                now += Double(generator.next() % 90)
+                _ = engine.advance(to: now)
+                // Nothing due is left behind.
+                #expect(engine.nextDeadline.map { $0 > now } ?? true)
+            }
+            #expect(engine.nextDeadline == bruteForceDeadline(engine))
+        }
+    }
+}

@@ -1,4 +1,5 @@
 import Foundation
+import HeapModule
 import OrderedCollections
 
 /// The node's settings that shape the lifecycle.
@@ -40,6 +41,10 @@ public struct AlarmEngine: Sendable {
     public var configuration: EngineConfiguration
     /// The alarms, in the order they were first scheduled.
     public private(set) var records: OrderedDictionary<UUID, AlarmRecord>
+    /// Every alarm's next deadline, soonest first, so that finding what is due costs O(log n).
+    /// Entries go stale when an alarm changes; stale ones are skipped and dropped, and after
+    /// every operation the soonest entry is a live one.
+    private var deadlines = Heap<Deadline>()
     /// False while the wall clock may be wrong (not yet synchronized after boot): alerts that
     /// look later than the grace are then held, neither sounded nor declared missed, until
     /// `setClockTrusted(true, now:)`.
@@ -51,6 +56,47 @@ public struct AlarmEngine: Sendable {
         self.configuration = configuration
         self.records = OrderedDictionary(uniqueKeysWithValues: records.map { ($0.id, $0) })
         self.isClockTrusted = clockTrusted
+        rebuildDeadlines()
+    }
+
+    /// When `advance` must next look at an alarm.
+    private struct Deadline: Comparable {
+        var date: Date
+        var id: UUID
+
+        static func < (lhs: Deadline, rhs: Deadline) -> Bool {
+            lhs.date != rhs.date ? lhs.date < rhs.date : lhs.id.uuidString < rhs.id.uuidString
+        }
+    }
+
+    /// Stores an alarm and indexes its deadline.
+    private mutating func store(_ record: AlarmRecord) {
+        records[record.id] = record
+        if let date = deadline(of: record) { deadlines.insert(Deadline(date: date, id: record.id)) }
+    }
+
+    /// Removes an alarm; its index entries go stale.
+    private mutating func removeRecord(_ id: UUID) {
+        records[id] = nil
+    }
+
+    /// True when `entry` still is its alarm's deadline and the alarm is not held.
+    private func isLive(_ entry: Deadline) -> Bool {
+        guard let record = records[entry.id], !heldAlarms.contains(entry.id) else { return false }
+        return deadline(of: record) == entry.date
+    }
+
+    /// Drops stale entries from the top, and rebuilds the index when stale ones pile up.
+    private mutating func tidyDeadlines() {
+        if deadlines.count > 2 * records.count + 64 { rebuildDeadlines() }
+        while let top = deadlines.min, !isLive(top) { deadlines.removeMin() }
+    }
+
+    private mutating func rebuildDeadlines() {
+        deadlines = Heap(records.values.compactMap { record in
+            guard !heldAlarms.contains(record.id), let date = deadline(of: record) else { return nil }
+            return Deadline(date: date, id: record.id)
+        })
     }
 
     // MARK: Reading
@@ -79,7 +125,7 @@ public struct AlarmEngine: Sendable {
 
     /// The next instant at which `advance(to:)` has something to do, or nil when nothing is due.
     public var nextDeadline: Date? {
-        records.values.lazy.filter { !heldAlarms.contains($0.id) }.compactMap(deadline(of:)).min()
+        deadlines.min?.date
     }
 
     /// The alarms alerting now with their sounds, oldest alert first.
@@ -126,7 +172,7 @@ public struct AlarmEngine: Sendable {
             phase = scheduledPhase(alertDate: next.date, configuration: configuration, now: now)
         }
         let record = AlarmRecord(id: id, configuration: configuration, phase: phase, pendingOccurrenceDay: occurrenceDay)
-        records[id] = record
+        store(record)
         effects.append(.event(AlarmEvent(.scheduled, alarmID: id, at: now)))
         if record.state == .countdown { effects.append(.event(AlarmEvent(.countdown, alarmID: id, at: now))) }
         effects.append(.changed(document(for: record)))
@@ -135,10 +181,11 @@ public struct AlarmEngine: Sendable {
 
     /// Removes the alarm in any state, repeating or not.
     public mutating func cancel(id: UUID, now: Date) throws(AlarmManager.AlarmError) -> [AlarmEffect] {
+        defer { tidyDeadlines() }
         let record = try existing(id)
         var effects: [AlarmEffect] = []
         if record.state == .alerting { effects.append(.alertEnded(id)) }
-        records[id] = nil
+        removeRecord(id)
         effects.append(.event(AlarmEvent(.cancelled, alarmID: id, at: now)))
         effects.append(.removed(id))
         return effects
@@ -147,6 +194,7 @@ public struct AlarmEngine: Sendable {
     /// Stops an alerting alarm: a one-shot alarm is removed, a repeating one waits for its next occurrence.
     /// Runs the alarm's stop intent.
     public mutating func stop(id: UUID, now: Date) throws(AlarmManager.AlarmError) -> [AlarmEffect] {
+        defer { tidyDeadlines() }
         let record = try existing(id, in: .alerting, for: "stop")
         var effects: [AlarmEffect] = [.alertEnded(id), .event(AlarmEvent(.stopped, alarmID: id, at: now))]
         if let intent = record.configuration.stopIntent { effects += intentEffects(intent, record: record, now: now) }
@@ -155,6 +203,7 @@ public struct AlarmEngine: Sendable {
 
     /// Snoozes an alerting alarm (or repeats a timer): a countdown of `postAlert`, else `preAlert`.
     public mutating func countdown(id: UUID, now: Date) throws(AlarmManager.AlarmError) -> [AlarmEffect] {
+        defer { tidyDeadlines() }
         let record = try existing(id, in: .alerting, for: "countdown")
         guard let duration = record.snoozeDuration else {
             throw .invalidState("alarm \(id.uuidString) has neither a postAlert nor a preAlert duration, so it cannot count down again: stop it instead")
@@ -165,27 +214,30 @@ public struct AlarmEngine: Sendable {
 
     /// Pauses a running countdown, keeping the time already elapsed.
     public mutating func pause(id: UUID, now: Date) throws(AlarmManager.AlarmError) -> [AlarmEffect] {
+        defer { tidyDeadlines() }
         var record = try existing(id, in: .countdown, for: "pause")
         guard case .countdown(let countdown) = record.phase else { return [] }
         let elapsed = countdown.previouslyElapsedDuration + max(0, now.timeIntervalSince(countdown.startDate))
         record.phase = .paused(totalCountdownDuration: countdown.totalCountdownDuration,
                                previouslyElapsedDuration: min(elapsed, countdown.totalCountdownDuration))
-        records[id] = record
+        store(record)
         return [.event(AlarmEvent(.paused, alarmID: id, at: now)), .changed(document(for: record))]
     }
 
     /// Resumes a paused countdown for its remaining time.
     public mutating func resume(id: UUID, now: Date) throws(AlarmManager.AlarmError) -> [AlarmEffect] {
+        defer { tidyDeadlines() }
         var record = try existing(id, in: .paused, for: "resume")
         guard case .paused(let total, let elapsed) = record.phase else { return [] }
         record.phase = .countdown(.starting(at: now, total: total, elapsed: elapsed))
-        records[id] = record
+        store(record)
         return [.event(AlarmEvent(.resumed, alarmID: id, at: now)), .changed(document(for: record))]
     }
 
     /// What the alert's secondary button does: `.countdown` snoozes, `.custom` runs the
     /// secondary intent and leaves the state as it is. An alarm with no secondary button ignores it.
     public mutating func secondaryAction(id: UUID, now: Date) throws(AlarmManager.AlarmError) -> [AlarmEffect] {
+        defer { tidyDeadlines() }
         let record = try existing(id, in: .alerting, for: "the secondary action")
         switch record.configuration.attributes.presentation.alert.secondaryButtonBehavior {
         case .countdown?:
@@ -204,16 +256,17 @@ public struct AlarmEngine: Sendable {
     public mutating func advance(to now: Date) -> [AlarmEffect] {
         var effects: [AlarmEffect] = []
         // Each step moves one alarm forward; the bound only guards against a logic error looping.
-        for _ in 0..<(records.count * 4 + 4) {
-            guard let due = records.values.first(where: { record in
-                !heldAlarms.contains(record.id) && deadline(of: record).map { $0 <= now } ?? false
-            }) else { break }
+        for _ in 0..<(2 * deadlines.count + 4) {
+            guard let top = deadlines.min, top.date <= now else { break }
+            deadlines.removeMin()
+            guard isLive(top), let due = records[top.id] else { continue }
             if !isClockTrusted, isLaterThanGrace(due, at: now) {
                 heldAlarms.insert(due.id)
                 continue
             }
             effects += step(due, now: now)
         }
+        tidyDeadlines()
         return effects
     }
 
@@ -223,6 +276,7 @@ public struct AlarmEngine: Sendable {
         isClockTrusted = trusted
         guard trusted else { return [] }
         heldAlarms = []
+        rebuildDeadlines()
         return advance(to: now)
     }
 
@@ -340,7 +394,7 @@ public struct AlarmEngine: Sendable {
     /// Stores `new` in place of `old` and reports the change.
     private mutating func replace(_ old: AlarmRecord, with new: AlarmRecord, now: Date) -> [AlarmEffect] {
         guard old != new else { return [] }
-        records[new.id] = new
+        store(new)
         var effects: [AlarmEffect] = []
         if new.state == .countdown, old.state != .countdown {
             effects.append(.event(AlarmEvent(.countdown, alarmID: new.id, at: now)))
@@ -352,7 +406,7 @@ public struct AlarmEngine: Sendable {
     private mutating func startCountdown(_ record: AlarmRecord, duration: TimeInterval, now: Date) -> [AlarmEffect] {
         var record = record
         record.phase = .countdown(.starting(at: now, total: duration))
-        records[record.id] = record
+        store(record)
         return [.event(AlarmEvent(.countdown, alarmID: record.id, at: now)), .changed(document(for: record))]
     }
 
@@ -360,12 +414,12 @@ public struct AlarmEngine: Sendable {
     private mutating func finishOccurrence(of record: AlarmRecord, now: Date) -> [AlarmEffect] {
         let next = rescheduled(record, after: now)
         if record.repeats, next.isWaitingForSchedule {
-            records[record.id] = next
+            store(next)
             var effects: [AlarmEffect] = []
             if next.state == .countdown { effects.append(.event(AlarmEvent(.countdown, alarmID: next.id, at: now))) }
             return effects + [.changed(document(for: next))]
         }
-        records[record.id] = nil
+        removeRecord(record.id)
         return [.removed(record.id)]
     }
 
@@ -397,14 +451,14 @@ public struct AlarmEngine: Sendable {
         let late = max(0, now.timeIntervalSince(alertDate))
         let lateDetail: [String: JSONValue] = ["late": .number((late * 1000).rounded() / 1000)]
         if late > configuration.missedAlarmGrace {
-            records[record.id] = record
+            store(record)
             var details = lateDetail
             details["alertDate"] = .string(AlarmJSON.string(from: alertDate))
             return [.event(AlarmEvent(.missed, alarmID: record.id, at: now, details: details))]
                 + finishOccurrence(of: record, now: now)
         }
         record.phase = .alerting(since: now, alertDate: alertDate)
-        records[record.id] = record
+        store(record)
         return [
             .event(AlarmEvent(.alerting, alarmID: record.id, at: now, details: lateDetail)),
             .alertStarted(record.id, sound: record.configuration.sound),

@@ -6,8 +6,18 @@ import Synchronization
 public final class Broadcast<Value: Sendable>: Sendable {
     private struct State {
         var value: Value
+        /// A newer value not computed yet, because nobody was observing when it was sent.
+        var pending: (@Sendable () -> Value)?
         var nextID = 0
         var observers: [Int: AsyncStream<Value>.Continuation] = [:]
+
+        mutating func current() -> Value {
+            if let pending {
+                value = pending()
+                self.pending = nil
+            }
+            return value
+        }
     }
 
     private let state: Mutex<State>
@@ -16,14 +26,29 @@ public final class Broadcast<Value: Sendable>: Sendable {
         state = Mutex(State(value: value))
     }
 
-    public var value: Value { state.withLock { $0.value } }
+    public var value: Value { state.withLock { $0.current() } }
 
     /// Sets the value and delivers it to every observer.
     public func send(_ value: Value) {
         // Yielding under the lock keeps every observer's order the same as the senders'.
         state.withLock { state in
             state.value = value
+            state.pending = nil
             for observer in state.observers.values { observer.yield(value) }
+        }
+    }
+
+    /// Sets the value from `make`, which runs only when someone observes or reads it: for
+    /// values that are costly to build and often not looked at.
+    public func sendLazily(_ make: @escaping @Sendable () -> Value) {
+        state.withLock { state in
+            guard !state.observers.isEmpty else {
+                state.pending = make
+                return
+            }
+            state.value = make()
+            state.pending = nil
+            for observer in state.observers.values { observer.yield(state.value) }
         }
     }
 
@@ -34,7 +59,7 @@ public final class Broadcast<Value: Sendable>: Sendable {
             let id = state.nextID
             state.nextID += 1
             state.observers[id] = continuation
-            continuation.yield(state.value)
+            continuation.yield(state.current())
             return id
         }
         continuation.onTermination = { [weak self] _ in

@@ -317,7 +317,10 @@ public actor LocalAlarmNode {
         engine = next
         guard !effects.isEmpty else { return }
         delegate?.perform(effects, engine: engine, authorization: authorization)
-        if effects.changesState { documentUpdates.send(engine.documents) }
+        if effects.changesState {
+            let engine = engine
+            documentUpdates.sendLazily { engine.documents }
+        }
         // The next deadline may have moved: wake the timer to plan again.
         sleeper?.cancel()
     }
