@@ -63,7 +63,7 @@ enum GPIOOperation: Sendable {
 }
 
 extension GPIOError {
-    static let permissionAdvice = "add the user to the gpio group / install deploy/99-gpio.rules"
+    static let permissionAdvice = "add the user to the gpio group and install deploy/99-alarmd-gpio.rules (docs/hardware.md)"
 
     /// The one place an `errno` from libgpiod or the kernel becomes a
     /// ``GPIOError``.

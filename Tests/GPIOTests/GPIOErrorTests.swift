@@ -44,7 +44,7 @@ import Testing
 
         let denied = GPIOError.from(errno: EACCES, during: .openChip(.name("gpiochip0")))
         #expect(denied.code == .permissionDenied)
-        #expect(denied.message == "permission denied opening GPIO chip 'gpiochip0': add the user to the gpio group / install deploy/99-gpio.rules")
+        #expect(denied.message == "permission denied opening GPIO chip 'gpiochip0': add the user to the gpio group and install deploy/99-alarmd-gpio.rules (docs/hardware.md)")
 
         let deniedLabel = GPIOError.from(errno: EACCES, during: .openChip(.label("pinctrl-rp1")))
         #expect(deniedLabel.message.contains("to look for label 'pinctrl-rp1'"))

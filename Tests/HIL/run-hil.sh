@@ -19,15 +19,22 @@
 #
 # Environment: HIL_CACHE, HIL_KVER (kernel ABI, default: linux-image-amd64's),
 # HIL_LINES (gpio-sim line names, default "buzzer led stop snooze"),
-# HIL_TIMEOUT (seconds, default 300), HIL_LOG (copy of the serial console).
+# HIL_TIMEOUT (seconds, default 300), HIL_LOG (copy of the serial console),
+# HIL_EXTRA_BINS (host executables copied into the guest's /usr/bin with their
+# shared libraries, e.g. "/usr/sbin/mosquitto /usr/bin/mosquitto_pub"),
+# HIL_MEMORY (guest RAM in MiB, default 512), HIL_STRIP (1, the default: copy
+# BINARY into the guest stripped, when `strip` exists).
 #
-# Exit status: 0 PASS, 1 FAIL, 2 setup error. The guest reports through
+# Exit status: 0 PASS, 1 FAIL, 2 setup error, 3 a package or download the
+# harness needs is unavailable (apt-get failed). The guest reports through
 # isa-debug-exit and a "HIL-RESULT: PASS|FAIL ..." line on the serial console.
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 log() { printf '[hil %s] %s\n' "$(date +%T)" "$*" >&2; }
 die() { log "error: $*"; exit 2; }
+# unavailable TEXT: what the harness needs cannot be installed or downloaded (exit 3).
+unavailable() { log "unavailable: $*"; exit 3; }
 
 [[ $# -ge 2 ]] || die "usage: $0 BINARY GUEST_TEST [ARGS...]"
 binary="$(realpath "$1")"; guest_test="$(realpath "$2")"; shift 2
@@ -38,6 +45,8 @@ binary="$(realpath "$1")"; guest_test="$(realpath "$2")"; shift 2
 cache="${HIL_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/alarmd-hil}"
 lines="${HIL_LINES:-buzzer led stop snooze}"
 timeout_s="${HIL_TIMEOUT:-300}"
+memory_mb="${HIL_MEMORY:-512}"
+extra_bins="${HIL_EXTRA_BINS:-}"
 started=$SECONDS
 
 as_root() { if [[ $EUID -eq 0 ]]; then "$@"; else sudo "$@"; fi; }
@@ -50,8 +59,9 @@ apt_install() {
     [[ ${#missing[@]} -eq 0 ]] && return 0
     log "apt-get install ${missing[*]}"
     if ! as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${missing[@]}" >&2; then
-        as_root apt-get update -q >&2
-        as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${missing[@]}" >&2
+        as_root apt-get update -q >&2 || true
+        as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${missing[@]}" >&2 \
+            || unavailable "apt-get cannot install ${missing[*]}"
     fi
 }
 
@@ -61,17 +71,17 @@ kernel_abi() {
 }
 kver="${HIL_KVER:-$(kernel_abi)}"
 if [[ -z "$kver" ]]; then
-    as_root apt-get update -q >&2
+    as_root apt-get update -q >&2 || true
     kver="$(kernel_abi)"
 fi
-[[ -n "$kver" ]] || die "cannot tell the kernel version: apt-cache knows no linux-image-amd64"
+[[ -n "$kver" ]] || unavailable "cannot tell the kernel version: apt-cache knows no linux-image-amd64"
 kdir="$cache/$kver"
 mkdir -p "$kdir"
 log "kernel $kver, cache $kdir"
 
 # --- 2. Packages ------------------------------------------------------------
 kpkg_version="$(apt-cache show "linux-image-$kver" 2>/dev/null | awk '/^Version:/ {print $2; exit}')"
-[[ -n "$kpkg_version" ]] || die "no package linux-image-$kver"
+[[ -n "$kpkg_version" ]] || unavailable "no package linux-image-$kver"
 source_pkg="linux-source-${kver%%.*}.$(cut -d. -f2 <<<"$kver")"
 if ! apt-cache show "$source_pkg=$kpkg_version" >/dev/null 2>&1; then
     log "warning: no $source_pkg $kpkg_version; using the newest $source_pkg"
@@ -85,7 +95,8 @@ apt_install qemu-system-x86 busybox-static gpiod cpio xz-utils make "linux-heade
 if [[ ! -f "$kdir/vmlinuz" || ! -f "$kdir/configfs.ko" ]]; then
     log "downloading linux-image-$kver"
     tmp="$(mktemp -d "$kdir/image.XXXXXX")"
-    (cd "$tmp" && apt-get download -q -o APT::Sandbox::User=root "linux-image-$kver=$kpkg_version" >&2)
+    (cd "$tmp" && apt-get download -q -o APT::Sandbox::User=root "linux-image-$kver=$kpkg_version" >&2) \
+        || { rm -rf "$tmp"; unavailable "apt-get cannot download linux-image-$kver=$kpkg_version"; }
     dpkg-deb -x "$tmp"/linux-image-*.deb "$tmp/root"
     cp "$tmp/root/boot/vmlinuz-$kver" "$kdir/vmlinuz"
     configfs="$(find "$tmp/root/lib/modules/$kver" -name 'configfs.ko*' | head -n1)"
@@ -123,7 +134,7 @@ log "kernel and modules ready after $((SECONDS - started)) s"
 work="$(mktemp -d "${TMPDIR:-/tmp}/alarmd-hil.XXXXXX")"
 trap 'rm -rf "$work"' EXIT
 root="$work/root"
-mkdir -p "$root"/{bin,dev,proc,sys,tmp,etc,hil/bin,hil/modules}
+mkdir -p "$root"/{bin,dev,proc,sys,tmp,etc,usr/bin,hil/bin,hil/modules}
 
 copy_with_libs() { # FILE DEST: copies FILE to DEST and its shared libraries to their own paths
     install -m 0755 "$1" "$2"
@@ -135,8 +146,16 @@ install -m 0755 /bin/busybox "$root/bin/busybox"
 for tool in gpiodetect gpioinfo gpioget gpioset gpiomon gpiofind; do
     copy_with_libs "/usr/bin/$tool" "$root/bin/$tool"
 done
+for tool in $extra_bins; do
+    [[ -x "$tool" ]] || die "HIL_EXTRA_BINS: not an executable: $tool"
+    copy_with_libs "$tool" "$root/usr/bin/$(basename "$tool")"
+done
 name="$(basename "$binary")"
 copy_with_libs "$binary" "$root/hil/bin/$name"
+# Debug info only makes the initramfs bigger and slower to unpack in the guest.
+if [[ "${HIL_STRIP:-1}" == 1 ]] && command -v strip >/dev/null; then
+    strip "$root/hil/bin/$name"
+fi
 cp "$kdir/configfs.ko" "$kdir/irq_sim.ko" "$kdir/gpio-sim.ko" "$root/hil/modules/"
 install -m 0755 "$here/guest/init.sh" "$root/init"
 install -m 0644 "$here/guest/lib.sh" "$root/hil/lib.sh"
@@ -154,7 +173,7 @@ console="$work/console.log"
 log "booting (timeout ${timeout_s} s)"
 boot_started=$SECONDS
 set +e
-timeout "$timeout_s" qemu-system-x86_64 -accel tcg -cpu max -m 512 -smp 2 -nographic -no-reboot \
+timeout "$timeout_s" qemu-system-x86_64 -accel tcg -cpu max -m "$memory_mb" -smp 2 -nographic -no-reboot \
     -device isa-debug-exit,iobase=0xf4,iosize=0x04 \
     -kernel "$kdir/vmlinuz" -initrd "$work/initramfs.gz" \
     -append "console=ttyS0 panic=-1 quiet loglevel=3" \
