@@ -121,4 +121,42 @@ struct DaemonResilienceTests {
             #expect(daemon.isRunning)
         }
     }
+
+    /// How long the broker stays frozen: 5 s in CI; `ALARMD_FREEZE_SECONDS=30` for the long form.
+    static let freezeSeconds = Double(ProcessInfo.processInfo.environment["ALARMD_FREEZE_SECONDS"] ?? "") ?? 5
+
+    @Test("A frozen broker (SIGSTOP) while alarms fall due: they alert on time; state resyncs within 2 s of its return")
+    func frozenBroker() async throws {
+        try await withDaemon { broker, daemon, node in
+            let ids = (0..<3).map { _ in UUID() }
+            var fireDates: [UUID: Date] = [:]
+            for (index, id) in ids.enumerated() {
+                let reply = try await node.request("schedule", ["id": .string(id.uuidString),
+                                                                "configuration": configurationJSON(preAlert: 2 + Double(index))])
+                let document = try AlarmJSON.decoder.decode(AlarmDocument.self, from: AlarmJSON.encoder.encode(reply["alarm"]!))
+                fireDates[id] = try #require(document.nextAlertDate)
+            }
+            broker.freeze()
+            let frozenAt = Date()
+            // The alarms fall due while the broker is frozen.
+            #expect(fireDates.values.allSatisfy { $0 > frozenAt && $0 < frozenAt + Self.freezeSeconds })
+            let frozenUntil = frozenAt + Self.freezeSeconds
+            while Date() < frozenUntil { try await Task.sleep(for: .milliseconds(100)) }
+            let mark = node.count
+            let thawed = Date()
+            broker.thaw()
+            for id in ids {
+                let alerting = try await node.document(id, after: mark, within: .seconds(30)) { $0.state == .alerting }
+                #expect(alerting.presentationState != nil)
+                let event = try await node.event("alerting", alarmID: id, within: .seconds(30))
+                guard case .string(let at)? = event["at"], let alertedAt = AlarmJSON.date(from: at) else {
+                    Issue.record("no time on the alerting event")
+                    continue
+                }
+                #expect(abs(alertedAt.timeIntervalSince(fireDates[id]!)) < 0.5, "alerted at \(at), due \(fireDates[id]!)")
+            }
+            #expect(Date().timeIntervalSince(thawed) < 2, "state took \(Date().timeIntervalSince(thawed)) s to resync")
+            #expect(daemon.isRunning)
+        }
+    }
 }
