@@ -61,14 +61,7 @@ struct CommandFuzzTests {
                 do {
                     switch command.action {
                     case .schedule(let id, let configuration): _ = try engine.schedule(id: id, configuration: configuration, now: now)
-                    case .alarm(let operation, let id):
-                        switch operation {
-                        case .cancel: _ = try engine.cancel(id: id, now: now)
-                        case .stop: _ = try engine.stop(id: id, now: now)
-                        case .countdown: _ = try engine.countdown(id: id, now: now)
-                        case .pause: _ = try engine.pause(id: id, now: now)
-                        case .resume: _ = try engine.resume(id: id, now: now)
-                        }
+                    case .alarm(let operation, let id): _ = try engine.perform(operation, id: id, now: now)
                     case .requestAuthorization, .list: break
                     }
                 } catch {

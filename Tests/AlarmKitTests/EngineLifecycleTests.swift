@@ -223,13 +223,7 @@ struct EngineLifecycleTests {
     mutating func unknownID(operation: AlarmOperation) {
         let unknown = UUID()
         #expect(throws: AlarmManager.AlarmError.notFound(unknown)) {
-            switch operation {
-            case .cancel: _ = try engine.cancel(id: unknown, now: start)
-            case .stop: _ = try engine.stop(id: unknown, now: start)
-            case .countdown: _ = try engine.countdown(id: unknown, now: start)
-            case .pause: _ = try engine.pause(id: unknown, now: start)
-            case .resume: _ = try engine.resume(id: unknown, now: start)
-            }
+            try engine.perform(operation, id: unknown, now: start)
         }
     }
 

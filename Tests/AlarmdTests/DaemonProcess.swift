@@ -93,9 +93,11 @@ final class DaemonProcess: Sendable {
 
 /// Runs `body` with a daemon on `broker`, and stops it whatever happens.
 func withDaemonProcess<Result>(
-    broker: TestBroker, node: String, stateDirectory: URL? = nil, _ body: (DaemonProcess) async throws -> Result
+    broker: TestBroker, node: String, stateDirectory: URL? = nil, timeZone: String? = "Europe/Berlin",
+    arguments: [String] = [], _ body: (DaemonProcess) async throws -> Result
 ) async throws -> Result {
-    let daemon = try await DaemonProcess.start(broker: broker, node: node, stateDirectory: stateDirectory)
+    let daemon = try await DaemonProcess.start(broker: broker, node: node, stateDirectory: stateDirectory,
+                                               timeZone: timeZone, arguments: arguments)
     do {
         let result = try await body(daemon)
         await daemon.cleanUp()
@@ -113,9 +115,8 @@ func withDaemon<Result>(
     _ body: (TestBroker, DaemonProcess, NodeClient) async throws -> Result
 ) async throws -> Result {
     try await TestBroker.withBroker { broker in
-        let daemon = try await DaemonProcess.start(broker: broker, arguments: arguments)
-        do {
-            let result = try await withTestClients { clients in
+        try await withDaemonProcess(broker: broker, node: "node-\(UUID().uuidString.prefix(8))", arguments: arguments) { daemon in
+            try await withTestClients { clients in
                 let client = try await NodeClient.connect(broker: broker, node: daemon.node, clients: clients)
                 // Commands sent before the node subscribed would be lost: wait until it is online.
                 try await client.waitForMessage("the node online") { message in
@@ -123,12 +124,6 @@ func withDaemon<Result>(
                 }
                 return try await body(broker, daemon, client)
             }
-            await daemon.cleanUp()
-            return result
-        } catch {
-            print("alarmd log:\n\(daemon.log)")
-            await daemon.cleanUp()
-            throw error
         }
     }
 }

@@ -240,13 +240,19 @@ struct MQTTClientTests {
                 try await broker.start()
                 try await nodeEvents.connected()
 
-                let (observer, observerEvents) = try clients.start(broker.clientConfiguration(clientID: "observer"))
-                try observer.subscribe("alarms/#", qos: 1)
+                // A fresh subscriber reads what the broker retained. One that subscribes while the
+                // flushed messages are still on their way gets them live (retain flag off), so a
+                // busy machine may need another look: up to five subscribers, each a new client.
                 var retained: [String: String] = [:]
-                for _ in 0..<2 {
-                    let message = try await observerEvents.message(on: "alarms/#")
-                    #expect(message.retain)
-                    retained[message.topic] = message.payloadString
+                for attempt in 0..<5 where retained.count < 2 {
+                    let (observer, observerEvents) = try clients.start(broker.clientConfiguration(clientID: "observer-\(attempt)"))
+                    try observer.subscribe("alarms/#", qos: 1)
+                    try await observerEvents.connected()
+                    retained = [:]
+                    for _ in 0..<2 {
+                        guard let message = try? await observerEvents.message(on: "alarms/#", within: .seconds(2)), message.retain else { break }
+                        retained[message.topic] = message.payloadString
+                    }
                 }
                 #expect(retained == ["alarms/a": "alerting", "alarms/b": "countdown"])
             }

@@ -179,6 +179,17 @@ public struct AlarmEngine: Sendable {
         return effects + advance(to: now)
     }
 
+    /// Carries out a lifecycle operation on an existing alarm.
+    public mutating func perform(_ operation: AlarmOperation, id: UUID, now: Date) throws(AlarmManager.AlarmError) -> [AlarmEffect] {
+        switch operation {
+        case .cancel: try cancel(id: id, now: now)
+        case .stop: try stop(id: id, now: now)
+        case .countdown: try countdown(id: id, now: now)
+        case .pause: try pause(id: id, now: now)
+        case .resume: try resume(id: id, now: now)
+        }
+    }
+
     /// Removes the alarm in any state, repeating or not.
     public mutating func cancel(id: UUID, now: Date) throws(AlarmManager.AlarmError) -> [AlarmEffect] {
         defer { tidyDeadlines() }

@@ -154,13 +154,7 @@ public actor LocalAlarmNode {
                 return Submission(reply: .alarm(document), version: version)
             case .alarm(let operation, let id):
                 let version = try applyNow { engine, now throws(AlarmManager.AlarmError) in
-                    switch operation {
-                    case .cancel: try engine.cancel(id: id, now: now)
-                    case .stop: try engine.stop(id: id, now: now)
-                    case .countdown: try engine.countdown(id: id, now: now)
-                    case .pause: try engine.pause(id: id, now: now)
-                    case .resume: try engine.resume(id: id, now: now)
-                    }
+                    try engine.perform(operation, id: id, now: now)
                 }
                 return Submission(reply: .alarm(engine.document(for: id)), version: version)
             case .requestAuthorization:
