@@ -106,8 +106,8 @@ struct MQTTClientTests {
                 try observer.subscribe("fallback/#", qos: 1)
                 try await observerEvents.connected()
 
+                // It asks for MQTT 5 first (the default); by the time it is connected it has fallen back.
                 let (client, events) = try clients.start(broker.clientConfiguration(clientID: "fallback", port: onlyMQTT311.port))
-                #expect(client.protocolVersion == .v5)
                 try await events.connected()
                 #expect(client.protocolVersion == .v311)
 
