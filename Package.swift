@@ -7,6 +7,7 @@ let package = Package(
     products: [
         .library(name: "AlarmKit", targets: ["AlarmKit"]),
         .executable(name: "alarmd", targets: ["alarmd"]),
+        .executable(name: "alarmd-bench", targets: ["alarmd-bench"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-collections", from: "1.6.0"),
@@ -86,6 +87,17 @@ let package = Package(
         .executableTarget(
             name: "gpio-probe",
             dependencies: ["GPIO", "AlarmHardware", .product(name: "Logging", package: "swift-log")]
+        ),
+
+        // The benchmark of GitHub issue 8 (scripts/bench, docs/performance.md): the real daemon
+        // against a real mosquitto, with baselines measured in the same run.
+        .executableTarget(
+            name: "alarmd-bench",
+            dependencies: [
+                "AlarmKit", "Mosquitto", "LinuxSystem",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
         ),
 
         // MARK: Tests

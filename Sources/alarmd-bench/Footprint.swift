@@ -1,0 +1,85 @@
+import Foundation
+
+/// 5, 6 and 7. What an idle node costs (CPU, wake-ups, memory) and how long it takes to start,
+/// with its alarms seeded in its state file far ahead.
+struct Footprint {
+    let idleSeconds: Int
+
+    /// VmRSS in MiB, and how it splits into anonymous and file-backed memory.
+    static func rss(_ pid: Int32) -> (mib: Double, parts: String) {
+        guard let sample = try? ProcSample.read(pid: pid) else { return (.nan, "") }
+        return (Double(sample.rssKB) / 1024,
+                String(format: "anonymous %.1f, file-backed %.1f MiB", Double(sample.rssAnonymousKB) / 1024, Double(sample.rssFileKB) / 1024))
+    }
+
+    /// Seeds `count` alarms, starts a node on them, and waits until it answers a command.
+    private func startSeeded(_ bench: Bench, node: String, count: Int) async throws -> (Daemon, startup: Int64) {
+        let directory = "\(bench.folder)/state-\(node)"
+        try Workloads.seedState(directory: directory, alarms: count)
+        return try await bench.startDaemon(node: node, stateDirectory: directory)
+    }
+
+    func run(_ bench: Bench) async throws {
+        let report = bench.report
+
+        // 5 and 6: 1,000 alarms, idle, beside a bare libmosquitto client with the same keepalive.
+        let (idle, _) = try await startSeeded(bench, node: "bench-1k", count: 1000)
+        let bare = try await ChildProcess.spawn(
+            "mosquitto_sub", executable: "/usr/bin/mosquitto_sub",
+            arguments: ["-h", "127.0.0.1", "-p", "\(bench.brokerPort)", "-k", "15", "-q", "1", "-t", "bench/idle", "-i", "bench-idle"],
+            logPath: bench.folder + "/mosquitto_sub.log")
+        try await Task.sleep(for: .seconds(3))
+        let before = try ProcSample.read(pid: idle.pid), bareBefore = try ProcSample.read(pid: bare.pid)
+        let start = Nanos.monotonic()
+        try await Task.sleep(for: .seconds(idleSeconds))
+        let after = try ProcSample.read(pid: idle.pid), bareAfter = try ProcSample.read(pid: bare.pid)
+        let minutes = Double(Nanos.monotonic() - start) / 60e9
+        func perMinute(_ value: Int64) -> Double { (Double(value) / minutes).rounded() }
+        let cpu = Double(after.cpuTicks - before.cpuTicks) / ProcSample.ticksPerSecond * 1000 / minutes
+        let bareCPU = Double(bareAfter.cpuTicks - bareBefore.cpuTicks) / ProcSample.ticksPerSecond * 1000 / minutes
+        let (voluntary, involuntary) = after.switches(since: before)
+        let switches = perMinute(voluntary)
+        let bareSwitches = perMinute(bareAfter.switches(since: bareBefore).voluntary)
+        let s5 = "5 idle", window = "over \(idleSeconds) s, per minute"
+        report.add(s5, "mosquitto_sub (bare libmosquitto, keepalive 15 s): CPU", value: bareCPU, unit: "ms/min", baseline: true, note: window)
+        report.add(s5, "mosquitto_sub: voluntary context switches", value: bareSwitches, unit: "/min", baseline: true, note: window)
+        report.add(s5, "alarmd, 1,000 alarms far ahead: CPU", value: cpu, unit: "ms/min", note: "\(after.switches.count) threads; 10 ms tick")
+        let byThread = after.switchesByThreadName(since: before).map { "\($0.name) \(Report.format(perMinute($0.voluntary)))" }
+        report.add(s5, "alarmd: voluntary context switches (all threads)", value: switches, unit: "/min",
+                   note: "by thread: \(byThread.joined(separator: ", ")); involuntary \(Report.format(perMinute(involuntary)))/min")
+        report.goal(s5, "idle wake-ups no more than MQTT keepalive needs (≤ bare libmosquitto client + 10%)",
+                    measured: "\(Report.format(switches))/min vs \(Report.format(bareSwitches))/min",
+                    met: switches <= max(bareSwitches * 1.1, bareSwitches + 6))
+        let rss1k = Self.rss(idle.pid)
+        await bare.stop()
+        await idle.stop()
+
+        // 6 and 7: 10,000 alarms; then a restart on the same state.
+        let (large, firstStart) = try await startSeeded(bench, node: "bench-10k", count: 10_000)
+        _ = try await bench.clients[0].request(large.command("pause"), Workloads.alarmID(UUID()))
+        try await Task.sleep(for: .seconds(2))
+        let rss10k = Self.rss(large.pid)
+        let stateBytes = large.stateFileSize
+        await large.stop()
+        let (restarted, online) = try await bench.startDaemon(node: "bench-10k", stateDirectory: large.stateDirectory)
+        let sentAt = Nanos.monotonic()
+        // The node handles messages in order: this answer comes after it has republished every alarm.
+        let reply = try await bench.clients[0].request(restarted.command("pause"), Workloads.alarmID(UUID()))
+        let responsive = sentAt + reply.latency - restarted.process.spawnedAt
+        await restarted.stop()
+
+        let s6 = "6 memory"
+        if let rss0 = bench.rssEmpty { report.add(s6, "RSS at idle, 0 alarms", value: rss0.mib, unit: "MiB", note: rss0.parts) }
+        report.add(s6, "RSS at idle, 1,000 alarms", value: rss1k.mib, unit: "MiB", note: rss1k.parts)
+        report.add(s6, "RSS at idle, 10,000 alarms", value: rss10k.mib, unit: "MiB", note: "\(rss10k.parts); state file \(stateBytes / 1024) KiB")
+        report.goal(s6, "RSS ≤ 15 MiB with 1,000 alarms", measured: String(format: "%.1f MiB", rss1k.mib), met: rss1k.mib <= 15)
+        let s7 = "7 start-up"
+        if let empty = bench.startupEmpty {
+            report.add(s7, "spawn → status online, 0 alarms", value: Double(empty) / 1e6, unit: "ms")
+        }
+        report.add(s7, "spawn → status online, 10,000 alarms (seeded)", value: Double(firstStart) / 1e6, unit: "ms")
+        report.add(s7, "restart: spawn → status online, 10,000 alarms", value: Double(online) / 1e6, unit: "ms")
+        report.add(s7, "restart: spawn → first command answered", value: Double(responsive) / 1e6, unit: "ms",
+                   note: "after republishing 10,000 retained alarms")
+    }
+}

@@ -1,0 +1,177 @@
+import Foundation
+import LinuxSystem
+import Synchronization
+
+/// 2 and 3. Command round trips over the broker, for a read (`list`) and a durable state change
+/// (pause/resume of a timer), with 1 and with 100 concurrent requesters, against the echo and
+/// atomic-write baselines; and the rate of state changes with 100 requesters.
+struct RoundTrips {
+    /// Requests by the single requester, per kind.
+    let single: Int
+    /// Requests per requester with 100 requesters, per kind.
+    let perRequester: Int
+
+    /// What a closed loop of requests gave.
+    struct Loop {
+        var latencies: [Int64] = []
+        var failures = 0
+        var lost = 0
+        /// Per requester, the payload of its last successful reply.
+        var lastReplies: [Int: [UInt8]] = [:]
+        var wall: Int64 = 0
+        var rate: Double { Double(latencies.count) / (Double(wall) / 1e9) }
+    }
+
+    /// Each of `requesters` sends `count` requests one after the other (a closed loop), all at once.
+    static func closedLoop(_ requesters: [BenchClient], count: Int,
+                           _ request: @escaping @Sendable (_ requester: Int, _ iteration: Int) -> (String, String)) async -> Loop {
+        let start = Nanos.monotonic()
+        var loop = await withTaskGroup(of: (Int, Loop).self) { group in
+            for (number, client) in requesters.enumerated() {
+                group.addTask {
+                    var own = Loop()
+                    for iteration in 0..<count {
+                        let (topic, payload) = request(number, iteration)
+                        do {
+                            let reply = try await client.request(topic, payload)
+                            if jsonObject(reply.payload)?["ok"] as? Bool == false {
+                                own.failures += 1
+                            } else {
+                                own.latencies.append(reply.latency)
+                                own.lastReplies[number] = reply.payload
+                            }
+                        } catch {
+                            own.lost += 1
+                        }
+                    }
+                    return (number, own)
+                }
+            }
+            var all = Loop()
+            for await (_, own) in group {
+                all.latencies += own.latencies
+                all.failures += own.failures
+                all.lost += own.lost
+                all.lastReplies.merge(own.lastReplies) { $1 }
+            }
+            return all
+        }
+        loop.wall = Nanos.monotonic() - start
+        return loop
+    }
+
+    /// One request, added to `loop`.
+    static func once(_ client: BenchClient, _ topic: String, _ payload: String, into loop: inout Loop) async {
+        do {
+            let reply = try await client.request(topic, payload)
+            if jsonObject(reply.payload)?["ok"] as? Bool == false { loop.failures += 1 } else { loop.latencies.append(reply.latency) }
+        } catch {
+            loop.lost += 1
+        }
+    }
+
+    func run(_ bench: Bench, daemon: Daemon) async throws {
+        let report = bench.report
+        let clients = bench.clients
+        let timers = (0..<clients.count).map { _ in UUID() }
+        let echo = BenchClient.echoTopic
+
+        // One requester, one timer; echo, list and pause/resume interleaved, so that the three
+        // see the same conditions over the run.
+        try await schedule(timers[0], by: clients[0], daemon: daemon)
+        let one = [clients[0]]
+        _ = await Self.closedLoop(one, count: 30) { _, i in i % 2 == 0 ? (echo, "{}") : (daemon.command("list"), "{}") }
+        // The disk is shared too: one atomic write of the state's size per round as well.
+        var echoOne = Loop(), listOne = Loop(), changeOne = Loop(), writes: [Int64] = []
+        let stateBytes = daemon.stateFileSize
+        for iteration in 0..<single {
+            await Self.once(clients[0], echo, "{}", into: &echoOne)
+            await Self.once(clients[0], daemon.command("list"), "{}", into: &listOne)
+            await Self.once(clients[0], daemon.command(iteration % 2 == 0 ? "pause" : "resume"), Workloads.alarmID(timers[0]),
+                            into: &changeOne)
+            writes.append(try Self.atomicWrite(bytes: stateBytes, in: daemon.stateDirectory))
+        }
+        let writeOne = (stats: Stats(nanoseconds: writes), bytes: stateBytes)
+
+        // 100 requesters: echo, then list, then (with a timer each) pause/resume.
+        let many = clients
+        let echoMany = await Self.closedLoop(many, count: perRequester) { _, _ in (echo, "{}") }
+        let listMany = await Self.closedLoop(many, count: perRequester) { _, _ in (daemon.command("list"), "{}") }
+        for (number, id) in timers.enumerated().dropFirst() { try await schedule(id, by: clients[number], daemon: daemon) }
+        // Timer 0 was left paused or running by the single requester: start everyone running.
+        _ = try? await clients[0].request(daemon.command("resume"), Workloads.alarmID(timers[0]))
+        let changeMany = await Self.closedLoop(many, count: perRequester) { number, iteration in
+            (daemon.command(iteration % 2 == 0 ? "pause" : "resume"), Workloads.alarmID(timers[number]))
+        }
+        let writeMany = try atomicWrites(bytes: daemon.stateFileSize, in: daemon.stateDirectory)
+        let consistent = try await finalStateMatches(changeMany, timers: timers, by: clients[0], daemon: daemon)
+
+        let s2 = "2 command", s3 = "3 rate"
+        let sizeOne = "state \(writeOne.bytes) B, 1 alarm", sizeMany = "state \(writeMany.bytes) B, \(timers.count) alarms"
+        let echo1 = Stats(nanoseconds: echoOne.latencies), list1 = Stats(nanoseconds: listOne.latencies)
+        let change1 = Stats(nanoseconds: changeOne.latencies)
+        report.add(s2, "libmosquitto echo, 1 requester", echo1, baseline: true)
+        report.add(s2, "AtomicFile.measureWrite, state-sized", writeOne.stats, baseline: true, note: sizeOne)
+        report.add(s2, "list, 1 requester", list1, note: "ratio to echo p50 \(ratio(list1.p50, echo1.p50)), p99 \(ratio(list1.p99, echo1.p99))")
+        report.add(s2, "pause/resume (durable), 1 requester", change1,
+                   note: "p99 − echo p99 − write p99 = \(milliseconds(change1.p99 - echo1.p99 - writeOne.stats.p99)) ms")
+        let echo100 = Stats(nanoseconds: echoMany.latencies), list100 = Stats(nanoseconds: listMany.latencies)
+        let change100 = Stats(nanoseconds: changeMany.latencies)
+        report.add(s2, "libmosquitto echo, 100 requesters", echo100, baseline: true)
+        report.add(s2, "AtomicFile.measureWrite, state-sized", writeMany.stats, baseline: true, note: sizeMany)
+        report.add(s2, "list, 100 requesters", list100, note: "ratio to echo p99 \(ratio(list100.p99, echo100.p99))")
+        report.add(s2, "pause/resume (durable), 100 requesters", change100)
+        report.add(s3, "libmosquitto echo, 100 requesters", value: echoMany.rate, unit: "/s", baseline: true)
+        report.add(s3, "1 / atomic write p50 (one fsync'd write per change)", value: 1e6 / writeMany.stats.p50, unit: "/s", baseline: true)
+        report.add(s3, "durable state changes, 100 requesters", value: changeMany.rate, unit: "/s",
+                   note: "\(changeMany.latencies.count) ok, \(changeMany.failures) refused, \(changeMany.lost) lost; final state \(consistent ? "consistent" : "INCONSISTENT")")
+
+        report.goal(s2, "list p99 ≤ 2× echo p99 (1 requester)", measured: "\(milliseconds(list1.p99)) vs \(milliseconds(echo1.p99)) ms",
+                    met: list1.p99 <= 2 * echo1.p99)
+        let budget = echo1.p99 + writeOne.stats.p99 + 500
+        report.goal(s2, "state change p99 ≤ echo p99 + write p99 + 0.5 ms (1 requester)",
+                    measured: "\(milliseconds(change1.p99)) vs \(milliseconds(budget)) ms", met: change1.p99 <= budget && changeOne.failures + changeOne.lost == 0)
+        report.goal(s3, "≥ 5,000 durable changes/s, 100 requesters, no lost reply, consistent",
+                    measured: "\(Report.format(changeMany.rate))/s, \(changeMany.lost) lost, \(consistent ? "consistent" : "inconsistent")",
+                    met: changeMany.rate >= 5000 && changeMany.lost == 0 && changeMany.failures == 0 && consistent)
+
+        for id in timers { _ = try? await clients[0].request(daemon.command("cancel"), Workloads.alarmID(id)) }
+    }
+
+    private func schedule(_ id: UUID, by client: BenchClient, daemon: Daemon) async throws {
+        let reply = try await client.request(daemon.command("schedule"),
+                                             Workloads.schedule(id: id, configuration: Workloads.timer(seconds: 6 * 3600)))
+        guard jsonObject(reply.payload)?["ok"] as? Bool == true else {
+            throw BenchError("schedule refused: \(String(decoding: reply.payload, as: UTF8.self))")
+        }
+    }
+
+    /// How long one atomic write of `bytes` takes in `directory`, in ns.
+    static func atomicWrite(bytes: Int, in directory: String) throws -> Int64 {
+        let total = try AtomicFile.measureWrite(byteCount: max(bytes, 1), in: directory).total.components
+        return total.seconds * 1_000_000_000 + total.attoseconds / 1_000_000_000
+    }
+
+    /// 50 atomic writes of `bytes` in the daemon's state folder.
+    private func atomicWrites(bytes: Int, in directory: String) throws -> (stats: Stats, bytes: Int) {
+        (Stats(nanoseconds: try (0..<50).map { _ in try Self.atomicWrite(bytes: bytes, in: directory) }), bytes)
+    }
+
+    /// Whether `list` shows every timer in the state its requester's last reply said.
+    private func finalStateMatches(_ loop: Loop, timers: [UUID], by client: BenchClient, daemon: Daemon) async throws -> Bool {
+        let reply = try await client.request(daemon.command("list"), "{}")
+        let alarms = (jsonObject(reply.payload)?["alarms"] as? [[String: Any]]) ?? []
+        let listed = Dictionary(alarms.compactMap { alarm in
+            (alarm["id"] as? String).flatMap(UUID.init(uuidString:)).map { ($0, alarm["state"] as? String ?? "") }
+        }, uniquingKeysWith: { $1 })
+        for (number, id) in timers.enumerated() {
+            let said = loop.lastReplies[number].flatMap { (jsonObject($0)?["alarm"] as? [String: Any])?["state"] as? String }
+            guard let said, listed[id] == said else { return false }
+        }
+        return true
+    }
+}
+
+func ratio(_ value: Double, _ baseline: Double) -> String {
+    baseline > 0 ? String(format: "%.2f×", value / baseline) : "–"
+}
