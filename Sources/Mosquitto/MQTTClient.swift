@@ -37,8 +37,11 @@ public final class MQTTClient: Sendable {
     private static let libraryInitialization: Int32 = mosquitto_lib_init()
 
     /// How long one `mosquitto_loop` call may wait for network activity. Publishing, subscribing and
-    /// disconnecting wake it early, so this only bounds how often keepalive is checked.
-    private static let loopTimeoutMilliseconds: Int32 = 1000
+    /// disconnecting wake it early, so this only bounds how often keepalive is checked: a quarter
+    /// of the keepalive keeps pings on time while an idle node wakes a few times a minute.
+    private static func loopTimeoutMilliseconds(keepAlive: Int) -> Int32 {
+        Int32(max(1000, keepAlive * 1000 / 4))
+    }
 
     /// Creates the libmosquitto client (`mosquitto_new`) and applies the configuration
     /// (`mosquitto_int_option`, `mosquitto_username_pw_set`, `mosquitto_will_set`, `mosquitto_tls_set`,
@@ -372,7 +375,7 @@ extension MQTTClient {
         var lastReportedFailure: String?
         var connectionWasUp = false
         while true {
-            let result = mosquitto_loop(handle.pointer, Self.loopTimeoutMilliseconds, 1)
+            let result = mosquitto_loop(handle.pointer, Self.loopTimeoutMilliseconds(keepAlive: configuration.keepAlive), 1)
             let loopErrno = errno
             if completeConnectionSetup() {
                 failedAttempts = 0
