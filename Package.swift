@@ -7,6 +7,7 @@ let package = Package(
     products: [
         .library(name: "AlarmKit", targets: ["AlarmKit"]),
         .executable(name: "alarmd", targets: ["alarmd"]),
+        .executable(name: "alarmctl", targets: ["alarmctl"]),
         .executable(name: "alarmd-bench", targets: ["alarmd-bench"]),
     ],
     dependencies: [
@@ -89,6 +90,17 @@ let package = Package(
             dependencies: ["GPIO", "AlarmHardware", .product(name: "Logging", package: "swift-log")]
         ),
 
+        // The command line's logic (human syntax, id prefixes, tables, the watch screen, the node
+        // session), and its thin ArgumentParser main.
+        .target(
+            name: "AlarmctlCore",
+            dependencies: ["AlarmKit", .product(name: "Logging", package: "swift-log")]
+        ),
+        .executableTarget(
+            name: "alarmctl",
+            dependencies: ["AlarmctlCore", "AlarmKit", .product(name: "ArgumentParser", package: "swift-argument-parser")]
+        ),
+
         // The benchmark of GitHub issue 8 (scripts/bench, docs/performance.md): the real daemon
         // against a real mosquitto, with baselines measured in the same run.
         .executableTarget(
@@ -119,6 +131,11 @@ let package = Package(
         .testTarget(
             name: "AlarmdTests",
             dependencies: ["AlarmKit", "AlarmNode", "Mosquitto", "MosquittoTestSupport", "alarmd"]
+        ),
+        // alarmctl's syntax and rendering, and the real alarmctl against a real alarmd and mosquitto.
+        .testTarget(
+            name: "AlarmctlTests",
+            dependencies: ["AlarmctlCore", "AlarmKit", "MosquittoTestSupport", "Mosquitto", "alarmctl", "alarmd"]
         ),
         .testTarget(name: "LinuxSystemTests", dependencies: ["LinuxSystem", .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "AlarmHardwareTests", dependencies: ["AlarmHardware", .product(name: "Logging", package: "swift-log")]),

@@ -249,10 +249,18 @@ public final class RemoteNodeConnection: AlarmNodeConnection {
         let message = MQTTMessage(topic: topics.command(operation), payload: bytes, qos: 1,
                                   responseTopic: replyTopic, correlationData: Array(correlation.utf8))
         let limit = timeout ?? settings.timeout
+        // Set, under the state lock, once the request is over: a waiter that starts later (its
+        // task was cancelled, or scheduled after the timeout) must not wait for a reply forever.
+        let completion = RequestCompletion()
         let answer: [UInt8]? = await withTaskGroup(of: [UInt8]?.self) { group in
             group.addTask {
                 await withCheckedContinuation { continuation in
-                    self.state.withLock { $0.pending[correlation] = continuation }
+                    let waiting = self.state.withLock { state in
+                        guard !completion.isOver else { return false }
+                        state.pending[correlation] = continuation
+                        return true
+                    }
+                    guard waiting else { return continuation.resume(returning: []) }
                     do {
                         try client.publish(message)
                     } catch {
@@ -266,7 +274,11 @@ public final class RemoteNodeConnection: AlarmNodeConnection {
             }
             let first = await group.next() ?? nil
             // Whoever came first, the request is over: release a waiting continuation.
-            self.state.withLock { $0.pending.removeValue(forKey: correlation) }?.resume(returning: [])
+            let waiting = self.state.withLock { state -> CheckedContinuation<[UInt8], Never>? in
+                completion.markOver()
+                return state.pending.removeValue(forKey: correlation)
+            }
+            waiting?.resume(returning: [])
             group.cancelAll()
             return first.flatMap { $0.isEmpty ? nil : $0 }
         }
@@ -323,6 +335,13 @@ public final class RemoteNodeConnection: AlarmNodeConnection {
             for observer in state.withLock({ Array($0.eventObservers.values) }) { observer.yield(event) }
         }
     }
+}
+
+/// Whether a request is over, shared by its waiter and its end (both under the connection's lock).
+private final class RequestCompletion: Sendable {
+    private let over = Mutex(false)
+    var isOver: Bool { over.withLock { $0 } }
+    func markOver() { over.withLock { $0 = true } }
 }
 
 extension AlarmManager {

@@ -1,0 +1,75 @@
+import AlarmKit
+import Foundation
+
+/// The configurations `alarmctl timer` and `alarmctl alarm` send: AlarmKit's timer and alarm
+/// factories, with buttons and titles a display or a watch can show.
+public enum AlarmRequest {
+    /// The snooze of an alarm when none is given: AlarmKit's (and the iPhone's) nine minutes.
+    public static let defaultAlarmSnooze: TimeInterval = 9 * 60
+
+    /// A timer of `duration` seconds that starts now. Its Repeat button (and `alarmctl snooze`)
+    /// counts `snooze` seconds, or the same duration again when `snooze` is nil.
+    public static func timer(
+        duration: TimeInterval, title: String?, snooze: TimeInterval?, sound: String?
+    ) throws(AlarmctlError) -> AlarmManager.AlarmConfiguration<JSONValue> {
+        let title = title ?? "Timer"
+        let configuration = AlarmManager.AlarmConfiguration<JSONValue>(
+            countdownDuration: .init(preAlert: duration, postAlert: snooze),
+            attributes: attributes(title: title, secondaryButton: .repeatButton, tint: .orange),
+            sound: sound.map { .named($0) } ?? .default)
+        try validate(configuration)
+        return configuration
+    }
+
+    /// An alarm on `schedule`. `snooze` nil means no Snooze button; `preAlert` starts a countdown
+    /// that long before the alert.
+    public static func alarm(
+        schedule: Alarm.Schedule, title: String?, snooze: TimeInterval?, preAlert: TimeInterval?, sound: String?
+    ) throws(AlarmctlError) -> AlarmManager.AlarmConfiguration<JSONValue> {
+        let countdown = snooze == nil && preAlert == nil ? nil : Alarm.CountdownDuration(preAlert: preAlert, postAlert: snooze)
+        let configuration = AlarmManager.AlarmConfiguration<JSONValue>(
+            countdownDuration: countdown,
+            schedule: schedule,
+            attributes: attributes(title: title ?? "Alarm", secondaryButton: snooze == nil ? nil : .snoozeButton, tint: .blue),
+            sound: sound.map { .named($0) } ?? .default)
+        try validate(configuration)
+        return configuration
+    }
+
+    private static func attributes(title: String, secondaryButton: AlarmButton?, tint: Color) -> AlarmAttributes<JSONValue> {
+        let alert = AlarmPresentation.Alert(
+            title: title, stopButton: .stopButton,
+            secondaryButton: secondaryButton, secondaryButtonBehavior: secondaryButton == nil ? nil : .countdown)
+        let presentation = AlarmPresentation(
+            alert: alert,
+            countdown: .init(title: title, pauseButton: .pauseButton),
+            paused: .init(title: title, resumeButton: .resumeButton))
+        return AlarmAttributes(presentation: presentation, tintColor: tint)
+    }
+
+    /// The node's own checks (SPEC §3), run before sending so that mistakes are usage errors.
+    private static func validate(_ configuration: AlarmManager.AlarmConfiguration<JSONValue>) throws(AlarmctlError) {
+        do {
+            try configuration.validate(now: Date())
+        } catch {
+            switch error {
+            case .invalidConfiguration(let field, let reason) where field.hasSuffix("title"):
+                throw .usage("--title: \(reason)")
+            case .invalidConfiguration(let field, let reason) where field.hasPrefix("configuration.schedule.fixed"):
+                throw .usage("the date \(reason): give a date in the future")
+            case .invalidConfiguration(let field, let reason) where field == "configuration.sound.named":
+                throw .usage("--sound \(reason)")
+            default:
+                throw .usage(error.message)
+            }
+        }
+    }
+}
+
+extension AlarmButton {
+    static let stopButton = AlarmButton(text: "Stop", textColor: .white, systemImageName: "stop.circle")
+    static let snoozeButton = AlarmButton(text: "Snooze", textColor: .white, systemImageName: "zzz")
+    static let repeatButton = AlarmButton(text: "Repeat", textColor: .white, systemImageName: "repeat")
+    static let pauseButton = AlarmButton(text: "Pause", textColor: .orange, systemImageName: "pause")
+    static let resumeButton = AlarmButton(text: "Resume", textColor: .orange, systemImageName: "play")
+}

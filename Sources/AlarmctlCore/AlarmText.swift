@@ -1,0 +1,116 @@
+import AlarmKit
+import Foundation
+
+/// How `alarmctl` words an alarm's parts: its kind, title, next alert, remaining time, repeats.
+public enum AlarmText {
+    /// `timer` (no schedule), `alarm` (a time of day) or `date` (a fixed date).
+    public static func kind(of document: AlarmDocument) -> String {
+        switch document.configuration.schedule {
+        case nil: "timer"
+        case .relative?: "alarm"
+        case .fixed?: "date"
+        }
+    }
+
+    public static func title(of document: AlarmDocument) -> String {
+        document.configuration.attributes.presentation.alert.title
+    }
+
+    /// `once`, `daily`, `weekdays`, `mon,wed,fri`; `-` for a timer.
+    public static func repeats(of document: AlarmDocument) -> String {
+        switch document.configuration.schedule {
+        case nil: "-"
+        case .fixed?: "once"
+        case .relative(let relative)?: WeekdayList.describe(relative.repeats)
+        }
+    }
+
+    /// What comes next: `in 4:32` for a countdown, `4:32 left` when paused, `now` when alerting,
+    /// and the next alert's wall-clock time (`tomorrow 07:00`) when scheduled.
+    public static func next(of document: AlarmDocument, now: Date, timeZone: TimeZone) -> String {
+        switch document.presentationState {
+        case .countdown(let countdown)?:
+            return "in \(clock(countdown.fireDate.timeIntervalSince(now)))"
+        case .paused(let paused)?:
+            return "\(clock(paused.totalCountdownDuration - paused.previouslyElapsedDuration)) left"
+        case .alert?:
+            return "now"
+        case nil:
+            return document.nextAlertDate.map { wallClock($0, now: now, timeZone: timeZone) } ?? "-"
+        }
+    }
+
+    /// The share of the running or paused countdown that has elapsed (0…1), and the seconds left;
+    /// nil when no countdown runs.
+    public static func progress(of document: AlarmDocument, now: Date) -> (fraction: Double, remaining: TimeInterval)? {
+        let total: TimeInterval
+        let remaining: TimeInterval
+        switch document.presentationState {
+        case .countdown(let countdown)?:
+            total = countdown.totalCountdownDuration
+            remaining = countdown.fireDate.timeIntervalSince(now)
+        case .paused(let paused)?:
+            total = paused.totalCountdownDuration
+            remaining = paused.totalCountdownDuration - paused.previouslyElapsedDuration
+        default:
+            return nil
+        }
+        guard total > 0 else { return nil }
+        let clamped = min(max(remaining, 0), total)
+        return (1 - clamped / total, clamped)
+    }
+
+    /// A countdown's time as a clock shows it, rounded up to the second: `0:05`, `4:32`, `1:02:03`, `2d 3:04:05`.
+    public static func clock(_ seconds: TimeInterval) -> String {
+        let total = Int(max(0, seconds).rounded(.up))
+        let (days, hours, minutes, secs) = (total / 86_400, total % 86_400 / 3600, total % 3600 / 60, total % 60)
+        let dayPart = days > 0 ? "\(days)d " : ""
+        if days > 0 || hours > 0 { return "\(dayPart)\(hours):\(twoDigits(minutes)):\(twoDigits(secs))" }
+        return "\(minutes):\(twoDigits(secs))"
+    }
+
+    /// A wall-clock time in `timeZone`, as near as it is: `today 07:00`, `tomorrow 07:00`, `Wed 07:00`,
+    /// or `2026-12-24 18:00` beyond a week (seconds shown when not zero).
+    public static func wallClock(_ date: Date, now: Date, timeZone: TimeZone) -> String {
+        let day = ScheduleMath.localDay(of: date, in: timeZone)
+        let days = day.daysSinceEpoch - ScheduleMath.localDay(of: now, in: timeZone).daysSinceEpoch
+        let time = timeOfDay(date, timeZone: timeZone)
+        switch days {
+        case 0: return "today \(time)"
+        case 1: return "tomorrow \(time)"
+        case 2..<7: return "\(weekdayNames[day.weekdayIndex]) \(time)"
+        default: return "\(day) \(time)"
+        }
+    }
+
+    /// A full local date with its zone's abbreviation: `Mon 2026-11-23 07:00 CET`.
+    public static func localDate(_ date: Date, timeZone: TimeZone) -> String {
+        let day = ScheduleMath.localDay(of: date, in: timeZone)
+        let zone = timeZone.abbreviation(for: date) ?? timeZone.identifier
+        return "\(weekdayNames[day.weekdayIndex]) \(day) \(timeOfDay(date, timeZone: timeZone)) \(zone)"
+    }
+
+    /// `07:00`, or `07:00:30` when the seconds are not zero or `withSeconds` is set.
+    static func timeOfDay(_ date: Date, timeZone: TimeZone, withSeconds: Bool = false) -> String {
+        let local = date.timeIntervalSince1970 + TimeInterval(timeZone.secondsFromGMT(for: date))
+        let secondOfDay = Int(local - (local / 86_400).rounded(.down) * 86_400)
+        let text = "\(twoDigits(secondOfDay / 3600)):\(twoDigits(secondOfDay % 3600 / 60))"
+        return secondOfDay % 60 == 0 && !withSeconds ? text : "\(text):\(twoDigits(secondOfDay % 60))"
+    }
+
+    /// The schedule as `alarmctl alarm` takes it: `07:00 mon,wed,fri`, `2026-12-24 18:00 CET`, `-` for a timer.
+    public static func schedule(of document: AlarmDocument, timeZone: TimeZone) -> String {
+        switch document.configuration.schedule {
+        case nil:
+            return "-"
+        case .fixed(let date)?:
+            return "\(localDate(date, timeZone: timeZone)) (\(AlarmJSON.string(from: date)))"
+        case .relative(let relative)?:
+            let time = TimeOfDay.format(relative.time)
+            if case .never = relative.repeats { return "\(time) once" }
+            return "\(time) \(WeekdayList.describe(relative.repeats))"
+        }
+    }
+
+    static let weekdayNames = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"]
+}

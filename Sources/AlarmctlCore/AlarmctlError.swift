@@ -1,0 +1,80 @@
+import AlarmKit
+
+/// The exit statuses of `alarmctl`, which scripts can rely on (docs/alarmctl.md lists them).
+public enum ExitStatus: Int32, Sendable, CaseIterable {
+    /// The command did what was asked.
+    case success = 0
+    /// The node refused the request: invalid state, invalid configuration, limit reached, …
+    case refused = 1
+    /// The command line is wrong: unknown option, bad duration, time or date.
+    case usage = 2
+    /// The broker or the node cannot be reached, or the node is offline or did not answer.
+    case unreachable = 3
+    /// No alarm matches the id, or a prefix matches several.
+    case notFound = 4
+    /// The node has not authorized scheduling (or refused the authorization request).
+    case unauthorized = 5
+}
+
+/// Why an `alarmctl` command failed: a message that says what to do, and the exit status.
+public enum AlarmctlError: Error, Hashable, Sendable, CustomStringConvertible {
+    /// The command line cannot be read; the message names the accepted forms.
+    case usage(String)
+    /// The node answered with a refusal.
+    case refused(AlarmManager.AlarmError)
+    /// The broker or the node cannot be reached.
+    case unreachable(String)
+    /// No alarm matches.
+    case notFound(String)
+    /// An id prefix matches several alarms.
+    case ambiguous(String)
+    /// The node does not let anyone schedule alarms yet.
+    case unauthorized(String)
+
+    /// The error a node connection reported, as `alarmctl` reports it.
+    public init(_ error: AlarmManager.AlarmError) {
+        switch error {
+        case .notFound: self = .notFound(error.message)
+        case .unavailable(let reason): self = .unreachable(reason)
+        case .unauthorized(let state):
+            self = .unauthorized("the node has not authorized scheduling (authorization is \(state.rawValue)): "
+                + "run `alarmctl authorize` and press the node's stop button within 30 s, "
+                + "or set authorization = \"authorized\" in the node's config")
+        default: self = .refused(error)
+        }
+    }
+
+    public var exitStatus: ExitStatus {
+        switch self {
+        case .usage: .usage
+        case .refused: .refused
+        case .unreachable: .unreachable
+        case .notFound, .ambiguous: .notFound
+        case .unauthorized: .unauthorized
+        }
+    }
+
+    /// A stable name for `--json` output: the node's error code for refusals.
+    public var code: String {
+        switch self {
+        case .usage: "usage"
+        case .refused(let error): error.code.rawValue
+        case .unreachable: "unreachable"
+        case .notFound: "notFound"
+        case .ambiguous: "ambiguous"
+        case .unauthorized: "unauthorized"
+        }
+    }
+
+    public var message: String {
+        switch self {
+        case .usage(let message), .unreachable(let message), .notFound(let message), .ambiguous(let message),
+             .unauthorized(let message):
+            message
+        case .refused(let error):
+            "the node refused: \(error.message)"
+        }
+    }
+
+    public var description: String { message }
+}

@@ -1,0 +1,71 @@
+import AlarmKit
+import Foundation
+
+/// The node `alarmctl` talks to: its command line options over the environment variables that
+/// AlarmKit's `RemoteNodeSettings.fromEnvironment` reads (`ALARMD_BROKER`, `ALARMD_NODE`, …).
+public struct ConnectionOptionValues: Sendable, Hashable {
+    public var broker: String?
+    public var node: String?
+    public var prefix: String?
+    public var username: String?
+    public var password: String?
+    public var caFile: String?
+    public var certFile: String?
+    public var keyFile: String?
+    /// Seconds to wait for the node's answer.
+    public var timeout: Double?
+
+    public init(broker: String? = nil, node: String? = nil, prefix: String? = nil, username: String? = nil,
+                password: String? = nil, caFile: String? = nil, certFile: String? = nil, keyFile: String? = nil,
+                timeout: Double? = nil) {
+        self.broker = broker
+        self.node = node
+        self.prefix = prefix
+        self.username = username
+        self.password = password
+        self.caFile = caFile
+        self.certFile = certFile
+        self.keyFile = keyFile
+        self.timeout = timeout
+    }
+
+    /// The settings, checked: a malformed broker or node id is a usage error naming where it came from.
+    public func settings(environment: [String: String]) throws(AlarmctlError) -> RemoteNodeSettings {
+        var settings = RemoteNodeSettings.fromEnvironment(environment)
+        if let text = broker ?? environment["ALARMD_BROKER"] {
+            let source = broker == nil ? "ALARMD_BROKER" : "--broker"
+            guard let (host, port) = RemoteNodeSettings.parseBroker(text) else {
+                throw .usage("\(source) '\(text)' is not a broker address: write HOST, HOST:PORT or [IPv6]:PORT, e.g. 127.0.0.1:1883")
+            }
+            settings.host = host
+            settings.port = port
+        }
+        if let node { settings.node = node }
+        guard NodeTopics.isValidNodeID(settings.node) else {
+            let source = node == nil ? "ALARMD_NODE" : "--node"
+            throw .usage("\(source) '\(settings.node)' is not a node id: use letters, digits, '_' and '-' (at most 64)")
+        }
+        if let prefix { settings.topicPrefix = prefix }
+        if let username { settings.username = username }
+        if let password { settings.password = password }
+        if settings.password != nil, settings.username == nil {
+            throw .usage("a password is set without a username: add --username (or ALARMD_USERNAME)")
+        }
+        if let caFile { settings.caFile = caFile }
+        if let certFile { settings.certFile = certFile }
+        if let keyFile { settings.keyFile = keyFile }
+        if (settings.certFile == nil) != (settings.keyFile == nil) {
+            throw .usage("--cert-file and --key-file go together: give both, or neither")
+        }
+        if settings.certFile != nil, settings.caFile == nil {
+            throw .usage("a client certificate needs TLS: add --ca-file (or ALARMD_CA_FILE)")
+        }
+        if let timeout {
+            guard timeout.isFinite, timeout >= 0.1, timeout <= 600 else {
+                throw .usage("--timeout \(timeout) is out of range: give seconds from 0.1 to 600")
+            }
+            settings.timeout = .milliseconds(Int((timeout * 1000).rounded()))
+        }
+        return settings
+    }
+}

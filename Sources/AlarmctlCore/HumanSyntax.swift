@@ -1,0 +1,234 @@
+import AlarmKit
+import Foundation
+
+/// Durations as people write them on the command line: `90s`, `10m`, `1h30m`, `1d`, or seconds.
+public enum DurationArgument {
+    /// The accepted forms, for error messages and help.
+    public static let acceptedForms = "write it as 90s, 10m, 1h30m, 2h or 1d (or plain seconds), from 1s to 7d"
+
+    /// The seconds `text` names, within the node's limits (1 s to 7 days).
+    ///
+    /// - Parameter option: how the command line names the value, e.g. `--snooze`, for the message.
+    public static func seconds(_ text: String, option: String) throws(AlarmctlError) -> TimeInterval {
+        guard let seconds = DurationText.seconds(from: text), seconds.isFinite else {
+            throw .usage("\(option): '\(text)' is not a duration: \(acceptedForms)")
+        }
+        guard AlarmLimits.durations.contains(seconds) else {
+            throw .usage("\(option): '\(text)' is out of range: \(acceptedForms)")
+        }
+        return seconds
+    }
+}
+
+/// A date and time on a wall clock, with the UTC offset when one was written.
+public struct LocalDateTime: Hashable, Sendable {
+    public var day: LocalDay
+    public var time: Alarm.Schedule.Relative.Time
+    public var second: Int
+    /// Seconds east of UTC; nil when the text named no offset (the time is then in some zone).
+    public var utcOffset: Int?
+
+    public init(day: LocalDay, time: Alarm.Schedule.Relative.Time, second: Int = 0, utcOffset: Int? = nil) {
+        self.day = day
+        self.time = time
+        self.second = second
+        self.utcOffset = utcOffset
+    }
+
+    /// The instant: with its offset when it has one, otherwise read in `timeZone` with the daemon's
+    /// rules (a time skipped by a daylight-saving change is shifted by the gap; a repeated one is
+    /// its first occurrence).
+    public func date(in timeZone: TimeZone) -> Date {
+        if let utcOffset {
+            let wall = day.daysSinceEpoch * 86_400 + time.hour * 3600 + time.minute * 60 + second
+            return Date(timeIntervalSince1970: TimeInterval(wall - utcOffset))
+        }
+        return ScheduleMath.instant(of: time, on: day, in: timeZone).addingTimeInterval(TimeInterval(second))
+    }
+
+    /// Reads `YYYY-MM-DDTHH:MM[:SS]` (or a space for the `T`), optionally followed by `Z`, `±HH:MM`,
+    /// `±HHMM` or `±HH`; nil when `text` is not of that form or names no real date.
+    public init?(parsing text: String) {
+        let separator = text.firstIndex { $0 == "T" || $0 == "t" || $0 == " " }
+        guard let separator else { return nil }
+        let dateFields = text[..<separator].split(separator: "-", omittingEmptySubsequences: false)
+        guard dateFields.count == 3, dateFields[0].count == 4, dateFields[1].count == 2, dateFields[2].count == 2,
+              let year = Self.number(dateFields[0]), let month = Self.number(dateFields[1]),
+              let dayOfMonth = Self.number(dateFields[2]) else { return nil }
+        let day = LocalDay(year: year, month: month, day: dayOfMonth)
+        guard day.components == (year, month, dayOfMonth) else { return nil }
+
+        var clock = text[text.index(after: separator)...]
+        var offset: Int?
+        if clock.hasSuffix("Z") || clock.hasSuffix("z") {
+            offset = 0
+            clock = clock.dropLast()
+        } else if let sign = clock.lastIndex(where: { $0 == "+" || $0 == "-" }) {
+            guard let parsed = Self.utcOffset(clock[sign...]) else { return nil }
+            offset = parsed
+            clock = clock[..<sign]
+        }
+        let clockFields = clock.split(separator: ":", omittingEmptySubsequences: false)
+        guard (2...3).contains(clockFields.count),
+              let time = TimeOfDay.parse(clockFields[0...1].joined(separator: ":")) else { return nil }
+        var second = 0
+        if clockFields.count == 3 {
+            guard clockFields[2].count == 2, let value = Self.number(clockFields[2]), value < 60 else { return nil }
+            second = value
+        }
+        self.init(day: day, time: time, second: second, utcOffset: offset)
+    }
+
+    /// `+01:00`, `-0530`, `+02` as seconds east of UTC.
+    private static func utcOffset(_ text: Substring) -> Int? {
+        let sign = text.first == "-" ? -1 : 1
+        let digits = text.dropFirst().filter { $0 != ":" }
+        guard digits.count == 2 || digits.count == 4, let value = number(digits[...]) else { return nil }
+        let hours = digits.count == 2 ? value : value / 100
+        let minutes = digits.count == 2 ? 0 : value % 100
+        guard hours <= 18, minutes < 60 else { return nil }
+        return sign * (hours * 3600 + minutes * 60)
+    }
+
+    static func number(_ text: Substring) -> Int? {
+        guard !text.isEmpty, text.allSatisfy({ $0.isASCII && $0.isNumber }) else { return nil }
+        return Int(text)
+    }
+}
+
+/// Times of day as `HH:MM`, 24-hour.
+public enum TimeOfDay {
+    /// Reads `7:00`, `07:00` or `23:59`; nil otherwise.
+    public static func parse(_ text: String) -> Alarm.Schedule.Relative.Time? {
+        let fields = text.split(separator: ":", omittingEmptySubsequences: false)
+        guard fields.count == 2, (1...2).contains(fields[0].count), fields[1].count == 2,
+              let hour = LocalDateTime.number(fields[0]), let minute = LocalDateTime.number(fields[1]),
+              hour < 24, minute < 60 else { return nil }
+        return .init(hour: hour, minute: minute)
+    }
+
+    /// `07:00`.
+    public static func format(_ time: Alarm.Schedule.Relative.Time) -> String {
+        "\(twoDigits(time.hour)):\(twoDigits(time.minute))"
+    }
+}
+
+/// Weekday sets as people write them: `mon,wed,fri`, `monday`, `mon-fri`, `weekdays`, `weekends`, `daily`.
+public enum WeekdayList {
+    public static let acceptedForms =
+        "use mon,tue,wed,thu,fri,sat,sun (or full names), ranges such as mon-fri, weekdays, weekends, daily, or once"
+
+    /// Monday first, as alarm clocks list them.
+    public static let week: [Locale.Weekday] = [.monday, .tuesday, .wednesday, .thursday, .friday, .saturday, .sunday]
+    static let names = ["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"]
+
+    /// The recurrence that `words` name (commas or spaces between days); `.never` for none or `once`.
+    public static func recurrence(_ words: [String]) throws(AlarmctlError) -> Alarm.Schedule.Relative.Recurrence {
+        let tokens = words.flatMap { $0.lowercased().split(separator: ",") }
+            .map { $0.trimmingCharacters(in: .whitespaces) }
+            .filter { !$0.isEmpty }
+        if tokens.isEmpty { return .never }
+        if tokens == ["once"] || tokens == ["never"] { return .never }
+        var days = Set<Int>()
+        for token in tokens {
+            switch token {
+            case "daily", "everyday": days.formUnion(0..<7)
+            case "weekdays": days.formUnion(0..<5)
+            case "weekends", "weekend": days.formUnion([5, 6])
+            default:
+                let ends = token.split(separator: "-", omittingEmptySubsequences: false).map(String.init)
+                guard (1...2).contains(ends.count), let first = dayIndex(ends[0]), let last = dayIndex(ends.last!) else {
+                    throw .usage("'\(token)' is not a weekday: \(acceptedForms)")
+                }
+                var index = first
+                days.insert(index)
+                while index != last {
+                    index = (index + 1) % 7
+                    days.insert(index)
+                }
+            }
+        }
+        return .weekly(days.sorted().map { week[$0] })
+    }
+
+    /// How a recurrence reads in a table: `once`, `daily`, `weekdays`, `weekends` or `mon,wed,fri`.
+    public static func describe(_ recurrence: Alarm.Schedule.Relative.Recurrence) -> String {
+        guard case .weekly(let days) = recurrence else { return "once" }
+        let indexes = Set(days.compactMap { week.firstIndex(of: $0) })
+        switch indexes {
+        case Set(0..<7): return "daily"
+        case Set(0..<5): return "weekdays"
+        case [5, 6]: return "weekends"
+        default: return indexes.sorted().map { String(names[$0].prefix(3)) }.joined(separator: ",")
+        }
+    }
+
+    /// Monday = 0; a full name, or an unambiguous start of one of at least two letters.
+    private static func dayIndex(_ word: String) -> Int? {
+        guard word.count >= 2 else { return nil }
+        let matches = names.indices.filter { names[$0].hasPrefix(word) }
+        return matches.count == 1 ? matches[0] : nil
+    }
+}
+
+/// When an alarm alerts, as written on the command line (`alarmctl alarm`, `alarmctl preview`).
+public enum ScheduleExpression: Hashable, Sendable {
+    /// A time of day in the node's zone, once or on weekdays.
+    case relative(Alarm.Schedule.Relative)
+    /// A fixed date: in the node's zone unless written with an offset.
+    case fixed(LocalDateTime)
+
+    public static let acceptedForms = """
+          HH:MM [DAYS]      a time of day in the node's time zone, once or on DAYS:
+                            07:00   7:30 mon,wed,fri   06:45 weekdays   9:00 daily
+          DAYS              mon,tue,wed,thu,fri,sat,sun (or full names), mon-fri,
+                            weekdays, weekends, daily, once
+          YYYY-MM-DDTHH:MM  a fixed date in the node's time zone: 2026-12-24T18:00
+          …with an offset   that instant: 2026-12-24T18:00+01:00, 2026-12-24T17:00Z
+        """
+
+    /// Reads the words of a schedule: `["07:00", "mon,wed,fri"]`, `["07:00 weekdays"]`,
+    /// `["2026-12-24T18:00"]` or `["2026-12-24", "18:00"]`.
+    public static func parse(_ words: [String]) throws(AlarmctlError) -> ScheduleExpression {
+        var tokens = words.flatMap { $0.split(whereSeparator: \.isWhitespace).map(String.init) }
+        guard let first = tokens.first else {
+            throw .usage("a schedule is missing; accepted forms:\n\(acceptedForms)")
+        }
+        if first.count >= 10, first.prefix(4).allSatisfy(\.isNumber), first.dropFirst(4).first == "-" {
+            var text = first
+            if !first.contains(where: { $0 == "T" || $0 == "t" }), tokens.count >= 2 {
+                text += " " + tokens[1]
+                tokens.removeFirst()
+            }
+            guard let dateTime = LocalDateTime(parsing: text) else {
+                throw .usage("'\(text)' is not a date and time; accepted forms:\n\(acceptedForms)")
+            }
+            guard tokens.count == 1 else {
+                throw .usage("a fixed date does not repeat: remove '\(tokens.dropFirst().joined(separator: " "))', "
+                    + "or schedule a time of day such as 07:00 mon,wed,fri")
+            }
+            return .fixed(dateTime)
+        }
+        guard let time = TimeOfDay.parse(first) else {
+            throw .usage("'\(first)' is not a time of day or a date; accepted forms:\n\(acceptedForms)")
+        }
+        return .relative(.init(time: time, repeats: try WeekdayList.recurrence(Array(tokens.dropFirst()))))
+    }
+
+    /// Whether the schedule needs the node's time zone to become an instant: a fixed date without offset.
+    public var needsTimeZone: Bool {
+        if case .fixed(let dateTime) = self { dateTime.utcOffset == nil } else { false }
+    }
+
+    /// The schedule, with a fixed date read in `timeZone` when it carries no offset.
+    public func schedule(in timeZone: TimeZone) -> Alarm.Schedule {
+        switch self {
+        case .relative(let relative): .relative(relative)
+        case .fixed(let dateTime): .fixed(dateTime.date(in: timeZone))
+        }
+    }
+}
+
+func twoDigits(_ value: Int) -> String {
+    value < 10 ? "0\(value)" : "\(value)"
+}

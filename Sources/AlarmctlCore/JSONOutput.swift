@@ -1,0 +1,56 @@
+import AlarmKit
+import Foundation
+
+/// What `--json` prints: SPEC §5's documents, sorted keys, dates as ISO 8601 UTC.
+public enum JSONOutput {
+    /// `value` as indented JSON.
+    public static func pretty(_ value: some Encodable) -> String {
+        encode(value, formatting: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes])
+    }
+
+    /// `value` as one line of JSON, for streams of updates (`alarmctl watch --json`).
+    public static func line(_ value: some Encodable) -> String {
+        encode(value, formatting: [.sortedKeys, .withoutEscapingSlashes])
+    }
+
+    /// The outcome of an operation on one alarm, as an element of the array `stop`, `snooze`,
+    /// `pause`, `resume` and `cancel` print: `{"id":…,"ok":true,"alarm":{…}|null}` or
+    /// `{"id":…,"ok":false,"error":{"code":…,"message":…}}`.
+    public static func operationResult(id: UUID, result: Result<AlarmDocument?, AlarmctlError>) -> JSONValue {
+        var object: [String: JSONValue] = ["id": .string(id.uuidString)]
+        switch result {
+        case .success(let document):
+            object["ok"] = .bool(true)
+            object["alarm"] = document.flatMap { try? JSONValue(encoding: $0) } ?? .null
+        case .failure(let error):
+            object["ok"] = .bool(false)
+            object["error"] = errorObject(error)
+        }
+        return .object(object)
+    }
+
+    /// A failed command: `{"ok":false,"error":{"code":…,"message":…,"exitStatus":…}}`.
+    public static func failure(_ error: AlarmctlError) -> JSONValue {
+        .object(["ok": .bool(false), "error": errorObject(error)])
+    }
+
+    /// The dates of `alarmctl preview --json`: ISO 8601 UTC strings.
+    public static func dates(_ dates: [Date]) -> String {
+        pretty(dates.map { AlarmJSON.string(from: $0) })
+    }
+
+    private static func errorObject(_ error: AlarmctlError) -> JSONValue {
+        .object([
+            "code": .string(error.code),
+            "message": .string(error.message),
+            "exitStatus": .number(Double(error.exitStatus.rawValue)),
+        ])
+    }
+
+    private static func encode(_ value: some Encodable, formatting: JSONEncoder.OutputFormatting) -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = formatting
+        // The model's types write their dates themselves; nothing else here holds a date.
+        return (try? String(decoding: encoder.encode(value), as: UTF8.self)) ?? "null"
+    }
+}

@@ -1,0 +1,225 @@
+import AlarmKit
+import Foundation
+import Logging
+
+/// One `alarmctl` run's conversation with a node over MQTT, through AlarmKit's `RemoteNodeConnection`.
+///
+/// It fails fast with an error that says what to do: when the MQTT client reports a connection
+/// problem (refused, unreachable, bad credentials, TLS), or when the node's retained status says
+/// it is offline, instead of waiting for the request's timeout.
+public final class NodeSession: Sendable {
+    public let settings: RemoteNodeSettings
+    public let connection: RemoteNodeConnection
+    /// The latest connection problem the MQTT client logged, nil while there is none.
+    public let connectionProblems: Broadcast<String?>
+
+    /// - Parameter verbose: also write the MQTT client's log to standard error.
+    public init(settings: RemoteNodeSettings, verbose: Bool = false) {
+        let problems = Broadcast<String?>(nil)
+        self.settings = settings
+        self.connectionProblems = problems
+        let logger = Logger(label: "alarmctl") { label in
+            ConnectionProblemLogHandler(problems: problems, forwardTo: verbose ? StreamLogHandler.standardError(label: label) : nil)
+        }
+        self.connection = RemoteNodeConnection(settings: settings, logger: logger)
+    }
+
+    /// The node's alarms, asked for with a `list` request.
+    public func documents() async throws(AlarmctlError) -> [AlarmDocument] {
+        try await answer { connection throws(AlarmManager.AlarmError) in try await connection.fetchDocuments() }
+    }
+
+    /// Schedules an alarm and returns it as the node holds it.
+    ///
+    /// - Parameter onAuthorizationPrompt: called first when the node will prompt on its hardware
+    ///   (its authorization is undetermined); the answer then waits for the prompt's 30 s.
+    public func schedule(
+        id: UUID, configuration: AlarmManager.AlarmConfiguration<JSONValue>, onAuthorizationPrompt: () -> Void = {}
+    ) async throws(AlarmctlError) -> AlarmDocument {
+        let status = try await status()
+        guard status.isOnline else { throw offlineError(status) }
+        let prompting = status.authorization == .notDetermined
+        if prompting { onAuthorizationPrompt() }
+        return try await answer(deadline: prompting ? settings.timeout + .seconds(41) : nil) { connection throws(AlarmManager.AlarmError) in
+            try await connection.schedule(id: id, configuration: configuration)
+        }
+    }
+
+    /// Runs a lifecycle operation; returns the alarm as the node left it, nil once removed.
+    public func perform(_ operation: AlarmOperation, id: UUID) async throws(AlarmctlError) -> AlarmDocument? {
+        try await answer { connection throws(AlarmManager.AlarmError) in try await connection.performReturningDocument(operation, id: id) }
+    }
+
+    /// Asks the node for authorization; it prompts on its hardware for up to 30 s.
+    public func requestAuthorization() async throws(AlarmctlError) -> AlarmManager.AuthorizationState {
+        // The node prompts on its hardware for up to 30 s before it answers.
+        try await answer(deadline: settings.timeout + .seconds(41)) { connection throws(AlarmManager.AlarmError) in try await connection.requestAuthorization() }
+    }
+
+    /// The node's retained status, waiting for it up to the settings' timeout. An offline status is returned too.
+    public func status() async throws(AlarmctlError) -> NodeStatus {
+        let statuses = connection.statusUpdates
+        connection.start()
+        let waited = await race(watchingOffline: false, deadline: settings.timeout) {
+            for await status in statuses.stream() {
+                if let status { return .success(status) }
+            }
+            return nil
+        }
+        guard let waited else {
+            throw .unreachable("no status from node '\(settings.node)' on broker \(broker) within \(settings.timeout): "
+                + "check the node id (--node, ALARMD_NODE) and that alarmd runs with this broker")
+        }
+        return try waited.get()
+    }
+
+    /// The node's time zone, from its retained status; it must be online.
+    public func timeZone() async throws(AlarmctlError) -> TimeZone {
+        let status = try await status()
+        guard status.isOnline else { throw offlineError(status) }
+        guard let identifier = status.timeZone, let zone = TimeZone(identifier: identifier) else {
+            throw .unreachable("node '\(settings.node)' did not publish its time zone: "
+                + "write the date with an offset, e.g. 2026-12-24T18:00+01:00")
+        }
+        return zone
+    }
+
+    /// The zone to show times in: the node's when its status named one, otherwise this machine's.
+    public var displayTimeZone: TimeZone {
+        connection.statusUpdates.value?.timeZone.flatMap(TimeZone.init(identifier:)) ?? .current
+    }
+
+    /// Disconnects from the broker.
+    public func close() async {
+        await connection.close()
+    }
+
+    // MARK: Internals
+
+    private var broker: String { "\(settings.host):\(settings.port)" }
+
+    private func offlineError(_ status: NodeStatus) -> AlarmctlError {
+        let since = status.since.map { " since \(AlarmJSON.string(from: $0))" } ?? ""
+        return .unreachable("node '\(settings.node)' is offline\(since): start alarmd on it, "
+            + "or check the node id (--node, ALARMD_NODE)")
+    }
+
+    /// The connection problem as an error, with the settings that may fix it.
+    private func unreachable(_ problem: String) -> AlarmctlError {
+        let settingsToCheck = if problem.contains("username") || problem.contains("not authori") {
+            "--username and --password, or ALARMD_USERNAME and ALARMD_PASSWORD"
+        } else if problem.contains("TLS") || problem.contains("tls") {
+            "--ca-file (ALARMD_CA_FILE), --cert-file and --key-file"
+        } else {
+            "--broker or ALARMD_BROKER"
+        }
+        return .unreachable("\(problem) [\(settingsToCheck)]")
+    }
+
+    /// Runs a request; a connection problem or an offline node ends it early.
+    private func answer<Value: Sendable>(
+        deadline: Duration? = nil,
+        _ request: @escaping @Sendable (RemoteNodeConnection) async throws(AlarmManager.AlarmError) -> Value
+    ) async throws(AlarmctlError) -> Value {
+        let connection = self.connection
+        // The request has its own timeout and the more precise error; the race's deadline is a backstop.
+        let outcome = await race(watchingOffline: true, deadline: deadline ?? settings.timeout + .seconds(1)) {
+            do throws(AlarmManager.AlarmError) {
+                return .success(try await request(connection))
+            } catch {
+                return .failure(self.translate(error))
+            }
+        }
+        return try (outcome ?? .failure(.unreachable("node '\(settings.node)' did not answer within \(settings.timeout)"))).get()
+    }
+
+    private enum RaceOutcome<Value: Sendable>: Sendable {
+        case answer(Result<Value, AlarmctlError>)
+        /// The work or the deadline ended without an answer.
+        case gaveUp
+        /// A watcher ended without seeing a problem (the stream finished or the race is over).
+        case quiet
+    }
+
+    /// The first of: `work`'s outcome, a connection problem, and (when `watchingOffline`) an offline
+    /// status; nil when `work` gives up or the deadline passes first.
+    private func race<Value: Sendable>(
+        watchingOffline: Bool, deadline: Duration, _ work: @escaping @Sendable () async -> Result<Value, AlarmctlError>?
+    ) async -> Result<Value, AlarmctlError>? {
+        let problems = connectionProblems
+        let statuses = connection.statusUpdates
+        return await withTaskGroup(of: RaceOutcome<Value>.self) { group in
+            group.addTask { await work().map { .answer($0) } ?? .gaveUp }
+            group.addTask {
+                for await problem in problems.stream() {
+                    if let problem { return .answer(.failure(self.unreachable(problem))) }
+                }
+                return .quiet
+            }
+            if watchingOffline {
+                group.addTask {
+                    for await status in statuses.stream() {
+                        if let status, !status.isOnline { return .answer(.failure(self.offlineError(status))) }
+                    }
+                    return .quiet
+                }
+            }
+            group.addTask {
+                try? await Task.sleep(for: deadline)
+                return .gaveUp
+            }
+            defer { group.cancelAll() }
+            while let next = await group.next() {
+                switch next {
+                case .answer(let result): return result
+                case .gaveUp: return nil
+                case .quiet: continue
+                }
+            }
+            return nil
+        }
+    }
+
+    private func translate(_ error: AlarmManager.AlarmError) -> AlarmctlError {
+        guard case .unavailable = error else { return AlarmctlError(error) }
+        if let problem = connectionProblems.value { return unreachable(problem) }
+        if connection.statusUpdates.value == nil {
+            return .unreachable("node '\(settings.node)' did not answer, and has no status on broker \(broker): "
+                + "check the node id (--node or ALARMD_NODE) and that alarmd runs with this broker")
+        }
+        return AlarmctlError(error)
+    }
+}
+
+/// Keeps the MQTT client's warnings and errors as the session's connection problem, and writes the
+/// whole log to `forwardTo` when there is one (`--verbose`).
+struct ConnectionProblemLogHandler: LogHandler {
+    let problems: Broadcast<String?>
+    var forwardTo: (any LogHandler)?
+    var metadata: Logger.Metadata = [:] {
+        didSet { forwardTo?.metadata = metadata }
+    }
+    var logLevel: Logger.Level
+
+    init(problems: Broadcast<String?>, forwardTo: (any LogHandler)?) {
+        self.problems = problems
+        self.forwardTo = forwardTo
+        logLevel = forwardTo == nil ? .warning : .debug
+    }
+
+    subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+        get { metadata[key] }
+        set { metadata[key] = newValue }
+    }
+
+    func log(event: LogEvent) {
+        forwardTo?.log(event: event)
+        guard event.level >= .warning else { return }
+        if let error = event.metadata?["error"] {
+            problems.send("\(error)")
+        } else if event.level >= .error {
+            let reason = event.metadata?["mqtt.reason"].map { ": \($0)" } ?? ""
+            problems.send("\(event.message)\(reason)")
+        }
+    }
+}

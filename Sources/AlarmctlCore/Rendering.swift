@@ -1,0 +1,126 @@
+import AlarmKit
+import Foundation
+
+/// The text of `alarmctl list`, `show`, `preview` and of command results: pure functions of their input.
+public enum Rendering {
+    /// Alerting alarms first, then running countdowns (soonest first), paused ones, and scheduled
+    /// alarms by their next alert.
+    public static func displayOrder(_ documents: [AlarmDocument]) -> [AlarmDocument] {
+        func rank(_ document: AlarmDocument) -> (Int, Date) {
+            switch document.presentationState {
+            case .alert?: (0, .distantPast)
+            case .countdown(let countdown)?: (1, countdown.fireDate)
+            case .paused?: (2, .distantPast)
+            case nil: (3, document.nextAlertDate ?? .distantFuture)
+            }
+        }
+        return documents.sorted { first, second in
+            let (a, b) = (rank(first), rank(second))
+            return a.0 != b.0 ? a.0 < b.0 : a.1 != b.1 ? a.1 < b.1 : first.id.uuidString < second.id.uuidString
+        }
+    }
+
+    /// The `alarmctl list` table: short id, kind, title, state, next alert or remaining time, repeats.
+    /// With a `width`, the title column shrinks so that rows fit.
+    public static func table(_ documents: [AlarmDocument], now: Date, timeZone: TimeZone, width: Int? = nil) -> String {
+        let ordered = displayOrder(documents)
+        let shortIDs = AlarmSelection.shortIDs(ordered.map(\.id))
+        let header = ["ID", "KIND", "TITLE", "STATE", "NEXT", "REPEATS"]
+        let rows = ordered.map { document in
+            [shortIDs[document.id] ?? document.id.uuidString, AlarmText.kind(of: document), AlarmText.title(of: document),
+             document.state.rawValue, AlarmText.next(of: document, now: now, timeZone: timeZone), AlarmText.repeats(of: document)]
+        }
+        var widths = header.indices.map { column in ([header] + rows).map { $0[column].count }.max() ?? 0 }
+        if let width {
+            let total = widths.reduce(0, +) + 2 * (widths.count - 1)
+            widths[2] = max(5, widths[2] - max(0, total - width))
+        }
+        return ([header] + rows).map { row in
+            row.indices.map { column in
+                let cell = truncate(row[column], to: widths[column])
+                return column == row.count - 1 ? cell : pad(cell, to: widths[column])
+            }.joined(separator: "  ")
+        }.joined(separator: "\n")
+    }
+
+    /// The `alarmctl show` details of one alarm.
+    public static func details(_ document: AlarmDocument, now: Date, timeZone: TimeZone) -> String {
+        let configuration = document.configuration
+        let alert = configuration.attributes.presentation.alert
+        var lines: [(String, String)] = [
+            ("id", document.id.uuidString),
+            ("kind", AlarmText.kind(of: document)),
+            ("title", alert.title),
+            ("state", document.state.rawValue),
+            ("next", AlarmText.next(of: document, now: now, timeZone: timeZone)),
+        ]
+        if let date = document.nextAlertDate {
+            lines.append(("next alert", "\(AlarmText.localDate(date, timeZone: timeZone)) (\(AlarmJSON.string(from: date)))"))
+        }
+        if let progress = AlarmText.progress(of: document, now: now), let total = totalCountdown(of: document) {
+            lines.append(("countdown", "\(AlarmText.clock(progress.remaining)) of \(AlarmText.clock(total)) left"))
+        }
+        lines.append(("schedule", AlarmText.schedule(of: document, timeZone: timeZone)))
+        lines.append(("pre-alert", configuration.countdownDuration?.preAlert.map(DurationText.format) ?? "-"))
+        lines.append(("snooze", snoozeText(configuration)))
+        lines.append(("sound", configuration.sound.name))
+        var buttons = alert.stopButton.text
+        if let secondary = alert.secondaryButton {
+            buttons += ", \(secondary.text) (\(alert.secondaryButtonBehavior?.rawValue ?? "custom"))"
+        }
+        lines.append(("buttons", buttons))
+        lines.append(("tint", configuration.attributes.tintColor.hex))
+        let labelWidth = lines.map(\.0.count).max() ?? 0
+        return lines.map { "\(pad($0.0, to: labelWidth))  \($0.1)" }.joined(separator: "\n")
+    }
+
+    /// One line about an alarm just scheduled or changed: `timer 2F1E6A4C "Tea": countdown, in 10:00`.
+    public static func summary(_ document: AlarmDocument, now: Date, timeZone: TimeZone) -> String {
+        let shortID = String(document.id.uuidString.prefix(8))
+        var text = "\(AlarmText.kind(of: document)) \(shortID) \"\(AlarmText.title(of: document))\": \(document.state.rawValue)"
+        let next = AlarmText.next(of: document, now: now, timeZone: timeZone)
+        if next != "-" { text += ", \(next)" }
+        let repeats = AlarmText.repeats(of: document)
+        if repeats != "-" && repeats != "once" { text += ", repeats \(repeats)" }
+        return text
+    }
+
+    /// The `alarmctl preview` lines: each alert date in `timeZone` and in UTC.
+    public static func preview(_ dates: [Date], timeZone: TimeZone) -> String {
+        guard !dates.isEmpty else { return "no alert dates after that instant" }
+        let numberWidth = String(dates.count).count
+        let locals = dates.map { AlarmText.localDate($0, timeZone: timeZone) }
+        let localWidth = locals.map(\.count).max() ?? 0
+        return dates.indices.map { index in
+            "\(pad(String(index + 1), to: numberWidth, left: true))  \(pad(locals[index], to: localWidth))  \(AlarmJSON.string(from: dates[index]))"
+        }.joined(separator: "\n")
+    }
+
+    private static func totalCountdown(of document: AlarmDocument) -> TimeInterval? {
+        switch document.presentationState {
+        case .countdown(let countdown)?: countdown.totalCountdownDuration
+        case .paused(let paused)?: paused.totalCountdownDuration
+        default: nil
+        }
+    }
+
+    private static func snoozeText(_ configuration: AlarmManager.AlarmConfiguration<JSONValue>) -> String {
+        guard let duration = configuration.countdownDuration?.postAlert ?? configuration.countdownDuration?.preAlert else {
+            return "-"
+        }
+        return DurationText.format(duration)
+    }
+}
+
+/// `text` cut to `width` characters, ending in `…` when cut.
+func truncate(_ text: String, to width: Int) -> String {
+    guard text.count > width else { return text }
+    guard width > 1 else { return String(text.prefix(max(0, width))) }
+    return text.prefix(width - 1) + "…"
+}
+
+/// `text` padded with spaces to `width` characters, on the right (or the left).
+func pad(_ text: String, to width: Int, left: Bool = false) -> String {
+    let padding = String(repeating: " ", count: max(0, width - text.count))
+    return left ? padding + text : text + padding
+}

@@ -1,0 +1,160 @@
+import AlarmKit
+import Foundation
+
+/// Everything `alarmctl watch` shows, as last heard from the node's retained topics and events.
+public struct WatchState: Sendable, Equatable {
+    public var node: String
+    public var status: NodeStatus?
+    public var documents: [AlarmDocument]
+    /// The node's recent events, oldest first.
+    public var events: [AlarmEvent]
+    /// A broker connection problem, shown until the node is heard from again.
+    public var connectionProblem: String?
+
+    /// How many events the screen keeps.
+    public static let eventsKept = 6
+
+    public init(node: String, status: NodeStatus? = nil, documents: [AlarmDocument] = [], events: [AlarmEvent] = [],
+                connectionProblem: String? = nil) {
+        self.node = node
+        self.status = status
+        self.documents = documents
+        self.events = events
+        self.connectionProblem = connectionProblem
+    }
+
+    /// Adds an event, keeping the latest `eventsKept`.
+    public mutating func record(_ event: AlarmEvent) {
+        events = Array((events + [event]).suffix(Self.eventsKept))
+    }
+}
+
+/// The `alarmctl watch` screen as lines of text no wider than the terminal: pure, so it is tested
+/// without a terminal. Colours are ANSI escapes, added only when asked for.
+public enum WatchScreen {
+    public static func render(_ state: WatchState, now: Date, timeZone: TimeZone, width: Int, colors: Bool) -> [String] {
+        let width = max(width, 20)
+        let painter = Painter(enabled: colors)
+        var lines = [header(state, now: now, timeZone: timeZone, width: width, painter: painter)]
+        if let problem = state.connectionProblem {
+            lines.append(painter.paint(truncate("broker: \(problem)", to: width), .alert))
+        }
+        lines.append(painter.paint(String(repeating: "─", count: width), .dim))
+        let documents = Rendering.displayOrder(state.documents)
+        if documents.isEmpty {
+            lines.append(painter.paint("no alarms", .dim))
+        }
+        let shortIDs = AlarmSelection.shortIDs(documents.map(\.id))
+        let titleWidth = min(documents.map { AlarmText.title(of: $0).count }.max() ?? 0, max(8, width / 4))
+        for document in documents {
+            lines.append(row(document, shortID: shortIDs[document.id] ?? "", titleWidth: titleWidth,
+                             now: now, timeZone: timeZone, width: width, painter: painter))
+        }
+        if !state.events.isEmpty {
+            lines.append(painter.paint(String(repeating: "─", count: width), .dim))
+            let titles = Dictionary(state.documents.map { ($0.id, AlarmText.title(of: $0)) }, uniquingKeysWith: { first, _ in first })
+            for event in state.events.reversed() {
+                let text = truncate(eventLine(event, titles: titles, timeZone: timeZone), to: width)
+                lines.append(painter.paint(text, event.name == .alerting || event.name == .missed ? .alert : .dim))
+            }
+        }
+        lines.append(painter.paint(truncate("Ctrl-C quits", to: width), .dim))
+        return lines
+    }
+
+    /// A progress bar of `width` cells, eighth-cell precise: `██████▌░░░░`.
+    public static func bar(fraction: Double, width: Int) -> String {
+        guard width > 0 else { return "" }
+        let eighths = Int((min(max(fraction, 0), 1) * Double(width * 8)).rounded())
+        let full = eighths / 8
+        let partial = eighths % 8
+        let partials = ["", "▏", "▎", "▍", "▌", "▋", "▊", "▉"]
+        let filled = String(repeating: "█", count: full) + partials[partial]
+        return filled + String(repeating: "░", count: width - full - (partial > 0 ? 1 : 0))
+    }
+
+    // MARK: Parts
+
+    private static func header(_ state: WatchState, now: Date, timeZone: TimeZone, width: Int, painter: Painter) -> String {
+        let clock = AlarmText.timeOfDay(now, timeZone: timeZone, withSeconds: true)
+        let online = state.status.map { $0.isOnline ? "online" : "OFFLINE" } ?? "status unknown"
+        var facts = ["node \(state.node)", online, timeZone.identifier, state.documents.count == 1 ? "1 alarm" : "\(state.documents.count) alarms"]
+        if state.status?.clockSynchronized == false { facts.append("clock not synchronized") }
+        let left = truncate(facts.joined(separator: " · "), to: max(0, width - clock.count - 1))
+        let gap = String(repeating: " ", count: max(1, width - left.count - clock.count))
+        let style: Painter.Style = state.status?.isOnline == false ? .alert : .bold
+        return painter.paint(left, style) + gap + clock
+    }
+
+    private static func row(
+        _ document: AlarmDocument, shortID: String, titleWidth: Int, now: Date, timeZone: TimeZone, width: Int, painter: Painter
+    ) -> String {
+        let stateWidth = 9, timeWidth = 16
+        let title = pad(truncate(AlarmText.title(of: document), to: titleWidth), to: titleWidth)
+        let stateText = pad(document.state.rawValue, to: stateWidth)
+        let timeText = pad(truncate(AlarmText.next(of: document, now: now, timeZone: timeZone), to: timeWidth), to: timeWidth)
+        let fixedWidth = shortID.count + 2 + titleWidth + 2 + stateWidth + 2 + timeWidth + 2
+        let rest = max(0, width - fixedWidth)
+        var tail = ""
+        let style: Painter.Style
+        switch document.state {
+        case .alerting:
+            style = .alert
+            tail = truncate("alarmctl stop|snooze \(shortID)", to: rest)
+        case .countdown, .paused:
+            style = document.state == .countdown ? .running : .paused
+            if let progress = AlarmText.progress(of: document, now: now), rest >= 12 {
+                let percent = "\(Int((progress.fraction * 100).rounded(.down)))%"
+                tail = painter.paint(bar(fraction: progress.fraction, width: rest - 5), style) + " " + pad(percent, to: 4, left: true)
+            }
+        case .scheduled:
+            style = .plain
+            tail = truncate(AlarmText.repeats(of: document), to: rest)
+        }
+        let head = shortID.count + 2 + titleWidth + 2 + stateWidth + 2 + timeWidth > width
+            ? truncate("\(shortID)  \(title)  \(stateText)  \(timeText)", to: width)
+            : "\(shortID)  \(painter.paint(title, document.state == .alerting ? .bold : .plain))  \(painter.paint(stateText, style))  \(timeText)"
+        return tail.isEmpty ? head : "\(head)  \(tail)"
+    }
+
+    private static func eventLine(_ event: AlarmEvent, titles: [UUID: String], timeZone: TimeZone) -> String {
+        var parts = [AlarmText.timeOfDay(event.at, timeZone: timeZone, withSeconds: true), pad(event.name.rawValue, to: 13)]
+        if let id = event.alarmID {
+            parts.append(String(id.uuidString.prefix(8)))
+            if let title = titles[id] { parts.append(title) }
+        }
+        let details = event.details.keys.sorted().compactMap { key -> String? in
+            switch event.details[key] {
+            case .number(let value)? where key == "late": value > 0 ? "late \(DurationText.format(value))" : nil
+            case .string(let value)?: "\(key) \(value)"
+            case let value?: "\(key) \(JSONOutput.line(value))"
+            case nil: key
+            }
+        }
+        return (parts + details).joined(separator: "  ")
+    }
+}
+
+/// ANSI styles, or nothing when colours are off.
+struct Painter {
+    enum Style {
+        case plain, bold, dim, alert, running, paused
+        var escape: String {
+            switch self {
+            case .plain: ""
+            case .bold: "\u{1B}[1m"
+            case .dim: "\u{1B}[2m"
+            case .alert: "\u{1B}[1;97;41m"
+            case .running: "\u{1B}[32m"
+            case .paused: "\u{1B}[33m"
+            }
+        }
+    }
+
+    let enabled: Bool
+
+    func paint(_ text: String, _ style: Style) -> String {
+        guard enabled, style != .plain, !text.isEmpty else { return text }
+        return style.escape + text + "\u{1B}[0m"
+    }
+}

@@ -1,0 +1,204 @@
+import AlarmKit
+import AlarmctlCore
+import ArgumentParser
+import Foundation
+
+extension Alarmctl {
+    struct List: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "List the node's alarms.",
+            discussion: """
+                Columns: short id, kind (timer, alarm, date), title, state, what comes next
+                (time left, or the next alert in the node's time zone), repeats.
+                With --json: an array of the alarm documents of SPEC §5.
+                """)
+
+        @OptionGroup var connection: ConnectionOptions
+        @OptionGroup var output: OutputOptions
+
+        func run() async throws {
+            try await output.run { () async throws(AlarmctlError) in
+                try await connection.withSession { session throws(AlarmctlError) in
+                    let documents = try await session.documents()
+                    let table = documents.isEmpty
+                        ? "no alarms on node \(session.settings.node)"
+                        : Rendering.table(documents, now: Date(), timeZone: session.displayTimeZone, width: Terminal.width)
+                    output.print(table, json: Rendering.displayOrder(documents))
+                }
+            }
+        }
+    }
+
+    struct Show: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Show one alarm in full.",
+            discussion: "Example: alarmctl show 2F1E   (the id, or its first characters)")
+
+        @Argument(help: ArgumentHelp("The alarm's id, or a unique prefix of it.", valueName: "id"))
+        var id: String
+
+        @OptionGroup var connection: ConnectionOptions
+        @OptionGroup var output: OutputOptions
+
+        func run() async throws {
+            try await output.run { () async throws(AlarmctlError) in
+                try await connection.withSession { session throws(AlarmctlError) in
+                    let document = try AlarmSelection.resolve(id, among: try await session.documents())
+                    output.print(Rendering.details(document, now: Date(), timeZone: session.displayTimeZone), json: document)
+                }
+            }
+        }
+    }
+
+    struct Status: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Show the node's status: online, time zone, clock, authorization.",
+            discussion: "Exits with 3 when the node is offline.")
+
+        @OptionGroup var connection: ConnectionOptions
+        @OptionGroup var output: OutputOptions
+
+        func run() async throws {
+            var online = true
+            try await output.run { () async throws(AlarmctlError) in
+                let status = try await connection.withSession { session throws(AlarmctlError) in try await session.status() }
+                var lines = [("state", status.state + (status.since.map { " since \(AlarmJSON.string(from: $0))" } ?? ""))]
+                if let version = status.version { lines.append(("version", version)) }
+                if let timeZone = status.timeZone { lines.append(("time zone", timeZone)) }
+                if let synchronized = status.clockSynchronized { lines.append(("clock", synchronized ? "synchronized" : "NOT synchronized")) }
+                if let authorization = status.authorization { lines.append(("authorization", authorization.rawValue)) }
+                if let alarms = status.alarms { lines.append(("alarms", "\(alarms)")) }
+                if let problem = status.stateFileProblem { lines.append(("state file", problem)) }
+                let width = lines.map(\.0.count).max() ?? 0
+                output.print(lines.map { $0.0.padding(toLength: width, withPad: " ", startingAt: 0) + "  " + $0.1 }.joined(separator: "\n"),
+                             json: status)
+                online = status.isOnline
+            }
+            if !online {
+                FileHandle.standardError.write(Data("alarmctl: the node is offline: start alarmd on it, or check the node id (--node, ALARMD_NODE)\n".utf8))
+                throw ExitCode(ExitStatus.unreachable.rawValue)
+            }
+        }
+    }
+
+    struct Authorize: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Ask the node to authorize scheduling; press its stop button to agree.",
+            discussion: """
+                The node chirps and blinks for 30 seconds: its stop button authorizes, its snooze
+                button denies. Exits with 0 when authorized, 5 otherwise.
+                """)
+
+        @OptionGroup var connection: ConnectionOptions
+        @OptionGroup var output: OutputOptions
+
+        func run() async throws {
+            var decision = AlarmManager.AuthorizationState.notDetermined
+            try await output.run { () async throws(AlarmctlError) in
+                decision = try await connection.withSession { session throws(AlarmctlError) in
+                    try await session.requestAuthorization()
+                }
+                output.print("authorization: \(decision.rawValue)", json: ["authorization": decision.rawValue])
+            }
+            if decision != .authorized {
+                FileHandle.standardError.write(Data(("alarmctl: the node is not authorized (\(decision.rawValue)): run `alarmctl authorize` "
+                    + "again and press the node's stop button within 30 s\n").utf8))
+                throw ExitCode(ExitStatus.unauthorized.rawValue)
+            }
+        }
+    }
+}
+
+/// The ids an operation applies to: some, or `--all`.
+struct OperationTarget: ParsableArguments {
+    @Argument(help: ArgumentHelp("Alarm ids, or unique prefixes of them.", valueName: "id"))
+    var ids: [String] = []
+
+    @Flag(help: "Every alarm the operation applies to (e.g. every alerting alarm for stop).")
+    var all = false
+
+    @OptionGroup var connection: ConnectionOptions
+    @OptionGroup var output: OutputOptions
+
+    func validate() throws {
+        if all && !ids.isEmpty { throw ValidationError("give alarm ids or --all, not both") }
+        if !all && ids.isEmpty { throw ValidationError("give an alarm id (or a prefix of it), or --all; `alarmctl list` shows them") }
+    }
+
+    /// Runs `operation` on each target alarm, reporting each outcome; the exit status is the first failure's.
+    func run(_ operation: AlarmOperation, done verb: String) async throws {
+        var firstFailure: AlarmctlError?
+        try await output.run { () async throws(AlarmctlError) in
+            try await connection.withSession { session throws(AlarmctlError) in
+                let documents = try await session.documents()
+                let targets = all
+                    ? AlarmSelection.all(for: operation, among: documents)
+                    : try AlarmSelection.resolve(ids, among: documents)
+                var results: [JSONValue] = []
+                for target in targets {
+                    do throws(AlarmctlError) {
+                        let after = try await session.perform(operation, id: target.id)
+                        results.append(JSONOutput.operationResult(id: target.id, result: .success(after)))
+                        if !output.json {
+                            let state = after.map { Rendering.summary($0, now: Date(), timeZone: session.displayTimeZone) }
+                                ?? "\(AlarmText.kind(of: target)) \(target.id.uuidString.prefix(8)) \"\(AlarmText.title(of: target))\": removed"
+                            print("\(verb) \(state)")
+                        }
+                    } catch {
+                        results.append(JSONOutput.operationResult(id: target.id, result: .failure(error)))
+                        if !output.json {
+                            FileHandle.standardError.write(Data("alarmctl: \(target.id.uuidString.prefix(8)): \(error.message)\n".utf8))
+                        }
+                        firstFailure = firstFailure ?? error
+                    }
+                }
+                if targets.isEmpty && !output.json { print("no alarm to \(operation == .countdown ? "snooze" : operation.rawValue)") }
+                if output.json { print(JSONOutput.pretty(results)) }
+            }
+        }
+        // Each failure was reported with its alarm.
+        if let firstFailure { throw ExitCode(firstFailure.exitStatus.rawValue) }
+    }
+}
+
+extension Alarmctl {
+    struct Stop: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Stop alerting alarms: a one-shot alarm is removed, a repeating one waits for its next day.",
+            discussion: "Examples: alarmctl stop 2F1E   alarmctl stop --all")
+        @OptionGroup var target: OperationTarget
+        func run() async throws { try await target.run(.stop, done: "stopped") }
+    }
+
+    struct Snooze: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Snooze alerting alarms (repeat, for a timer): count down their snooze time again.",
+            discussion: "Examples: alarmctl snooze 2F1E   alarmctl snooze --all")
+        @OptionGroup var target: OperationTarget
+        func run() async throws { try await target.run(.countdown, done: "snoozed") }
+    }
+
+    struct Pause: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Pause running countdowns, keeping the time left.",
+            discussion: "Examples: alarmctl pause 2F1E   alarmctl pause --all")
+        @OptionGroup var target: OperationTarget
+        func run() async throws { try await target.run(.pause, done: "paused") }
+    }
+
+    struct Resume: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Resume paused countdowns.",
+            discussion: "Examples: alarmctl resume 2F1E   alarmctl resume --all")
+        @OptionGroup var target: OperationTarget
+        func run() async throws { try await target.run(.resume, done: "resumed") }
+    }
+
+    struct Cancel: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Remove alarms, in any state (a repeating alarm for good).",
+            discussion: "Examples: alarmctl cancel 2F1E 9A0B   alarmctl cancel --all")
+        @OptionGroup var target: OperationTarget
+        func run() async throws { try await target.run(.cancel, done: "cancelled") }
+    }
+}

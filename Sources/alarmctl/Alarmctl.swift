@@ -1,0 +1,129 @@
+import AlarmKit
+import AlarmctlCore
+import ArgumentParser
+import Foundation
+
+@main
+struct Alarmctl: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "alarmctl",
+        abstract: "Schedule, list, watch and control the alarms of an alarmd node over MQTT.",
+        discussion: """
+            Examples:
+              alarmctl timer 10m --title Tea
+              alarmctl alarm 07:00 mon,wed,fri --title "Wake up" --snooze 9m
+              alarmctl alarm 2026-12-24T18:00 --title Presents
+              alarmctl list
+              alarmctl snooze 2F1E            (an id prefix is enough)
+              alarmctl stop --all
+              alarmctl watch
+              alarmctl preview "07:00 weekdays" --count 5 --time-zone Europe/Berlin
+
+            The node: --broker HOST:PORT and --node ID, or ALARMD_BROKER and ALARMD_NODE
+            (default localhost:1883 and this host's name). Every command takes --json.
+
+            Exit statuses: 0 ok, 1 the node refused, 2 bad command line, 3 broker or node
+            unreachable (or offline), 4 no such alarm or ambiguous id, 5 not authorized.
+            More in docs/alarmctl.md. Shell completion:
+              alarmctl --generate-completion-script bash|zsh|fish
+            """,
+        subcommands: [
+            Timer.self, AlarmCommand.self, List.self, Show.self,
+            Stop.self, Snooze.self, Pause.self, Resume.self, Cancel.self,
+            Watch.self, Preview.self, Status.self, Authorize.self,
+        ])
+
+    /// Runs the command line; usage errors exit with 2 (ArgumentParser's own would be 64).
+    static func main() async {
+        do {
+            var command = try parseAsRoot()
+            if var asyncCommand = command as? any AsyncParsableCommand {
+                try await asyncCommand.run()
+            } else {
+                try command.run()
+            }
+        } catch {
+            if exitCode(for: error) == .validationFailure {
+                FileHandle.standardError.write(Data((fullMessage(for: error) + "\n").utf8))
+                Foundation.exit(ExitStatus.usage.rawValue)
+            }
+            exit(withError: error)
+        }
+    }
+}
+
+/// `--json`, which every command takes.
+struct OutputOptions: ParsableArguments {
+    @Flag(help: "Print JSON (SPEC §5 documents, ISO 8601 UTC times) instead of text.")
+    var json = false
+
+    /// Prints `text`, or `value` as JSON with `--json`.
+    func print(_ text: @autoclosure () -> String, json value: @autoclosure () -> some Encodable) {
+        Swift.print(json ? JSONOutput.pretty(value()) : text())
+    }
+
+    /// Runs a command's body; its error is printed (to standard error, and as JSON on standard
+    /// output with `--json`) and becomes the exit status.
+    func run(_ body: () async throws(AlarmctlError) -> Void) async throws {
+        do {
+            try await body()
+        } catch {
+            report(error)
+            throw ExitCode(error.exitStatus.rawValue)
+        }
+    }
+
+    func report(_ error: AlarmctlError) {
+        if json { Swift.print(JSONOutput.pretty(JSONOutput.failure(error))) }
+        FileHandle.standardError.write(Data("alarmctl: \(error.message)\n".utf8))
+    }
+}
+
+/// Where the node is: options over the environment variables.
+struct ConnectionOptions: ParsableArguments {
+    @Option(help: ArgumentHelp("The MQTT broker (default: ALARMD_BROKER, or localhost:1883).", valueName: "host:port"))
+    var broker: String?
+
+    @Option(help: ArgumentHelp("The node id (default: ALARMD_NODE, or this host's name).", valueName: "id"))
+    var node: String?
+
+    @Option(help: ArgumentHelp("The topic prefix (default: ALARMD_PREFIX, or alarmd).", valueName: "prefix"))
+    var prefix: String?
+
+    @Option(help: "The broker username (default: ALARMD_USERNAME).")
+    var username: String?
+
+    @Option(help: "The broker password (default: ALARMD_PASSWORD, which keeps it out of the process list).")
+    var password: String?
+
+    @Option(name: .customLong("ca-file"), help: ArgumentHelp("Connect with TLS, trusting this CA certificate (default: ALARMD_CA_FILE).", valueName: "pem"))
+    var caFile: String?
+
+    @Option(name: .customLong("cert-file"), help: ArgumentHelp("A client certificate for TLS (with --key-file).", valueName: "pem"))
+    var certFile: String?
+
+    @Option(name: .customLong("key-file"), help: ArgumentHelp("The client certificate's private key.", valueName: "pem"))
+    var keyFile: String?
+
+    @Option(help: ArgumentHelp("Seconds to wait for the node's answer (default: 5).", valueName: "seconds"))
+    var timeout: Double?
+
+    @Flag(help: "Write the MQTT client's log to standard error.")
+    var verbose = false
+
+    /// Runs `body` with a session to the node, and disconnects afterwards.
+    func withSession<Value>(_ body: (NodeSession) async throws(AlarmctlError) -> Value) async throws(AlarmctlError) -> Value {
+        let values = ConnectionOptionValues(
+            broker: broker, node: node, prefix: prefix, username: username, password: password,
+            caFile: caFile, certFile: certFile, keyFile: keyFile, timeout: timeout)
+        let session = NodeSession(settings: try values.settings(environment: ProcessInfo.processInfo.environment), verbose: verbose)
+        do {
+            let value = try await body(session)
+            await session.close()
+            return value
+        } catch {
+            await session.close()
+            throw error
+        }
+    }
+}

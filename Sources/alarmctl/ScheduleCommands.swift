@@ -1,0 +1,133 @@
+import AlarmKit
+import AlarmctlCore
+import ArgumentParser
+import Foundation
+
+/// Options shared by `timer` and `alarm`.
+struct AlertOptions: ParsableArguments {
+    @Option(help: "What the alert says (1 to 128 bytes).")
+    var title: String?
+
+    @Option(help: ArgumentHelp("A named sound; the node maps it to a buzzer pattern (default: the default sound).", valueName: "name"))
+    var sound: String?
+
+    @Option(help: ArgumentHelp("Schedule with this UUID; scheduling it again with the same settings changes nothing.", valueName: "uuid"))
+    var id: String?
+
+    func alarmID() throws(AlarmctlError) -> UUID {
+        guard let id else { return UUID() }
+        guard let uuid = UUID(uuidString: id) else {
+            throw .usage("--id '\(id)' is not a UUID such as 2F1E6A4C-9B1D-4C7E-8F3A-5D2B1C0E9A77")
+        }
+        return uuid
+    }
+}
+
+extension Alarmctl {
+    struct Timer: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Start a countdown timer.",
+            discussion: """
+                The timer counts down on the node and then alerts. Its Repeat button (and
+                `alarmctl snooze`) counts --snooze, or the same duration again.
+
+                Examples:
+                  alarmctl timer 10m --title Tea
+                  alarmctl timer 1h30m --title Roast --snooze 5m
+                  alarmctl timer 90s --json
+
+                Durations: 90s, 10m, 1h30m, 2h, 1d, or plain seconds; from 1s to 7d.
+                """)
+
+        @Argument(help: ArgumentHelp("How long: 90s, 10m, 1h30m…", valueName: "duration"))
+        var duration: String
+
+        @Option(help: ArgumentHelp("What Repeat counts (default: the timer's duration).", valueName: "duration"))
+        var snooze: String?
+
+        @OptionGroup var alert: AlertOptions
+        @OptionGroup var connection: ConnectionOptions
+        @OptionGroup var output: OutputOptions
+
+        func run() async throws {
+            try await output.run { () async throws(AlarmctlError) in
+                let configuration = try AlarmRequest.timer(
+                    duration: try DurationArgument.seconds(duration, option: "timer"),
+                    title: alert.title,
+                    snooze: try snooze.map { text throws(AlarmctlError) in try DurationArgument.seconds(text, option: "--snooze") },
+                    sound: alert.sound)
+                let id = try alert.alarmID()
+                try await connection.withSession { session throws(AlarmctlError) in
+                    let document = try await session.schedule(id: id, configuration: configuration, onAuthorizationPrompt: announcePrompt)
+                    output.print("scheduled \(Rendering.summary(document, now: Date(), timeZone: session.displayTimeZone))", json: document)
+                }
+            }
+        }
+    }
+
+    struct AlarmCommand: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "alarm",
+            abstract: "Schedule an alarm at a time of day or on a fixed date.",
+            discussion: """
+                Times are in the node's time zone (its status names it).
+
+                Examples:
+                  alarmctl alarm 07:00                      (the next 07:00, once)
+                  alarmctl alarm 07:00 mon,wed,fri --title "Wake up"
+                  alarmctl alarm 6:45 weekdays --pre-alert 10m
+                  alarmctl alarm 09:30 weekends --no-snooze
+                  alarmctl alarm 2026-12-24T18:00 --title Presents
+                  alarmctl alarm 2026-12-24T17:00Z          (an exact instant)
+
+                Accepted forms:
+                \(ScheduleExpression.acceptedForms)
+                """)
+
+        @Argument(help: ArgumentHelp("The time and days, or the date: 07:00 mon,wed,fri | 2026-12-24T18:00", valueName: "when"))
+        var when: [String]
+
+        @Option(help: ArgumentHelp("What Snooze counts (default: 9m).", valueName: "duration"))
+        var snooze: String?
+
+        @Flag(name: .customLong("no-snooze"), help: "No Snooze button.")
+        var noSnooze = false
+
+        @Option(name: .customLong("pre-alert"), help: ArgumentHelp("Count down this long before the alert.", valueName: "duration"))
+        var preAlert: String?
+
+        @OptionGroup var alert: AlertOptions
+        @OptionGroup var connection: ConnectionOptions
+        @OptionGroup var output: OutputOptions
+
+        func run() async throws {
+            try await output.run { () async throws(AlarmctlError) in
+                let expression = try ScheduleExpression.parse(when)
+                if noSnooze, snooze != nil { throw .usage("--snooze and --no-snooze exclude each other: choose one") }
+                let snoozeSeconds = noSnooze
+                    ? nil
+                    : try snooze.map { text throws(AlarmctlError) in try DurationArgument.seconds(text, option: "--snooze") } ?? AlarmRequest.defaultAlarmSnooze
+                let preAlertSeconds = try preAlert.map { text throws(AlarmctlError) in try DurationArgument.seconds(text, option: "--pre-alert") }
+                let id = try alert.alarmID()
+                let configuration = { (timeZone: TimeZone) throws(AlarmctlError) in
+                    try AlarmRequest.alarm(schedule: expression.schedule(in: timeZone), title: alert.title,
+                                           snooze: snoozeSeconds, preAlert: preAlertSeconds, sound: alert.sound)
+                }
+                // Mistakes show before connecting, unless the date needs the node's time zone.
+                if !expression.needsTimeZone { _ = try configuration(.current) }
+                try await connection.withSession { session throws(AlarmctlError) in
+                    let timeZone = try await (expression.needsTimeZone ? session.timeZone() : TimeZone.current)
+                    let document = try await session.schedule(id: id, configuration: try configuration(timeZone),
+                                                              onAuthorizationPrompt: announcePrompt)
+                    output.print("scheduled \(Rendering.summary(document, now: Date(), timeZone: session.displayTimeZone))", json: document)
+                }
+            }
+        }
+    }
+}
+
+/// Tells the user, on standard error, that the node is prompting on its hardware.
+func announcePrompt() {
+    FileHandle.standardError.write(Data(("alarmctl: the node asks for authorization first: press its stop button within 30 s "
+        + "to allow scheduling (its snooze button denies)\n").utf8))
+}

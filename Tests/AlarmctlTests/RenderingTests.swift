@@ -1,0 +1,131 @@
+import AlarmKit
+import AlarmctlCore
+import Foundation
+import Testing
+
+@Suite("list, show, summaries and JSON output")
+struct RenderingTests {
+    let now = Fixtures.now
+    let berlin = Fixtures.berlin
+
+    @Test("The list table: alerting first, then countdowns, paused, and scheduled by next alert")
+    func table() throws {
+        let table = Rendering.table(try Fixtures.mixed(), now: now, timeZone: berlin)
+        #expect(table == """
+            ID        KIND   TITLE     STATE      NEXT              REPEATS
+            7A7A0000  alarm  Nap over  alerting   now               once
+            94DFECC6  timer  Tea       countdown  in 4:32           -
+            26B098AD  timer  Pizza     paused     10:00 left        -
+            11643830  alarm  Wake up   scheduled  tomorrow 07:00    mon,wed,fri
+            5795D8CB  date   Presents  scheduled  2036-12-24 18:00  once
+            """)
+    }
+
+    @Test("A narrow terminal shortens the titles")
+    func narrowTable() throws {
+        let long = try Fixtures.runningTimer(id: UUID(), title: "A very long title for a timer", total: 600, remaining: 60)
+        let table = Rendering.table([long], now: now, timeZone: berlin, width: 60)
+        #expect(table.split(separator: "\n").allSatisfy { $0.count <= 60 })
+        #expect(table.contains("A very long t…  countdown"))
+    }
+
+    @Test("show: every detail of one alarm")
+    func details() throws {
+        let tea = try Fixtures.mixed()[1]
+        let details = Rendering.details(tea, now: now, timeZone: berlin)
+        #expect(details == """
+            id          94DFECC6-80EA-4FD9-AC4F-39A8D9A63F55
+            kind        timer
+            title       Tea
+            state       countdown
+            next        in 4:32
+            next alert  Sun 2026-11-22 08:04:32 \(berlin.abbreviation(for: now)!) (2026-11-22T07:04:32.000Z)
+            countdown   4:32 of 10:00 left
+            schedule    -
+            pre-alert   10m
+            snooze      10m
+            sound       default
+            buttons     Stop, Repeat (countdown)
+            tint        #FF9500
+            """)
+        let wakeUp = Rendering.details(try Fixtures.mixed()[0], now: now, timeZone: berlin)
+        #expect(wakeUp.contains("schedule    07:00 mon,wed,fri"))
+        #expect(wakeUp.contains("snooze      9m"))
+    }
+
+    @Test("One-line summaries after scheduling or an operation")
+    func summaries() throws {
+        let documents = try Fixtures.mixed()
+        #expect(Rendering.summary(documents[0], now: now, timeZone: berlin)
+            == "alarm 11643830 \"Wake up\": scheduled, tomorrow 07:00, repeats mon,wed,fri")
+        #expect(Rendering.summary(documents[1], now: now, timeZone: berlin) == "timer 94DFECC6 \"Tea\": countdown, in 4:32")
+        #expect(Rendering.summary(documents[3], now: now, timeZone: berlin) == "timer 26B098AD \"Pizza\": paused, 10:00 left")
+    }
+
+    @Test("Countdown clocks round up to the second", arguments: [
+        (0.0, "0:00"), (4.2, "0:05"), (272, "4:32"), (600, "10:00"), (3723, "1:02:03"), (183_845, "2d 3:04:05"), (-3, "0:00"),
+    ])
+    func clocks(seconds: TimeInterval, text: String) {
+        #expect(AlarmText.clock(seconds) == text)
+    }
+
+    @Test("Wall-clock times say today, tomorrow, a weekday, or the date")
+    func wallClock() {
+        func text(_ iso: String) -> String { AlarmText.wallClock(AlarmJSON.date(from: iso)!, now: now, timeZone: berlin) }
+        #expect(text("2026-11-22T21:30:00Z") == "today 22:30")
+        #expect(text("2026-11-22T23:30:00Z") == "tomorrow 00:30")
+        #expect(text("2026-11-25T06:00:15Z") == "Wed 07:00:15")
+        #expect(text("2026-11-29T06:00:00Z") == "2026-11-29 07:00")
+    }
+
+    @Test("list --json prints documents that read back as the node's")
+    func listJSON() throws {
+        let documents = Rendering.displayOrder(try Fixtures.mixed())
+        let decoded = try AlarmJSON.decoder.decode([AlarmDocument].self, from: Data(JSONOutput.pretty(documents).utf8))
+        #expect(decoded == documents)
+    }
+
+    @Test("Operation results and failures in JSON")
+    func operationJSON() throws {
+        let tea = try Fixtures.mixed()[1]
+        let results = [
+            JSONOutput.operationResult(id: tea.id, result: .success(tea)),
+            JSONOutput.operationResult(id: tea.id, result: .success(nil)),
+            JSONOutput.operationResult(id: tea.id, result: .failure(.refused(.invalidState("only an alerting alarm can be stopped")))),
+        ]
+        let decoded = try JSONDecoder().decode([JSONValue].self, from: Data(JSONOutput.pretty(results).utf8))
+        #expect(decoded == results)
+        guard case .object(let failure) = decoded[2], case .object(let error)? = failure["error"] else {
+            Issue.record("no error object")
+            return
+        }
+        #expect(failure["ok"] == .bool(false))
+        #expect(error["code"] == .string("invalidState"))
+        #expect(error["exitStatus"] == .number(1))
+        let document = try JSONValue(encoding: tea).decode(as: AlarmDocument.self)
+        #expect(document == tea)
+    }
+
+    @Test("A failed command in JSON: code, message, exit status")
+    func failureJSON() throws {
+        let text = JSONOutput.pretty(JSONOutput.failure(.unreachable("node 'x' is offline")))
+        let decoded = try JSONDecoder().decode(JSONValue.self, from: Data(text.utf8))
+        #expect(decoded == .object(["ok": .bool(false), "error": .object([
+            "code": .string("unreachable"), "message": .string("node 'x' is offline"), "exitStatus": .number(3),
+        ])]))
+    }
+
+    @Test("Errors from the node map to exit statuses scripts can rely on")
+    func exitStatuses() {
+        let id = UUID()
+        #expect(AlarmctlError(.notFound(id)).exitStatus == .notFound)
+        #expect(AlarmctlError(.unavailable("down")).exitStatus == .unreachable)
+        #expect(AlarmctlError(.unauthorized(.denied)).exitStatus == .unauthorized)
+        #expect(AlarmctlError(.unauthorized(.denied)).message.contains("alarmctl authorize"))
+        #expect(AlarmctlError(.invalidState("no")).exitStatus == .refused)
+        #expect(AlarmctlError(.maximumLimitReached).exitStatus == .refused)
+        #expect(AlarmctlError(.maximumLimitReached).code == "maximumLimitReached")
+        #expect(AlarmctlError(.invalidConfiguration(field: "configuration.schedule", reason: "bad")).exitStatus == .refused)
+        #expect(ExitStatus.allCases.map(\.rawValue) == [0, 1, 2, 3, 4, 5])
+    }
+}

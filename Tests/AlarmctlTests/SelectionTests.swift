@@ -1,0 +1,70 @@
+import AlarmKit
+import AlarmctlCore
+import Foundation
+import Testing
+
+@Suite("Alarm ids: full, prefix, --all")
+struct SelectionTests {
+    @Test("A full id, or a unique prefix in any case, with or without hyphens")
+    func resolves() throws {
+        let documents = try Fixtures.mixed()
+        let tea = Fixtures.id("94DFECC6-80EA-4FD9-AC4F-39A8D9A63F55")
+        for text in ["94DFECC6-80EA-4FD9-AC4F-39A8D9A63F55", "94dfecc6-80ea-4fd9-ac4f-39a8d9a63f55", "94D", "9", "94dfecc680ea"] {
+            #expect(try AlarmSelection.resolve(text, among: documents).id == tea, "\(text)")
+        }
+    }
+
+    @Test("No match is 'not found' (exit 4) and says how to find ids")
+    func notFound() throws {
+        #expect(throws: AlarmctlError.notFound("no alarm has an id starting with 'ABC': `alarmctl list` shows the ids")) {
+            try AlarmSelection.resolve("ABC", among: try Fixtures.mixed())
+        }
+        #expect(AlarmctlError.notFound("").exitStatus == .notFound)
+    }
+
+    @Test("A prefix of several ids is ambiguous (exit 4) and lists them")
+    func ambiguous() throws {
+        let first = try Fixtures.runningTimer(id: Fixtures.id("AAAA0000-0000-4000-8000-000000000001"), title: "One", total: 60, remaining: 30)
+        let second = try Fixtures.runningTimer(id: Fixtures.id("AAAA0000-0000-4000-8000-000000000002"), title: "Two", total: 60, remaining: 30)
+        let error = #expect(throws: AlarmctlError.self) { try AlarmSelection.resolve("aaaa", among: [first, second]) }
+        #expect(error == .ambiguous("'aaaa' matches 2 alarms (\(first.id.uuidString), \(second.id.uuidString)): give more characters of the id"))
+        #expect(error?.exitStatus == .notFound)
+        #expect(try AlarmSelection.resolve("AAAA0000-0000-4000-8000-000000000002", among: [first, second]).id == second.id)
+    }
+
+    @Test("Something that is not hexadecimal is a usage error", arguments: ["", "xyz", "9Z", "--"])
+    func notAnID(text: String) throws {
+        #expect {
+            try AlarmSelection.resolve(text, among: try Fixtures.mixed())
+        } throws: { error in
+            (error as? AlarmctlError)?.exitStatus == .usage
+        }
+    }
+
+    @Test("Several ids resolve in order, each once")
+    func several() throws {
+        let selected = try AlarmSelection.resolve(["26B", "94D", "26b098ad"], among: try Fixtures.mixed())
+        #expect(selected.map(\.id.uuidString.first) == ["2", "9"])
+    }
+
+    @Test("--all takes the alarms in a state the operation accepts")
+    func all() throws {
+        let documents = try Fixtures.mixed()
+        func titles(_ operation: AlarmOperation) -> [String] {
+            AlarmSelection.all(for: operation, among: documents).map(AlarmText.title(of:))
+        }
+        #expect(titles(.stop) == ["Nap over"])
+        #expect(titles(.countdown) == ["Nap over"])
+        #expect(titles(.pause) == ["Tea"])
+        #expect(titles(.resume) == ["Pizza"])
+        #expect(titles(.cancel).count == 5)
+    }
+
+    @Test("Short ids are 8 characters, longer only when two would look alike")
+    func shortIDs() {
+        let plain = [Fixtures.id("11643830-2570-481D-8226-0DC7D20DC2EA"), Fixtures.id("94DFECC6-80EA-4FD9-AC4F-39A8D9A63F55")]
+        #expect(AlarmSelection.shortIDs(plain).values.sorted() == ["11643830", "94DFECC6"])
+        let alike = [Fixtures.id("AAAA0000-0000-4000-8000-000000000001"), Fixtures.id("AAAA0000-1000-4000-8000-000000000002")]
+        #expect(AlarmSelection.shortIDs(alike).values.sorted() == ["AAAA0000-0", "AAAA0000-1"])
+    }
+}

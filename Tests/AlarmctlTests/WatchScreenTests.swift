@@ -1,0 +1,82 @@
+import AlarmKit
+import AlarmctlCore
+import Foundation
+import Testing
+
+@Suite("watch: the screen as text")
+struct WatchScreenTests {
+    let now = Fixtures.now
+    let berlin = Fixtures.berlin
+
+    func state() throws -> WatchState {
+        var state = WatchState(
+            node: "bedroom",
+            status: NodeStatus(state: "online", timeZone: "Europe/Berlin", clockSynchronized: true),
+            documents: try Fixtures.mixed())
+        state.record(AlarmEvent(.alerting, alarmID: Fixtures.id("7A7A0000-1111-4222-8333-444455556666"), at: now.addingTimeInterval(-5),
+                                details: ["late": .number(0)]))
+        state.record(AlarmEvent(.button, alarmID: nil, at: now.addingTimeInterval(-2),
+                                details: ["button": .string("snooze"), "press": .string("short")]))
+        return state
+    }
+
+    @Test("Every line fits the terminal's width", arguments: [20, 40, 60, 80, 132])
+    func fitsWidth(width: Int) throws {
+        let lines = WatchScreen.render(try state(), now: now, timeZone: berlin, width: width, colors: true)
+        for line in lines {
+            #expect(line.withoutEscapes.count <= width, "\(line.withoutEscapes)")
+        }
+    }
+
+    @Test("Countdowns get a progress bar and their time left; alerts a hint; events the latest first")
+    func content() throws {
+        let lines = WatchScreen.render(try state(), now: now, timeZone: berlin, width: 100, colors: false)
+        #expect(lines[0].hasPrefix("node bedroom · online · Europe/Berlin · 5 alarms"))
+        #expect(lines[0].hasSuffix("08:00:00"))
+        let tea = try #require(lines.first { $0.contains("Tea") })
+        #expect(tea.contains("countdown  in 4:32"))
+        #expect(tea.contains("█") && tea.hasSuffix(" 54%"))
+        let pizza = try #require(lines.first { $0.contains("Pizza") })
+        #expect(pizza.contains("10:00 left") && pizza.hasSuffix(" 33%"))
+        let nap = try #require(lines.first { $0.contains("Nap over") })
+        #expect(nap.contains("alerting") && nap.hasSuffix("alarmctl stop|snooze 7A7A0000"))
+        let events = lines.filter { $0.hasPrefix("07:59:") }
+        #expect(events == ["07:59:58  button         button snooze  press short", "07:59:55  alerting       7A7A0000  Nap over"])
+        #expect(lines.last == "Ctrl-C quits")
+        #expect(!lines.joined().contains("\u{1B}"))
+    }
+
+    @Test("Alerts, an offline node and a broker problem are highlighted")
+    func highlights() throws {
+        var state = try state()
+        state.status = .offline
+        state.connectionProblem = "lost the connection to broker 127.0.0.1:1883"
+        let lines = WatchScreen.render(state, now: now, timeZone: berlin, width: 100, colors: true)
+        let alert = "\u{1B}[1;97;41m"
+        #expect(lines[0].hasPrefix(alert) && lines[0].contains("OFFLINE"))
+        #expect(lines[1] == "\(alert)broker: lost the connection to broker 127.0.0.1:1883\u{1B}[0m")
+        #expect(try #require(lines.first { $0.contains("Nap over") }).contains("\(alert)alerting"))
+    }
+
+    @Test("With no alarms the screen says so")
+    func empty() {
+        let lines = WatchScreen.render(WatchState(node: "n"), now: now, timeZone: berlin, width: 80, colors: false)
+        #expect(lines.contains("no alarms"))
+        #expect(lines[0].contains("status unknown"))
+    }
+
+    @Test("Progress bars are exact to an eighth of a cell", arguments: [
+        (0.0, 3, "░░░"), (1.0, 4, "████"), (0.5, 10, "█████░░░░░"), (0.55, 10, "█████▌░░░░"), (0.01, 10, "▏░░░░░░░░░"), (2.0, 2, "██"),
+    ])
+    func bars(fraction: Double, width: Int, bar: String) {
+        #expect(WatchScreen.bar(fraction: fraction, width: width) == bar)
+    }
+
+    @Test("The screen keeps the latest events only")
+    func eventsKept() {
+        var state = WatchState(node: "n")
+        for second in 0..<10 { state.record(AlarmEvent(.scheduled, alarmID: nil, at: Date(timeIntervalSince1970: Double(second)))) }
+        #expect(state.events.count == WatchState.eventsKept)
+        #expect(state.events.last?.at == Date(timeIntervalSince1970: 9))
+    }
+}
