@@ -16,7 +16,11 @@ struct MQTTClientTests {
                 #expect(publisher.isConnected)
                 #expect(publisher.protocolVersion == .v5)
 
+                // Its own copy coming back means the broker has stored the retained message; a
+                // subscriber arriving earlier would get it live, with the retain flag off.
+                try publisher.subscribe("home/state", qos: 1)
                 try publisher.publish(MQTTMessage(topic: "home/state", string: "{\"on\":true}", retain: true))
+                _ = try await publisherEvents.message(on: "home/state")
 
                 let (subscriber, subscriberEvents) = try clients.start(broker.clientConfiguration(clientID: "subscriber"))
                 try subscriber.subscribe("home/#", qos: 1)  // before the connection: sent on connect
