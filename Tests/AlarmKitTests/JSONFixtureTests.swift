@@ -134,3 +134,26 @@ struct JSONFixtureTests {
         #expect(decoded == state)
     }
 }
+
+@Suite("Command replies")
+struct ReplyTests {
+    func object(_ reply: NodeReply, _ correlationID: JSONValue? = nil) throws -> JSONValue {
+        try JSONDecoder().decode(JSONValue.self, from: Data(reply.payload(correlationID: correlationID)))
+    }
+
+    @Test("Replies are written as SPEC §5 says, and read back")
+    func replies() throws {
+        let document = try AlarmJSON.decoder.decode(AlarmDocument.self, from: JSONFixtureTests.fixture("alarm-countdown"))
+        #expect(try object(.alarm(nil), .number(7)) == .object(["ok": .bool(true), "alarm": .null, "correlationID": .number(7)]))
+        #expect(try object(.authorization(.denied)) == .object(["ok": .bool(true), "authorization": .string("denied")]))
+        let failure = AlarmManager.AlarmError.invalidConfiguration(field: "configuration.schedule", reason: "never occurs")
+        #expect(try object(.failure(failure)) == .object(["ok": .bool(false), "error": .object([
+            "code": .string("invalidConfiguration"), "message": .string("configuration.schedule: never occurs"),
+            "field": .string("configuration.schedule"),
+        ])]))
+        for reply in [NodeReply.alarm(document), .alarms([document, document]), .authorization(.authorized), .failure(failure)] {
+            #expect(try NodeReply.decode(reply.payload()) == reply)
+        }
+        #expect(try object(.alarm(document))["alarm"] == (try JSONValue(encoding: document)))
+    }
+}

@@ -81,9 +81,3 @@ struct HomeAssistantTests {
         #expect(json["nextAlarm"] == .string(AlarmJSON.string(from: now + 600)))
     }
 }
-
-extension JSONValue {
-    subscript(key: String) -> JSONValue? {
-        if case .object(let object) = self { object[key] } else { nil }
-    }
-}

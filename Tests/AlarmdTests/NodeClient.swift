@@ -149,9 +149,3 @@ func configurationJSON(
     """
     return try! JSONDecoder().decode(JSONValue.self, from: Data(text.utf8))
 }
-
-extension JSONValue {
-    subscript(key: String) -> JSONValue? {
-        if case .object(let object) = self { object[key] } else { nil }
-    }
-}

@@ -50,6 +50,11 @@ public enum JSONValue: Sendable, Hashable, Codable {
         try JSONDecoder().decode(T.self, from: JSONEncoder().encode(self))
     }
 
+    /// The member `key` of an object; nil for a missing key or a value that is not an object.
+    public subscript(key: String) -> JSONValue? {
+        if case .object(let object) = self { object[key] } else { nil }
+    }
+
     /// The size of this value written as compact JSON, in bytes.
     public var encodedByteCount: Int {
         (try? AlarmJSON.encoder.encode(self).count) ?? 0

@@ -145,25 +145,38 @@ public enum NodeReply: Sendable, Hashable {
 
     /// The reply's JSON, with `correlationID` echoed when the request carried one in its payload.
     public func payload(correlationID: JSONValue? = nil) -> [UInt8] {
-        var object: [String: JSONValue] = [:]
-        switch self {
-        case .alarm(let document):
-            object["ok"] = .bool(true)
-            object["alarm"] = document.flatMap { try? JSONValue(encoding: $0) } ?? .null
-        case .alarms(let documents):
-            object["ok"] = .bool(true)
-            object["alarms"] = .array(documents.compactMap { try? JSONValue(encoding: $0) })
-        case .authorization(let state):
-            object["ok"] = .bool(true)
-            object["authorization"] = .string(state.rawValue)
-        case .failure(let error):
-            object["ok"] = .bool(false)
-            var details: [String: JSONValue] = ["code": .string(error.code.rawValue), "message": .string(error.message)]
-            if let field = error.field { details["field"] = .string(field) }
-            object["error"] = .object(details)
+        Array((try? AlarmJSON.encoder.encode(ReplyWire(reply: self, correlationID: correlationID))) ?? Data())
+    }
+
+    /// The reply as written: documents are encoded once, straight into the reply.
+    private struct ReplyWire: Encodable {
+        let reply: NodeReply
+        let correlationID: JSONValue?
+
+        private enum CodingKeys: String, CodingKey { case ok, alarm, alarms, authorization, error, correlationID }
+        private enum ErrorKeys: String, CodingKey { case code, message, field }
+
+        func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            switch reply {
+            case .alarm(let document):
+                try container.encode(true, forKey: .ok)
+                try container.encodeOrNull(document, forKey: .alarm)
+            case .alarms(let documents):
+                try container.encode(true, forKey: .ok)
+                try container.encode(documents, forKey: .alarms)
+            case .authorization(let state):
+                try container.encode(true, forKey: .ok)
+                try container.encode(state, forKey: .authorization)
+            case .failure(let error):
+                try container.encode(false, forKey: .ok)
+                var details = container.nestedContainer(keyedBy: ErrorKeys.self, forKey: .error)
+                try details.encode(error.code, forKey: .code)
+                try details.encode(error.message, forKey: .message)
+                try details.encodeIfPresent(error.field, forKey: .field)
+            }
+            try container.encodeIfPresent(correlationID, forKey: .correlationID)
         }
-        if let correlationID { object["correlationID"] = correlationID }
-        return Array((try? AlarmJSON.encoder.encode(JSONValue.object(object))) ?? Data())
     }
 
     /// Reads a reply; `alarmID` is the id the request named, to rebuild `notFound`.
