@@ -19,9 +19,12 @@ public struct NodeState: Sendable, Hashable, Codable {
 
 /// Carries out what the engine decides. Implemented by the daemon (state file, MQTT, GPIO).
 public protocol AlarmNodeDelegate: Sendable {
-    /// Makes `state` durable. Called before an operation is acknowledged; throwing undoes it.
+    /// Makes `state` durable. Called on the node's state-writer thread, one call at a time, before
+    /// the replies of the changes it covers are given; a throw answers them with `internal`,
+    /// and the state is written again with the next change.
     func persist(_ state: NodeState) throws
-    /// Carries out effects once they are durable: publish, sound, run intents. Must not block.
+    /// Carries out effects as soon as a change is applied (the buzzer must not wait for the
+    /// disk): publish, sound, run intents. Called on the node's actor; must not block.
     func perform(_ effects: [AlarmEffect], engine: AlarmEngine, authorization: AlarmManager.AuthorizationState)
 }
 
