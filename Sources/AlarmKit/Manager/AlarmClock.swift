@@ -12,10 +12,21 @@ public protocol AlarmClock: Sendable {
     func sleep(until deadline: Date) async throws
 }
 
-/// The system's wall clock; waits run on the monotonic clock, so a wall-clock step during a
+/// The system's wall clock; waits run on a monotonic clock, so a wall-clock step during a
 /// wait neither lengthens nor shortens it (the node re-plans when told of the step).
 public struct SystemAlarmClock: AlarmClock {
-    public init() {}
+    private let wait: @Sendable (Duration) async throws -> Void
+
+    /// Waits with `Task.sleep` on `ContinuousClock`.
+    public init() {
+        self.init(sleepingOn: ContinuousClock())
+    }
+
+    /// Waits on `clock`, with zero tolerance: the daemon passes a clock that sleeps on a
+    /// timerfd of its own, so that a far-off deadline costs no wake-ups meanwhile.
+    public init<C: Clock>(sleepingOn clock: C) where C.Duration == Duration {
+        wait = { try await clock.sleep(for: $0, tolerance: .zero) }
+    }
 
     public var now: Date { Date() }
 
@@ -23,7 +34,7 @@ public struct SystemAlarmClock: AlarmClock {
         // Capped at a year: Duration's range, and a deadline that far is re-planned anyway.
         let seconds = min(deadline.timeIntervalSinceNow, 365 * 86_400)
         guard seconds > 0 else { return }
-        try await Task.sleep(for: .seconds(seconds), tolerance: .zero, clock: .continuous)
+        try await wait(.seconds(seconds))
     }
 }
 

@@ -2,6 +2,7 @@ import AlarmHardware
 import AlarmKit
 import Foundation
 import GPIO
+import LinuxSystem
 import Logging
 
 /// Opens the configured GPIO lines, or makes the simulation.
@@ -10,7 +11,7 @@ public enum HardwareParts {
     public struct Simulation: Sendable {
         public let buzzer: SimulatedLine
         public let led: SimulatedLine
-        public let buttons: SimulatedButtons<ContinuousClock>
+        public let buttons: SimulatedButtons<TimerFDClock>
 
         /// Presses a virtual button for `duration` seconds (from `<base>/sim/press`).
         public func press(_ button: String, duration: TimeInterval) async {
@@ -39,7 +40,7 @@ public enum HardwareParts {
             }
         }
         let simulation = Simulation(buzzer: SimulatedLine(name: "buzzer"), led: SimulatedLine(name: "led"),
-                                    buttons: SimulatedButtons(clock: ContinuousClock()))
+                                    buttons: SimulatedButtons(clock: TimerFDClock()))
         let parts = NodeHardware.Parts(buzzer: simulation.buzzer, led: simulation.led, buttons: simulation.buttons,
                                        layout: .twoButtons)
         return (parts, simulation)

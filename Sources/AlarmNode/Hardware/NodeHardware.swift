@@ -1,6 +1,7 @@
 import AlarmHardware
 import AlarmKit
 import Foundation
+import LinuxSystem
 import Logging
 import ServiceLifecycle
 import Synchronization
@@ -39,8 +40,8 @@ public final class NodeHardware: Service, AuthorizationPrompt, Sendable {
     }
 
     private let parts: Parts
-    private let driver: HardwareDriver<ContinuousClock>
-    private let detector: ButtonPressDetector<ContinuousClock>
+    private let driver: HardwareDriver<TimerFDClock>
+    private let detector: ButtonPressDetector<TimerFDClock>
     private let node: LocalAlarmNode
     private let promptDuration: Duration
     private let publishEvent: @Sendable (AlarmEvent) -> Void
@@ -64,7 +65,7 @@ public final class NodeHardware: Service, AuthorizationPrompt, Sendable {
         self.publishEvent = publishEvent
         self.logger = logger
         self.promptDuration = .seconds(configuration.promptDuration)
-        let clock = ContinuousClock()
+        let clock = TimerFDClock()
         driver = HardwareDriver(buzzer: parts.buzzer, led: parts.led, clock: clock,
                                 configuration: .init(escalateAfter: .seconds(configuration.escalateAfter)), logger: logger)
         detector = ButtonPressDetector(
@@ -114,7 +115,7 @@ public final class NodeHardware: Service, AuthorizationPrompt, Sendable {
                 }
             }
             group.addTask { [promptDuration] in
-                try? await Task.sleep(for: promptDuration)
+                try? await TimerFDClock().sleep(for: promptDuration)
                 return nil
             }
             let first = await group.next() ?? nil

@@ -71,7 +71,7 @@ struct TimeKeeperService: Service {
     private func watchSynchronization() async throws {
         let started = ContinuousClock.now
         while !(await refreshSynchronization()) {
-            try await Task.sleep(for: .seconds(30))
+            try await TimerFDClock().sleep(for: .seconds(30))
             if ContinuousClock.now - started >= Self.untrustedClockBound {
                 logger.warning("clock still not synchronized; trusting it anyway", metadata: ["waited": "\(Self.untrustedClockBound)"])
                 await node.setClockTrusted(true)
@@ -100,7 +100,7 @@ struct ServiceNotifierService: Service {
         if let timeout = notifier.watchdogTimeout() {
             while !Task.isShuttingDownGracefully {
                 try notifier.watchdog()
-                try await Task.sleep(for: timeout / 2)
+                try await TimerFDClock().sleep(for: timeout / 2)
             }
         } else {
             try await gracefulShutdown()
