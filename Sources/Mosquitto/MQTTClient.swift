@@ -106,8 +106,12 @@ public final class MQTTClient: Sendable {
                 throw Self.closedError(configuration)
             }
         }
-        let networkThread = Thread { [self] in runNetworkLoop() }
-        networkThread.name = "mqtt-network"
+        let networkThread = Thread { [self] in
+            // Set from inside: on Linux, Foundation names the kernel thread (comm, as `top -H`
+            // shows it) only when the running thread names itself.
+            Thread.current.name = "mqtt-network"
+            runNetworkLoop()
+        }
         networkThread.start()
     }
 
