@@ -32,7 +32,11 @@ struct AlarmdBench: AsyncParsableCommand {
     @Option(help: "The source revision to record, e.g. `git describe --always --dirty` (scripts/bench passes it).")
     var revision: String?
 
+    @Flag(help: .hidden)
+    var runtimeFloorChild = false
+
     func run() async throws {
+        if runtimeFloorChild { await Footprint.idleAsSwiftProgram() }
         LoggingSystem.bootstrap { label in
             var handler = StreamLogHandler.standardError(label: label)
             handler.logLevel = .warning
@@ -63,6 +67,9 @@ struct AlarmdBench: AsyncParsableCommand {
     }
 
     private func measure(executable: String, folder: String, report: Report) async throws {
+        let runtimeFloor = try await ChildProcess.spawn(
+            "runtime-floor", executable: try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe"),
+            arguments: ["--runtime-floor-child"], logPath: folder + "/runtime-floor.log")
         log("starting mosquitto and the bench's 102 MQTT connections")
         let broker = try await Broker.start(in: folder)
         let observer = try await Observer(port: broker.port)
@@ -74,7 +81,7 @@ struct AlarmdBench: AsyncParsableCommand {
             try await group.waitForAll()
         }
         var bench = Bench(report: report, observer: observer, clients: clients, folder: folder, brokerPort: broker.port,
-                          alarmdPath: executable)
+                          alarmdPath: executable, runtimeFloor: runtimeFloor)
 
         log("starting alarmd")
         let (daemon, startup) = try await bench.startDaemon(node: "bench", stateDirectory: folder + "/state-bench")
@@ -110,6 +117,7 @@ struct AlarmdBench: AsyncParsableCommand {
         await withTaskGroup(of: Void.self) { group in
             for client in clients + [echo, observer.client] { group.addTask { await client.stop() } }
         }
+        await runtimeFloor.stop()
     }
 }
 
@@ -122,6 +130,8 @@ struct Bench {
     let folder: String
     let brokerPort: Int
     let alarmdPath: String
+    /// The baseline for idle wake-ups: an idle Swift async program (`--runtime-floor-child`).
+    let runtimeFloor: ChildProcess
     var startupEmpty: Int64?
     var rssEmpty: (mib: Double, parts: String)?
 
