@@ -212,6 +212,23 @@ struct ClockStepTests {
         _ = try await firstValue(of: node.documentUpdates.stream()) { $0.first?.state == .alerting }
     }
 
+    /// The daemon's clock turns a wall-clock deadline into a wait on the monotonic clock when
+    /// the wait starts; a forward step must make the node plan its wait again, or a fixed-date
+    /// alarm would ring as late as the step, even when the step changes no alarm.
+    @Test("A forward step re-plans the wait for a fixed-date alarm")
+    func forwardStepReplansTheMonotonicWait() async throws {
+        let clock = MonotonicWaitClock(now: start)
+        let node = LocalAlarmNode(configuration: .init(timeZone: zone("Europe/Berlin")), clock: clock)
+        let timer = Task { await node.run() }
+        defer { timer.cancel() }
+        _ = try await node.schedule(id: UUID(), configuration: configuration(schedule: .fixed(start + 3600)))
+        while clock.latestWait != start + 3600 { await Task.yield() }
+        clock.step(by: 1800)
+        await node.wallClockStepped(by: 1800)
+        clock.elapse(1800)
+        _ = try await firstValue(of: node.documentUpdates.stream()) { $0.first?.state == .alerting }
+    }
+
     @Test("A backward step after an alert never makes the same occurrence alert twice")
     func backwardStep() async throws {
         let clock = ManualAlarmClock(now: date("2026-11-23T05:00:00Z"))
@@ -226,5 +243,36 @@ struct ClockStepTests {
         clock.advance(to: date("2026-11-23T05:30:00Z"))
         await node.wallClockStepped(by: -1800)
         #expect(await node.documents.first?.nextAlertDate == date("2026-11-24T06:00:00Z"))
+    }
+}
+
+/// A test clock that waits as `SystemAlarmClock` does: a wall-clock deadline becomes a wait of
+/// fixed length on a monotonic clock when the wait starts. `step(by:)` moves only the wall
+/// clock, as `date -s` does; `elapse(_:)` moves both.
+final class MonotonicWaitClock: AlarmClock {
+    private let monotonic: ManualAlarmClock
+    private let wallOffset = Mutex<TimeInterval>(0)
+    private let latestDeadline = Mutex<Date?>(nil)
+
+    /// The wall-clock deadline of the latest wait that started.
+    var latestWait: Date? { latestDeadline.withLock { $0 } }
+
+    init(now: Date) {
+        monotonic = ManualAlarmClock(now: now)
+    }
+
+    var now: Date { monotonic.now + wallOffset.withLock { $0 } }
+
+    func sleep(until deadline: Date) async throws {
+        latestDeadline.withLock { $0 = deadline }
+        try await monotonic.sleep(until: monotonic.now + deadline.timeIntervalSince(now))
+    }
+
+    func step(by seconds: TimeInterval) {
+        wallOffset.withLock { $0 += seconds }
+    }
+
+    func elapse(_ seconds: TimeInterval) {
+        monotonic.advance(by: seconds)
     }
 }

@@ -51,6 +51,8 @@ public actor LocalAlarmNode {
     private let prompt: (any AuthorizationPrompt)?
     private let logger: Logger
     private var sleeper: Task<Void, Never>?
+    /// The deadline the timer waits for, nil while it is not waiting.
+    private var sleepingUntil: Date?
     private var pendingPrompt: Task<AlarmManager.AuthorizationState, Never>?
 
     // Group commit: changes are numbered as they are applied; one write at a time makes every
@@ -206,6 +208,9 @@ public actor LocalAlarmNode {
     /// Tells the node the wall clock was stepped by `offset` seconds.
     public func wallClockStepped(by offset: TimeInterval) {
         advanceTime { engine, now in engine.wallClockStepped(by: offset, now: now) }
+        // The clock's waits run on a monotonic clock: after a step the current one would end at
+        // the wrong wall-clock time (too late after a forward step), even if no alarm changed.
+        sleeper?.cancel()
     }
 
     /// Whether the wall clock can be trusted (see `AlarmEngine.isClockTrusted`).
@@ -231,7 +236,9 @@ public actor LocalAlarmNode {
             let deadline = engine.nextDeadline ?? .distantFuture
             let sleep = Task { [clock] in _ = try? await clock.sleep(until: deadline) }
             sleeper = sleep
+            sleepingUntil = deadline
             await withTaskCancellationHandler { await sleep.value } onCancel: { sleep.cancel() }
+            sleepingUntil = nil
         }
     }
 
@@ -318,8 +325,12 @@ public actor LocalAlarmNode {
             let engine = engine
             documentUpdates.sendLazily { engine.documents }
         }
-        // The next deadline may have moved: wake the timer to plan again.
-        sleeper?.cancel()
+        // Wake the timer to plan again only when the next deadline is now earlier than its wait:
+        // a later one costs at most one wake-up with nothing due, and most changes (a pause, a
+        // stop, a timer far off) leave the earliest deadline where it was.
+        if let sleepingUntil, let next = engine.nextDeadline, next < sleepingUntil {
+            sleeper?.cancel()
+        }
     }
 
     private func setAuthorization(_ decision: AlarmManager.AuthorizationState) {
