@@ -11,6 +11,8 @@ public struct StateStore: Sendable {
     public let directory: String
     public var path: String { directory + "/state.json" }
     private let logger: Logger
+    /// Keeps each record's bytes between writes: a write re-encodes only what changed.
+    private let encoder = NodeStateEncoder()
 
     public init(directory: String, logger: Logger) {
         self.directory = directory
@@ -64,7 +66,7 @@ public struct StateStore: Sendable {
 
     /// Writes the state atomically: temporary file, fsync, rename, fsync of the directory.
     public func save(_ state: NodeState) throws {
-        try AtomicFile.write(AlarmJSON.encoder.encode(state), to: path)
+        try AtomicFile.write(encoder.encode(state), to: path)
     }
 
     private func keepAside(reason: String) throws(StateError) -> Loaded {

@@ -1,0 +1,46 @@
+import Foundation
+import Synchronization
+
+/// Encodes a ``NodeState`` to the same bytes as `AlarmJSON.encoder`, re-encoding only the
+/// records that changed since the previous call.
+///
+/// The node writes its whole state after every change (group commit shares a write among the
+/// changes made meanwhile), but a change touches one record: keeping each record's bytes makes
+/// a write cost one record's encoding plus a copy, instead of every record's. The cache holds
+/// one encoded copy per alarm (about as many bytes as the state file) and drops the records
+/// that are gone at each call.
+public final class NodeStateEncoder: Sendable {
+    private struct Encoded {
+        let record: AlarmRecord
+        let bytes: [UInt8]
+    }
+
+    private let cache = Mutex<[UUID: Encoded]>([:])
+
+    public init() {}
+
+    /// `state` as compact, key-sorted JSON: `{"alarms":[…],"authorization":…,"schemaVersion":…}`,
+    /// the order `AlarmJSON.encoder` writes `NodeState`'s keys in.
+    public func encode(_ state: NodeState) throws -> [UInt8] {
+        let previous = cache.withLock { $0 }
+        var current: [UUID: Encoded] = [:]
+        current.reserveCapacity(state.alarms.count)
+        var bytes = Array(#"{"alarms":["#.utf8)
+        for (index, record) in state.alarms.enumerated() {
+            let encoded: Encoded
+            if let cached = previous[record.id], cached.record == record {
+                encoded = cached
+            } else {
+                encoded = Encoded(record: record, bytes: Array(try AlarmJSON.encoder.encode(record)))
+            }
+            current[record.id] = encoded
+            if index > 0 { bytes.append(UInt8(ascii: ",")) }
+            bytes += encoded.bytes
+        }
+        bytes += Array(#"],"authorization":"#.utf8)
+        bytes += try AlarmJSON.encoder.encode(state.authorization)
+        bytes += Array(#","schemaVersion":\#(state.schemaVersion)}"#.utf8)
+        cache.withLock { $0 = current }
+        return bytes
+    }
+}

@@ -1,0 +1,68 @@
+import Foundation
+import Testing
+@testable import AlarmKit
+
+@Suite("NodeStateEncoder")
+struct NodeStateEncoderTests {
+    let start = date("2026-11-22T10:00:00Z")
+
+    /// An engine holding an alarm in every phase: scheduled (fixed and weekly), counting down,
+    /// paused, alerting.
+    func engineInEveryPhase() throws -> (AlarmEngine, ids: [UUID]) {
+        var engine = AlarmEngine(configuration: .init(timeZone: zone("Europe/Berlin")), records: [], clockTrusted: true)
+        let ids = (0..<5).map { _ in UUID() }
+        _ = try engine.schedule(id: ids[0], configuration: configuration(schedule: .fixed(start + 86_400)), now: start)
+        _ = try engine.schedule(id: ids[1], configuration: configuration(schedule: weekly(7, 30, [.monday, .friday])), now: start)
+        _ = try engine.schedule(id: ids[2], configuration: configuration(preAlert: 600, title: "Tea \"strong\" / ünïcode"), now: start)
+        _ = try engine.schedule(id: ids[3], configuration: configuration(preAlert: 300), now: start)
+        _ = try engine.perform(.pause, id: ids[3], now: start + 10)
+        _ = try engine.schedule(id: ids[4], configuration: configuration(preAlert: 5), now: start)
+        _ = engine.advance(to: start + 20)
+        return (engine, ids)
+    }
+
+    func state(_ engine: AlarmEngine, _ authorization: AlarmManager.AuthorizationState = .authorized) -> NodeState {
+        NodeState(authorization: authorization, alarms: Array(engine.records.values))
+    }
+
+    func expectSameBytes(_ encoder: NodeStateEncoder, _ state: NodeState) throws {
+        let incremental = try encoder.encode(state)
+        let whole = Array(try AlarmJSON.encoder.encode(state))
+        #expect(String(decoding: incremental, as: UTF8.self) == String(decoding: whole, as: UTF8.self))
+    }
+
+    @Test func writesWhatTheJSONEncoderWritesForEveryPhase() throws {
+        let (engine, _) = try engineInEveryPhase()
+        #expect(Set(engine.records.values.map(\.phase.state)).count >= 4)
+        try expectSameBytes(NodeStateEncoder(), state(engine))
+    }
+
+    @Test func anEmptyStateAndEachAuthorization() throws {
+        let encoder = NodeStateEncoder()
+        for authorization in [AlarmManager.AuthorizationState.notDetermined, .authorized, .denied] {
+            try expectSameBytes(encoder, NodeState(authorization: authorization))
+        }
+    }
+
+    /// The cache must never serve a record's old bytes: each step changes, adds or removes one.
+    @Test func followsChangesAdditionsAndRemovalsAcrossCalls() throws {
+        let encoder = NodeStateEncoder()
+        var (engine, ids) = try engineInEveryPhase()
+        try expectSameBytes(encoder, state(engine))
+        _ = try engine.perform(.resume, id: ids[3], now: start + 30)
+        try expectSameBytes(encoder, state(engine))
+        _ = try engine.perform(.cancel, id: ids[0], now: start + 31)
+        try expectSameBytes(encoder, state(engine))
+        _ = try engine.schedule(id: ids[1], configuration: configuration(schedule: weekly(8, 0, [.sunday]), title: "Replaced"), now: start + 32)
+        try expectSameBytes(encoder, state(engine, .denied))
+        _ = try engine.schedule(id: UUID(), configuration: configuration(preAlert: 60), now: start + 33)
+        try expectSameBytes(encoder, state(engine))
+    }
+
+    @Test func decodesBackToTheSameState() throws {
+        let (engine, _) = try engineInEveryPhase()
+        let original = state(engine)
+        let decoded = try AlarmJSON.decoder.decode(NodeState.self, from: Data(try NodeStateEncoder().encode(original)))
+        #expect(decoded == original)
+    }
+}
