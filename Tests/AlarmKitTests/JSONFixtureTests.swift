@@ -156,4 +156,14 @@ struct ReplyTests {
         }
         #expect(try object(.alarm(document))["alarm"] == (try JSONValue(encoding: document)))
     }
+
+    @Test("A reply assembled around the published document's bytes is the reply encoded whole",
+          arguments: [nil, JSONValue.number(7), .string("a \"quoted\" id"), .object(["k": .array([.bool(true)])])])
+    func replyAroundEncodedDocument(correlationID: JSONValue?) throws {
+        let document = try AlarmJSON.decoder.decode(AlarmDocument.self, from: JSONFixtureTests.fixture("alarm-countdown"))
+        let published = Array(try AlarmJSON.encoder.encode(document))
+        let reply = NodeReply.alarm(document)
+        #expect(String(decoding: reply.payload(correlationID: correlationID, encodedDocument: published), as: UTF8.self)
+                == String(decoding: reply.payload(correlationID: correlationID), as: UTF8.self))
+    }
 }

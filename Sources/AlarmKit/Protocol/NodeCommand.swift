@@ -144,8 +144,20 @@ public enum NodeReply: Sendable, Hashable {
     case failure(AlarmManager.AlarmError)
 
     /// The reply's JSON, with `correlationID` echoed when the request carried one in its payload.
-    public func payload(correlationID: JSONValue? = nil) -> [UInt8] {
-        Array((try? AlarmJSON.encoder.encode(ReplyWire(reply: self, correlationID: correlationID))) ?? Data())
+    ///
+    /// - Parameter encodedDocument: for an `.alarm` reply, its document already encoded by
+    ///   `AlarmJSON.encoder` (the node has just published it): the reply is then assembled
+    ///   around those bytes instead of encoding the document again.
+    public func payload(correlationID: JSONValue? = nil, encodedDocument: [UInt8]? = nil) -> [UInt8] {
+        if case .alarm(.some) = self, let encodedDocument {
+            // The keys in the order the key-sorted encoder writes them: alarm, correlationID, ok.
+            var bytes = Array(#"{"alarm":"#.utf8) + encodedDocument
+            if let correlationID, let encoded = try? AlarmJSON.encoder.encode(correlationID) {
+                bytes += Array(#","correlationID":"#.utf8) + encoded
+            }
+            return bytes + Array(#","ok":true}"#.utf8)
+        }
+        return Array((try? AlarmJSON.encoder.encode(ReplyWire(reply: self, correlationID: correlationID))) ?? Data())
     }
 
     /// The reply as written: documents are encoded once, straight into the reply.

@@ -2,6 +2,7 @@ import AlarmKit
 import Foundation
 import Logging
 import Mosquitto
+import OrderedCollections
 import ServiceLifecycle
 import Synchronization
 
@@ -19,6 +20,7 @@ public final class MQTTBridge: Service, Sendable {
     private let status: Mutex<NodeStatus>
     /// The ids the node holds, for clearing retained alarm topics that no longer exist.
     private let knownAlarms: Mutex<Set<UUID>>
+    private let recentDocuments = Mutex(RecentlyEncodedDocuments())
     private let onSimulatedPress: (@Sendable (SimulatedPress) -> Void)?
     private let homeAssistant: HomeAssistantDiscovery
     private let announcesToHomeAssistant: Bool
@@ -63,7 +65,9 @@ public final class MQTTBridge: Service, Sendable {
         for effect in effects {
             switch effect {
             case .changed(let document):
-                send(MQTTMessage(topic: topics.alarm(document.id), payload: Self.encode(document), qos: 1, retain: true))
+                let payload = Self.encode(document)
+                recentDocuments.withLock { $0.remember(document, encoded: payload) }
+                send(MQTTMessage(topic: topics.alarm(document.id), payload: payload, qos: 1, retain: true))
             case .removed(let id):
                 send(MQTTMessage(topic: topics.alarm(id), payload: [], qos: 1, retain: true))
             case .event(let event):
@@ -275,13 +279,38 @@ public final class MQTTBridge: Service, Sendable {
 
     private func reply(_ reply: NodeReply, to route: NodeCommand.ReplyRoute?) {
         guard let route else { return }
+        var encodedDocument: [UInt8]?
+        if case .alarm(let document?) = reply {
+            encodedDocument = recentDocuments.withLock { $0.encoded(document) }
+        }
         switch route.correlation {
         case .data(let data)?:
-            send(MQTTMessage(topic: route.topic, payload: reply.payload(), qos: 1, correlationData: data))
+            send(MQTTMessage(topic: route.topic, payload: reply.payload(encodedDocument: encodedDocument), qos: 1, correlationData: data))
         case .payload(let correlationID)?:
-            send(MQTTMessage(topic: route.topic, payload: reply.payload(correlationID: correlationID), qos: 1))
+            send(MQTTMessage(topic: route.topic, payload: reply.payload(correlationID: correlationID, encodedDocument: encodedDocument), qos: 1))
         case nil:
-            send(MQTTMessage(topic: route.topic, payload: reply.payload(), qos: 1))
+            send(MQTTMessage(topic: route.topic, payload: reply.payload(encodedDocument: encodedDocument), qos: 1))
         }
+    }
+}
+
+/// The bytes of the documents published last, so that a reply carrying the same document (the
+/// usual case: a command's reply follows its own change) is assembled around them rather than
+/// encoding the document a second time. Bounded: the oldest are forgotten first.
+struct RecentlyEncodedDocuments {
+    static let capacity = 256
+
+    private var entries: OrderedDictionary<UUID, (document: AlarmDocument, bytes: [UInt8])> = [:]
+
+    mutating func remember(_ document: AlarmDocument, encoded bytes: [UInt8]) {
+        entries.removeValue(forKey: document.id)
+        entries[document.id] = (document, bytes)
+        if entries.count > Self.capacity { entries.removeFirst() }
+    }
+
+    /// The bytes of `document` if it is exactly the one published last under its id.
+    func encoded(_ document: AlarmDocument) -> [UInt8]? {
+        guard let entry = entries[document.id], entry.document == document else { return nil }
+        return entry.bytes
     }
 }
