@@ -58,10 +58,7 @@ public actor LocalAlarmNode {
     // Group commit: changes are numbered as they are applied; one write at a time makes every
     // change up to its number durable, so many changes share one fsync.
     private let stateWriter = DispatchQueue(label: "alarmkit.state-writer")
-    private var appliedVersion = 0
-    private var durableVersion = 0
-    private var isWriting = false
-    private var durabilityWaiters: [(version: Int, continuation: CheckedContinuation<AlarmManager.AlarmError?, Never>)] = []
+    private let groupCommit = GroupCommit()
 
     /// Every alarm's document, updated after every change.
     public nonisolated let documentUpdates: Broadcast<[AlarmDocument]>
@@ -130,7 +127,7 @@ public actor LocalAlarmNode {
     /// The alert's secondary button for alarm `id` (snooze, or its custom intent).
     public func secondaryAction(id: UUID) async throws(AlarmManager.AlarmError) {
         let version = try applyNow { engine, now throws(AlarmManager.AlarmError) in try engine.secondaryAction(id: id, now: now) }
-        if let version, let error = await durability(of: version) { throw error }
+        if let version, let error = await groupCommit.outcome(of: version) { throw error }
     }
 
     /// A command applied to the alarms, whose reply may still wait for the disk.
@@ -164,7 +161,7 @@ public actor LocalAlarmNode {
                 return Submission(reply: .alarm(engine.document(for: id)), version: version)
             case .requestAuthorization:
                 let decision = await requestAuthorization()
-                return Submission(reply: .authorization(decision), version: appliedVersion > durableVersion ? appliedVersion : nil)
+                return Submission(reply: .authorization(decision), version: groupCommit.unsavedVersion)
             case .list:
                 return Submission(reply: .alarms(engine.documents), version: nil)
             }
@@ -177,12 +174,17 @@ public actor LocalAlarmNode {
     /// the write's failure, if any.
     @discardableResult
     public func flush() async -> AlarmManager.AlarmError? {
-        await durability(of: appliedVersion)
+        guard delegate != nil, groupCommit.unsavedVersion != nil else { return nil }
+        // A fresh number, so that a write that failed earlier is tried again rather than reported.
+        let version = groupCommit.numberChange()
+        startWriteIfIdle()
+        return await groupCommit.outcome(of: version)
     }
 
-    /// The submission's reply once its change is on disk, or the write's failure.
-    public func waitUntilDurable(_ submission: Submission) async -> NodeReply {
-        guard let version = submission.version, let error = await durability(of: version) else { return submission.reply }
+    /// The submission's reply once its change is on disk, or the write's failure. Waits for the
+    /// writer only, not for the actor.
+    public nonisolated func waitUntilDurable(_ submission: Submission) async -> NodeReply {
+        guard let version = submission.version, let error = await groupCommit.outcome(of: version) else { return submission.reply }
         return .failure(error)
     }
 
@@ -268,53 +270,29 @@ public actor LocalAlarmNode {
     /// Numbers a change that must reach the disk and starts a write if none is running.
     private func markChanged() -> Int? {
         guard delegate != nil else { return nil }
-        appliedVersion += 1
+        let version = groupCommit.numberChange()
         startWriteIfIdle()
-        return appliedVersion
-    }
-
-    /// Waits until change `version` is on disk; returns the write's failure, if any.
-    private func durability(of version: Int) async -> AlarmManager.AlarmError? {
-        guard version > durableVersion else { return nil }
-        return await withCheckedContinuation { continuation in
-            durabilityWaiters.append((version, continuation))
-            startWriteIfIdle()
-        }
+        return version
     }
 
     /// Writes the current state on the writer's own thread (never on Swift's cooperative pool),
-    /// covering every change applied so far.
+    /// covering every change applied so far. The writer answers the waiting replies itself and
+    /// comes back to the actor only to start the next write.
     private func startWriteIfIdle() {
-        guard !isWriting, durableVersion < appliedVersion, let delegate else { return }
-        isWriting = true
-        let version = appliedVersion
+        guard let delegate, let version = groupCommit.beginWrite() else { return }
         let state = NodeState(authorization: authorization, alarms: Array(engine.records.values))
-        let writer = stateWriter
-        Task {
-            let result: Result<Void, any Error> = await withCheckedContinuation { continuation in
-                writer.async { continuation.resume(returning: Result { try delegate.persist(state) }) }
+        stateWriter.async { [groupCommit, logger] in
+            var failure: AlarmManager.AlarmError?
+            do {
+                try delegate.persist(state)
+            } catch {
+                logger.error("state not saved", metadata: ["error": "\(error)", "version": "\(version)"])
+                failure = .internal("the node could not save its state (\(error)): the change is in effect but not on disk; it is saved with the next successful write")
             }
-            self.finishWrite(version: version, result: result)
+            if groupCommit.finishWrite(version: version, failure: failure) {
+                Task { await self.startWriteIfIdle() }
+            }
         }
-    }
-
-    private func finishWrite(version: Int, result: Result<Void, any Error>) {
-        isWriting = false
-        var failure: AlarmManager.AlarmError?
-        if case .failure(let error) = result {
-            logger.error("state not saved", metadata: ["error": "\(error)", "version": "\(version)"])
-            failure = .internal("the node could not save its state (\(error)): the change is in effect but not on disk; it is saved with the next successful write")
-        }
-        // Either way these changes are settled; a failure is answered, and retried with the next change.
-        durableVersion = max(durableVersion, version)
-        let settled = durabilityWaiters.filter { $0.version <= version }
-        durabilityWaiters.removeAll { $0.version <= version }
-        for waiter in settled { waiter.continuation.resume(returning: failure) }
-        if failure != nil {
-            // Keep the state dirty so the next write covers it again.
-            appliedVersion += 1
-        }
-        if !durabilityWaiters.isEmpty || failure == nil { startWriteIfIdle() }
     }
 
     private func commit(_ next: AlarmEngine, _ effects: [AlarmEffect]) {
