@@ -255,8 +255,7 @@ public actor LocalAlarmNode {
     ) throws(AlarmManager.AlarmError) -> Int? {
         var next = engine
         let effects = try change(&next, clock.now)
-        commit(next, effects)
-        return effects.changesState ? markChanged() : nil
+        return commit(next, effects)
     }
 
     /// Time passing is carried out whatever the disk does: the alarm still sounds.
@@ -264,7 +263,6 @@ public actor LocalAlarmNode {
         var next = engine
         let effects = change(&next, clock.now)
         commit(next, effects)
-        if effects.changesState { _ = markChanged() }
     }
 
     /// Numbers a change that must reach the disk and starts a write if none is running.
@@ -295,9 +293,14 @@ public actor LocalAlarmNode {
         }
     }
 
-    private func commit(_ next: AlarmEngine, _ effects: [AlarmEffect]) {
+    /// Makes `next` the engine, starts writing it when the change must reach the disk, then
+    /// carries out the effects (so the disk works while they are published). Returns the
+    /// change's number, or nil when nothing needs writing.
+    @discardableResult
+    private func commit(_ next: AlarmEngine, _ effects: [AlarmEffect]) -> Int? {
         engine = next
-        guard !effects.isEmpty else { return }
+        guard !effects.isEmpty else { return nil }
+        let version = effects.changesState ? markChanged() : nil
         delegate?.perform(effects, engine: engine, authorization: authorization)
         if effects.changesState {
             let engine = engine
@@ -309,6 +312,7 @@ public actor LocalAlarmNode {
         if let sleepingUntil, let next = engine.nextDeadline, next < sleepingUntil {
             sleeper?.cancel()
         }
+        return version
     }
 
     private func setAuthorization(_ decision: AlarmManager.AuthorizationState) {
