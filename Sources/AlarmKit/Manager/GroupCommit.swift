@@ -7,7 +7,8 @@ import Synchronization
 /// write's outcome here and resumes the replies waiting for it directly: a reply waits for the
 /// disk, never for the actor.
 final class GroupCommit: Sendable {
-    typealias Waiter = (version: Int, continuation: CheckedContinuation<AlarmManager.AlarmError?, Never>)
+    /// What to do once a change has had its write: resume a task, or send a reply.
+    typealias Waiter = (version: Int, settle: @Sendable (AlarmManager.AlarmError?) -> Void)
 
     private struct State {
         /// The number of the latest change.
@@ -65,7 +66,7 @@ final class GroupCommit: Sendable {
             let writeAgain = failure == nil ? state.applied > state.saved : !state.waiters.isEmpty
             return (settled, writeAgain)
         }
-        for waiter in settled { waiter.continuation.resume(returning: failure) }
+        for waiter in settled { waiter.settle(failure) }
         return writeAgain
     }
 
@@ -78,13 +79,20 @@ final class GroupCommit: Sendable {
     /// failed and no later one has saved it.
     func outcome(of version: Int) async -> AlarmManager.AlarmError? {
         await withCheckedContinuation { continuation in
-            let known: AlarmManager.AlarmError?? = state.withLock { state in
-                if version <= state.saved { return .some(nil) }
-                if version <= state.settled { return .some(state.lastFailure) }
-                state.waiters.append((version, continuation))
-                return nil
-            }
-            if let known { continuation.resume(returning: known) }
+            whenSettled(version) { continuation.resume(returning: $0) }
         }
+    }
+
+    /// Calls `settle` once change `version` has had its write, with the failure when that write
+    /// failed and no later one has saved it: at once on this thread when that is already
+    /// known, else on the writer's thread right after the write.
+    func whenSettled(_ version: Int, _ settle: @escaping @Sendable (AlarmManager.AlarmError?) -> Void) {
+        let known: AlarmManager.AlarmError?? = state.withLock { state in
+            if version <= state.saved { return .some(nil) }
+            if version <= state.settled { return .some(state.lastFailure) }
+            state.waiters.append((version, settle))
+            return nil
+        }
+        if let known { settle(known) }
     }
 }

@@ -139,7 +139,8 @@ public actor LocalAlarmNode {
     }
 
     /// Applies a command now, in the order commands are submitted, without waiting for the disk;
-    /// `waitUntilDurable` then gives the reply. Many commands submitted in a row share one write.
+    /// `waitUntilDurable` or `whenDurable` then gives the reply. Many commands submitted in a row
+    /// share one write.
     public func submit(_ action: NodeCommand.Action) async -> Submission {
         do throws(AlarmManager.AlarmError) {
             switch action {
@@ -186,6 +187,17 @@ public actor LocalAlarmNode {
     public nonisolated func waitUntilDurable(_ submission: Submission) async -> NodeReply {
         guard let version = submission.version, let error = await groupCommit.outcome(of: version) else { return submission.reply }
         return .failure(error)
+    }
+
+    /// Calls `answer` with the submission's reply once its change is on disk (or with the
+    /// write's failure): at once when nothing needs writing, else on the state writer's thread
+    /// right after the write, so that the reply leaves without another thread's wake-up.
+    /// `answer` must not block.
+    public nonisolated func whenDurable(_ submission: Submission, answer: @escaping @Sendable (NodeReply) -> Void) {
+        guard let version = submission.version else { return answer(submission.reply) }
+        groupCommit.whenSettled(version) { error in
+            answer(error.map(NodeReply.failure) ?? submission.reply)
+        }
     }
 
     /// Asks for authorization when it is undetermined and a prompt exists; concurrent requests

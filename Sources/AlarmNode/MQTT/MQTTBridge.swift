@@ -165,12 +165,11 @@ public final class MQTTBridge: Service, Sendable {
                 case .message(let message) where topics.operationName(inTopic: message.topic) != nil:
                     if await mayWaitForPrompt(message) {
                         // Scheduling while undetermined waits for the hardware prompt: not in line.
-                        group.addTask { await self.answer(await self.submit(message)) }
+                        group.addTask { self.answer(await self.submit(message)) }
                     } else {
                         // Commands are applied in arrival order; their replies wait for the disk
                         // side by side, so that commands arriving together share one write.
-                        let pending = await submit(message)
-                        group.addTask { await self.answer(pending) }
+                        answer(await submit(message))
                     }
                 case .message(let message):
                     await handle(message)
@@ -262,19 +261,22 @@ public final class MQTTBridge: Service, Sendable {
         }
     }
 
-    /// Answers a command once its change is durable.
-    private func answer(_ pending: PendingReply) async {
-        let result: NodeReply
+    /// Answers a command once its change is durable: at once for a rejection or a read, else
+    /// from the state writer's thread right after the write (no task waits for it).
+    private func answer(_ pending: PendingReply) {
         switch pending.outcome {
-        case .failure(let error): result = .failure(error)
-        case .success(let submission): result = await node.waitUntilDurable(submission)
+        case .failure(let error):
+            reply(.failure(error), to: pending.route)
+        case .success(let submission):
+            node.whenDurable(submission) { [self] result in
+                if case .failure(let error) = result {
+                    logger.notice("command refused", metadata: [
+                        "operation": "\(pending.operation)", "code": "\(error.code.rawValue)", "reason": "\(error.message)",
+                    ])
+                }
+                reply(result, to: pending.route)
+            }
         }
-        if case .failure(let error) = result, case .success = pending.outcome {
-            logger.notice("command refused", metadata: [
-                "operation": "\(pending.operation)", "code": "\(error.code.rawValue)", "reason": "\(error.message)",
-            ])
-        }
-        reply(result, to: pending.route)
     }
 
     private func reply(_ reply: NodeReply, to route: NodeCommand.ReplyRoute?) {
