@@ -61,14 +61,15 @@ public final class MQTTBridge: Service, Sendable {
 
     /// Publishes what the engine's effects call for: documents, removals, events, intents.
     public func publish(_ effects: [AlarmEffect], engine: AlarmEngine, authorization: AlarmManager.AuthorizationState) {
-        knownAlarms.withLock { $0 = Set(engine.records.keys) }
         for effect in effects {
             switch effect {
             case .changed(let document):
+                knownAlarms.withLock { _ = $0.insert(document.id) }
                 let payload = Self.encode(document)
                 recentDocuments.withLock { $0.remember(document, encoded: payload) }
                 send(MQTTMessage(topic: topics.alarm(document.id), payload: payload, qos: 1, retain: true))
             case .removed(let id):
+                knownAlarms.withLock { _ = $0.remove(id) }
                 send(MQTTMessage(topic: topics.alarm(id), payload: [], qos: 1, retain: true))
             case .event(let event):
                 send(MQTTMessage(topic: topics.events, payload: Self.encode(event), qos: 1, retain: false))
