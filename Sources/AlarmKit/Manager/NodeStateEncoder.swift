@@ -16,8 +16,13 @@ public final class NodeStateEncoder: Sendable {
     }
 
     private let cache = Mutex<[UUID: Encoded]>([:])
+    private let records: SplicingAlarmEncoder
 
-    public init() {}
+    /// - Parameter records: encodes the records that changed; share it with whatever encodes
+    ///   the same alarms' documents, so each configuration is kept once.
+    public init(records: SplicingAlarmEncoder = SplicingAlarmEncoder()) {
+        self.records = records
+    }
 
     /// `state` as compact, key-sorted JSON: `{"alarms":[…],"authorization":…,"schemaVersion":…}`,
     /// the order `AlarmJSON.encoder` writes `NodeState`'s keys in.
@@ -31,7 +36,7 @@ public final class NodeStateEncoder: Sendable {
             if let cached = previous[record.id], cached.record == record {
                 encoded = cached
             } else {
-                encoded = Encoded(record: record, bytes: Array(try AlarmJSON.encoder.encode(record)))
+                encoded = Encoded(record: record, bytes: try records.encode(record))
             }
             current[record.id] = encoded
             if index > 0 { bytes.append(UInt8(ascii: ",")) }

@@ -21,6 +21,7 @@ public final class MQTTBridge: Service, Sendable {
     /// The ids the node holds, for clearing retained alarm topics that no longer exist.
     private let knownAlarms: Mutex<Set<UUID>>
     private let recentDocuments = Mutex(RecentlyEncodedDocuments())
+    private let alarmEncoder: SplicingAlarmEncoder
     private let onSimulatedPress: (@Sendable (SimulatedPress) -> Void)?
     private let homeAssistant: HomeAssistantDiscovery
     private let announcesToHomeAssistant: Bool
@@ -37,8 +38,10 @@ public final class MQTTBridge: Service, Sendable {
     ///   - onSimulatedPress: set in simulation mode: `<base>/sim/press` is then subscribed.
     ///   - homeAssistant: the discovery topics; `announcesToHomeAssistant` false removes the
     ///     node's entities instead of announcing them.
+    ///   - alarmEncoder: encodes documents, keeping each configuration; share it with the state store.
     public init(client: MQTTClient, topics: NodeTopics, node: LocalAlarmNode, status: NodeStatus,
                 knownAlarms: Set<UUID>, homeAssistant: HomeAssistantDiscovery, announcesToHomeAssistant: Bool,
+                alarmEncoder: SplicingAlarmEncoder = SplicingAlarmEncoder(),
                 onSimulatedPress: (@Sendable (SimulatedPress) -> Void)?, logger: Logger) {
         self.client = client
         self.topics = topics
@@ -47,6 +50,7 @@ public final class MQTTBridge: Service, Sendable {
         self.knownAlarms = Mutex(knownAlarms)
         self.homeAssistant = homeAssistant
         self.announcesToHomeAssistant = announcesToHomeAssistant
+        self.alarmEncoder = alarmEncoder
         self.homeAssistantState = Mutex(nil)
         self.onSimulatedPress = onSimulatedPress
         self.logger = logger
@@ -65,11 +69,12 @@ public final class MQTTBridge: Service, Sendable {
             switch effect {
             case .changed(let document):
                 knownAlarms.withLock { _ = $0.insert(document.id) }
-                let payload = Self.encode(document)
+                let payload = encode(document)
                 recentDocuments.withLock { $0.remember(document, encoded: payload) }
                 send(MQTTMessage(topic: topics.alarm(document.id), payload: payload, qos: 1, retain: true))
             case .removed(let id):
                 knownAlarms.withLock { _ = $0.remove(id) }
+                alarmEncoder.forget(id)
                 send(MQTTMessage(topic: topics.alarm(id), payload: [], qos: 1, retain: true))
             case .event(let event):
                 send(MQTTMessage(topic: topics.events, payload: Self.encode(event), qos: 1, retain: false))
@@ -137,6 +142,11 @@ public final class MQTTBridge: Service, Sendable {
         }
     }
 
+    /// A document's JSON, its configuration spliced in from the shared cache.
+    private func encode(_ document: AlarmDocument) -> [UInt8] {
+        (try? alarmEncoder.encode(document)) ?? Self.encode(document)
+    }
+
     static func encode(_ value: some Encodable) -> [UInt8] {
         Array((try? AlarmJSON.encoder.encode(value)) ?? Data())
     }
@@ -193,7 +203,7 @@ public final class MQTTBridge: Service, Sendable {
         knownAlarms.withLock { $0 = Set(documents.map(\.id)) }
         publishStatus(status.withLock { $0 })
         for document in documents {
-            send(MQTTMessage(topic: topics.alarm(document.id), payload: Self.encode(document), qos: 1, retain: true))
+            send(MQTTMessage(topic: topics.alarm(document.id), payload: encode(document), qos: 1, retain: true))
         }
     }
 

@@ -40,7 +40,9 @@ public final class AlarmDaemon: Sendable {
     public static func build(
         configuration: NodeConfiguration, reload: (@Sendable () throws -> NodeConfiguration)? = nil, logger: Logger
     ) throws(StartupError) -> AlarmDaemon {
-        let store = StateStore(directory: configuration.node.stateDirectory, logger: logger)
+        // Each alarm's configuration is encoded once, for the state file and the documents alike.
+        let alarmEncoder = SplicingAlarmEncoder()
+        let store = StateStore(directory: configuration.node.stateDirectory, alarmEncoder: alarmEncoder, logger: logger)
         let loaded: StateStore.Loaded
         do {
             loaded = try store.load()
@@ -94,7 +96,7 @@ public final class AlarmDaemon: Sendable {
             client: client, topics: topics, node: node, status: status, knownAlarms: Set(state.alarms.map(\.id)),
             homeAssistant: HomeAssistantDiscovery(prefix: configuration.homeAssistant.prefix, topics: topics,
                                                   nodeID: configuration.node.id, version: AlarmdVersion.current),
-            announcesToHomeAssistant: configuration.homeAssistant.discovery,
+            announcesToHomeAssistant: configuration.homeAssistant.discovery, alarmEncoder: alarmEncoder,
             onSimulatedPress: pressSimulatedButton, logger: logger)
         let hardware = NodeHardware(parts: hardwareParts.parts, node: node, configuration: configuration.hardware,
                                     publishEvent: { bridge.publish(event: $0) }, logger: logger)

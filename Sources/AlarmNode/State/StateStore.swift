@@ -12,10 +12,13 @@ public struct StateStore: Sendable {
     public var path: String { directory + "/state.json" }
     private let logger: Logger
     /// Keeps each record's bytes between writes: a write re-encodes only what changed.
-    private let encoder = NodeStateEncoder()
+    private let encoder: NodeStateEncoder
 
-    public init(directory: String, logger: Logger) {
+    /// - Parameter alarmEncoder: shared with the MQTT bridge, so each alarm's configuration is
+    ///   encoded and kept once.
+    public init(directory: String, alarmEncoder: SplicingAlarmEncoder = SplicingAlarmEncoder(), logger: Logger) {
         self.directory = directory
+        self.encoder = NodeStateEncoder(records: alarmEncoder)
         self.logger = logger
     }
 

@@ -1,0 +1,146 @@
+import Foundation
+import Synchronization
+
+/// Encodes alarm documents and records to exactly the bytes `AlarmJSON.encoder` writes, but
+/// encodes an alarm's configuration only when it changes.
+///
+/// A configuration (title, buttons, colours, schedule, intents) is most of an alarm's JSON and
+/// changes only when the alarm is scheduled again, while its state changes with every pause,
+/// resume or alert. This encoder keeps each alarm's encoded configuration and splices it into
+/// the freshly encoded rest: `AlarmJSON.encoder` sorts keys by their UTF-8 bytes, so merging
+/// two key-sorted member lists gives the same object.
+///
+/// The cache holds one configuration per alarm id (about 0.5 KB); ``forget(_:)`` drops one.
+public final class SplicingAlarmEncoder: Sendable {
+    private struct Configuration {
+        let value: AlarmManager.AlarmConfiguration<JSONValue>
+        /// The configuration alone, as a compact key-sorted object.
+        let bytes: [UInt8]
+        /// Its members, as ranges of `bytes`.
+        let members: [Range<Int>]
+    }
+
+    private let configurations = Mutex<[UUID: Configuration]>([:])
+
+    public init() {}
+
+    /// `document` as `AlarmJSON.encoder` writes it.
+    public func encode(_ document: AlarmDocument) throws -> [UInt8] {
+        let configuration = try cachedConfiguration(document.configuration, of: document.id)
+        let restBytes = Array(try Self.encoderOmittingConfiguration.encode(document))
+        return JSONObjectMembers.merge(
+            (restBytes, JSONObjectMembers.split(restBytes)),
+            (configuration.bytes, configuration.members))
+    }
+
+    /// `record` as `AlarmJSON.encoder` writes it (its configuration nested under `configuration`).
+    public func encode(_ record: AlarmRecord) throws -> [UInt8] {
+        let configuration = try cachedConfiguration(record.configuration, of: record.id)
+        var nested = Array(#""configuration":"#.utf8)
+        nested += configuration.bytes
+        let restBytes = Array(try Self.encoderOmittingConfiguration.encode(record))
+        return JSONObjectMembers.merge(
+            (restBytes, JSONObjectMembers.split(restBytes)),
+            (nested, [0..<nested.count]))
+    }
+
+    /// Forgets alarm `id`'s configuration (the alarm was removed).
+    public func forget(_ id: UUID) {
+        _ = configurations.withLock { $0.removeValue(forKey: id) }
+    }
+
+    /// How many configurations are kept.
+    public var cachedCount: Int {
+        configurations.withLock { $0.count }
+    }
+
+    private func cachedConfiguration(
+        _ value: AlarmManager.AlarmConfiguration<JSONValue>, of id: UUID
+    ) throws -> Configuration {
+        if let cached = configurations.withLock({ $0[id] }), cached.value == value { return cached }
+        let bytes = Array(try AlarmJSON.encoder.encode(value))
+        let configuration = Configuration(value: value, bytes: bytes, members: JSONObjectMembers.split(bytes))
+        configurations.withLock { $0[id] = configuration }
+        return configuration
+    }
+
+    /// An `AlarmJSON.encoder` whose documents and records leave their configuration out.
+    private static var encoderOmittingConfiguration: JSONEncoder {
+        let encoder = AlarmJSON.encoder
+        encoder.userInfo[.alarmOmitsConfiguration] = true
+        return encoder
+    }
+}
+
+extension CodingUserInfoKey {
+    /// Set to `true` to make documents and records leave out their configuration (for splicing).
+    static let alarmOmitsConfiguration = CodingUserInfoKey(rawValue: "alarmkit.omitsConfiguration")!
+}
+
+extension Encoder {
+    var omitsAlarmConfiguration: Bool { userInfo[.alarmOmitsConfiguration] as? Bool == true }
+}
+
+/// The top-level members of a compact JSON object, as `JSONEncoder` writes one: `{"a":1,"b":[2]}`.
+enum JSONObjectMembers {
+    /// The byte ranges of each `"key":value` member of `object`, in order.
+    static func split(_ object: [UInt8]) -> [Range<Int>] {
+        var members: [Range<Int>] = []
+        var depth = 0, inString = false, escaped = false
+        var start = 1
+        for index in object.indices {
+            let byte = object[index]
+            if inString {
+                if escaped { escaped = false } else if byte == UInt8(ascii: "\\") { escaped = true } else if byte == UInt8(ascii: "\"") { inString = false }
+                continue
+            }
+            switch byte {
+            case UInt8(ascii: "\""): inString = true
+            case UInt8(ascii: "{"), UInt8(ascii: "["): depth += 1
+            case UInt8(ascii: "}"), UInt8(ascii: "]"):
+                depth -= 1
+                if depth == 0, index > start { members.append(start..<index) }
+            case UInt8(ascii: ","):
+                if depth == 1 {
+                    members.append(start..<index)
+                    start = index + 1
+                }
+            default: break
+            }
+        }
+        return members
+    }
+
+    /// One object made of the members of two, each key-sorted, in key order. A member's key is
+    /// compared as written (the bytes between its quotes), which is the encoder's order for
+    /// keys without escapes, as all of the model's are.
+    static func merge(_ first: ([UInt8], [Range<Int>]), _ second: ([UInt8], [Range<Int>])) -> [UInt8] {
+        var bytes: [UInt8] = [UInt8(ascii: "{")]
+        bytes.reserveCapacity(first.0.count + second.0.count)
+        var i = first.1.startIndex, j = second.1.startIndex
+        func append(_ source: [UInt8], _ range: Range<Int>) {
+            if bytes.count > 1 { bytes.append(UInt8(ascii: ",")) }
+            bytes += source[range]
+        }
+        while i < first.1.endIndex || j < second.1.endIndex {
+            let takeFirst = j == second.1.endIndex
+                || (i < first.1.endIndex && key(first.0, first.1[i]).lexicographicallyPrecedes(key(second.0, second.1[j])))
+            if takeFirst {
+                append(first.0, first.1[i])
+                i += 1
+            } else {
+                append(second.0, second.1[j])
+                j += 1
+            }
+        }
+        bytes.append(UInt8(ascii: "}"))
+        return bytes
+    }
+
+    /// The key of the member at `range`: the bytes between its first two quotes.
+    private static func key(_ bytes: [UInt8], _ range: Range<Int>) -> ArraySlice<UInt8> {
+        let keyStart = range.lowerBound + 1
+        let keyEnd = bytes[keyStart..<range.upperBound].firstIndex(of: UInt8(ascii: "\"")) ?? range.upperBound
+        return bytes[keyStart..<keyEnd]
+    }
+}
