@@ -97,10 +97,17 @@ public struct HomeAssistantState: Sendable, Hashable, Encodable {
     public var countdownEnds: Date?
 
     public init(engine: AlarmEngine) {
-        let records = engine.records.values
-        nextAlarm = records.lazy.compactMap(\.nextAlertDate).min()
-        alerting = records.contains { $0.state == .alerting }
-        countdownEnds = records.lazy.filter { $0.state == .countdown }.compactMap(\.nextAlertDate).min()
+        // One pass: this runs after every change, over every alarm.
+        nextAlarm = nil
+        alerting = false
+        countdownEnds = nil
+        for record in engine.records.values {
+            let state = record.state
+            if state == .alerting { alerting = true }
+            guard let date = record.nextAlertDate else { continue }
+            if nextAlarm.map({ date < $0 }) ?? true { nextAlarm = date }
+            if state == .countdown, countdownEnds.map({ date < $0 }) ?? true { countdownEnds = date }
+        }
     }
 
     private enum CodingKeys: String, CodingKey { case nextAlarm, alerting, countdownEnds }
