@@ -377,13 +377,12 @@ extension MQTTClient {
         }
         var failedAttempts = 0
         var lastReportedFailure: String?
-        var connectionWasUp = false
+        var connectedAt: ContinuousClock.Instant?
         while true {
             let result = mosquitto_loop(handle.pointer, Self.loopTimeoutMilliseconds(keepAlive: configuration.keepAlive), 1)
             let loopErrno = errno
             if completeConnectionSetup() {
-                failedAttempts = 0
-                connectionWasUp = true
+                connectedAt = .now
             }
             if result == MOSQ_ERR_SUCCESS.rawValue {
                 continue
@@ -397,17 +396,28 @@ extension MQTTClient {
             }
             let failure = recordedFailure
                 ?? MQTTError(mosquittoCode: result, errno: loopErrno, during: .connectionEnded, broker: configuration.brokerAddress)
-            var delay = reconnectDelay(afterFailedAttempts: failedAttempts)
+            var delay: Duration
             if failure.mosquittoCode == Int32(MQTT_RC_UNSUPPORTED_PROTOCOL_VERSION.rawValue), fallBackToMQTT311() {
                 delay = .zero
-            } else if connectionWasUp {
-                // The loss itself was logged by the disconnect callback.
+            } else if let connectedAt {
+                // The loss itself was logged by the disconnect callback. A connection that ends
+                // soon after it was accepted counts as a failed attempt, so that the wait grows
+                // instead of reconnecting at once forever (two clients with one client id take
+                // the session from each other; a broker may accept and then drop).
+                if connectedAt.duration(to: .now) >= Self.stableConnection {
+                    failedAttempts = 0
+                } else {
+                    failedAttempts += 1
+                    if failedAttempts == Self.shortConnectionsBeforeWarning { warnAboutShortConnections() }
+                }
+                delay = reconnectDelay(afterFailedAttempts: failedAttempts)
                 lastReportedFailure = failure.message
             } else {
+                delay = reconnectDelay(afterFailedAttempts: failedAttempts)
                 failedAttempts += 1
                 report(failure, delay: delay, lastReported: &lastReportedFailure)
             }
-            connectionWasUp = false
+            connectedAt = nil
             if waitBeforeReconnecting(delay) {
                 break
             }
@@ -511,6 +521,18 @@ extension MQTTClient {
         mosquitto_int_option(handle.pointer, MOSQ_OPT_PROTOCOL_VERSION, MQTT_PROTOCOL_V311)
         logger.notice("MQTT broker refused MQTT 5; falling back to MQTT 3.1.1")
         return true
+    }
+
+    /// How long a connection must last for its loss to restart the backoff from the shortest wait.
+    static let stableConnection: Duration = .seconds(10)
+    /// How many short-lived connections in a row make the client warn about them.
+    static let shortConnectionsBeforeWarning = 3
+
+    private func warnAboutShortConnections() {
+        logger.warning("MQTT connections keep ending soon after they start", metadata: [
+            "mqtt.broker": "\(configuration.brokerAddress)", "mqtt.client_id": "\(configuration.clientID)",
+            "hint": "another client may be connecting with the same client id, each taking the session from the other; give each one its own id (for alarmd: its own node.id). Reconnecting with a growing wait",
+        ])
     }
 
     private func reconnectDelay(afterFailedAttempts attempts: Int) -> Duration {

@@ -185,6 +185,34 @@ struct MQTTClientTests {
         }
     }
 
+    /// Two clients with one client id take the session from each other; each connection then
+    /// ends soon after it starts. The wait before reconnecting must grow (here from 20 ms to
+    /// 400 ms) rather than stay at the shortest, or the pair would reconnect about 50 times a
+    /// second each, republishing everything every time.
+    @Test("connections that end soon after they start make the reconnect wait grow")
+    func sessionTakeoverBacksOff() async throws {
+        try await TestBroker.withBroker { broker in
+            try await withTestClients { clients in
+                var configuration = broker.clientConfiguration(clientID: "twin")
+                configuration.maximumReconnectDelay = .milliseconds(400)
+                let (_, first) = try clients.start(configuration)
+                try await first.connected()
+                let (_, second) = try clients.start(configuration)
+                try await second.connected()
+                // Over two seconds, the first client's connections are counted.
+                let end = ContinuousClock.now + .seconds(2)
+                var connections = 0
+                while ContinuousClock.now < end {
+                    guard (try? await first.connected(within: ContinuousClock.now.duration(to: end))) != nil else { break }
+                    connections += 1
+                }
+                // Without backoff: dozens. With it: a few short waits, then one every 400 ms or more.
+                #expect(connections >= 1)
+                #expect(connections <= 12)
+            }
+        }
+    }
+
     @Test("publishes while the broker is unreachable are buffered: latest retained per topic, bounded FIFO for the rest")
     func bufferingWhileUnreachable() async throws {
         try await TestBroker.withBroker { broker in
