@@ -81,6 +81,7 @@ struct AlarmdBench: AsyncParsableCommand {
             try await group.waitForAll()
         }
         var bench = Bench(report: report, observer: observer, clients: clients, folder: folder, brokerPort: broker.port,
+                          brokerPID: broker.process.pid,
                           alarmdPath: executable, runtimeFloor: runtimeFloor)
 
         log("starting alarmd")
@@ -129,6 +130,7 @@ struct Bench {
     let clients: [BenchClient]
     let folder: String
     let brokerPort: Int
+    let brokerPID: Int32
     let alarmdPath: String
     /// The baseline for idle wake-ups: an idle Swift async program (`--runtime-floor-child`).
     let runtimeFloor: ChildProcess

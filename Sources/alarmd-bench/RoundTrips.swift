@@ -95,14 +95,18 @@ struct RoundTrips {
 
         // 100 requesters: echo, then list, then (with a timer each) pause/resume.
         let many = clients
+        let echoCPU = try CPUShares(bench, daemon: daemon)
         let echoMany = await Self.closedLoop(many, count: perRequester) { _, _ in (echo, "{}") }
+        let echoCost = try echoCPU.perOperation(echoMany.latencies.count)
         let listMany = await Self.closedLoop(many, count: perRequester) { _, _ in (daemon.command("list"), "{}") }
         for (number, id) in timers.enumerated().dropFirst() { try await schedule(id, by: clients[number], daemon: daemon) }
         // Timer 0 was left paused or running by the single requester: start everyone running.
         _ = try? await clients[0].request(daemon.command("resume"), Workloads.alarmID(timers[0]))
+        let changeCPU = try CPUShares(bench, daemon: daemon)
         let changeMany = await Self.closedLoop(many, count: perRequester) { number, iteration in
             (daemon.command(iteration % 2 == 0 ? "pause" : "resume"), Workloads.alarmID(timers[number]))
         }
+        let changeCost = try changeCPU.perOperation(changeMany.latencies.count)
         let writeMany = try atomicWrites(bytes: daemon.stateFileSize, in: daemon.stateDirectory)
         let consistent = try await finalStateMatches(changeMany, timers: timers, by: clients[0], daemon: daemon)
 
@@ -125,6 +129,12 @@ struct RoundTrips {
         report.add(s3, "1 / atomic write p50 (one fsync'd write per change)", value: 1e6 / writeMany.stats.p50, unit: "/s", baseline: true)
         report.add(s3, "durable state changes, 100 requesters", value: changeMany.rate, unit: "/s",
                    note: "\(changeMany.latencies.count) ok, \(changeMany.failures) refused, \(changeMany.lost) lost; final state \(consistent ? "consistent" : "INCONSISTENT")")
+        report.add(s3, "CPU per echo: mosquitto / bench", value: echoCost.broker + echoCost.bench, unit: "ms", baseline: true,
+                   note: "\(milliseconds(echoCost.broker * 1000)) / \(milliseconds(echoCost.bench * 1000)) ms")
+        report.add(s3, "CPU per durable change: alarmd / mosquitto / bench", value: changeCost.total, unit: "ms",
+                   note: "\(milliseconds(changeCost.daemon * 1000)) / \(milliseconds(changeCost.broker * 1000)) / \(milliseconds(changeCost.bench * 1000)) ms")
+        report.add(s3, "rate the machine's cores allow at that CPU per change", value: changeCost.ceiling, unit: "/s",
+                   note: "\(CPUShares.cores) cores / total CPU per change; alarmd alone: \(Report.format(CPUShares.cores * 1000 / changeCost.daemon))/s")
 
         report.goal(s2, "list p99 ≤ 2× echo p99 (1 requester)", measured: "\(milliseconds(list1.p99)) vs \(milliseconds(echo1.p99)) ms",
                     met: list1.p99 <= 2 * echo1.p99)
@@ -174,4 +184,37 @@ struct RoundTrips {
 
 func ratio(_ value: Double, _ baseline: Double) -> String {
     baseline > 0 ? String(format: "%.2f×", value / baseline) : "–"
+}
+
+/// CPU time (utime + stime, 10 ms ticks) of alarmd, the broker and the bench itself across a
+/// phase: where the machine's cores go when the three share them.
+struct CPUShares {
+    static let cores = Double(ProcessInfo.processInfo.activeProcessorCount)
+
+    struct PerOperation {
+        /// Milliseconds of CPU per operation.
+        let daemon: Double, broker: Double, bench: Double
+        var total: Double { daemon + broker + bench }
+        /// Operations per second that all the cores could carry at this cost.
+        var ceiling: Double { total > 0 ? CPUShares.cores * 1000 / total : .infinity }
+    }
+
+    private let pids: (daemon: Int32, broker: Int32, bench: Int32)
+    private let before: (daemon: Int64, broker: Int64, bench: Int64)
+
+    init(_ bench: Bench, daemon: Daemon) throws {
+        pids = (daemon.pid, bench.brokerPID, getpid())
+        before = try Self.ticks(pids)
+    }
+
+    func perOperation(_ count: Int) throws -> PerOperation {
+        let after = try Self.ticks(pids)
+        func milliseconds(_ ticks: Int64) -> Double { Double(ticks) / ProcSample.ticksPerSecond * 1000 / Double(max(count, 1)) }
+        return PerOperation(daemon: milliseconds(after.daemon - before.daemon), broker: milliseconds(after.broker - before.broker),
+                            bench: milliseconds(after.bench - before.bench))
+    }
+
+    private static func ticks(_ pids: (daemon: Int32, broker: Int32, bench: Int32)) throws -> (daemon: Int64, broker: Int64, bench: Int64) {
+        (try ProcSample.read(pid: pids.daemon).cpuTicks, try ProcSample.read(pid: pids.broker).cpuTicks, try ProcSample.read(pid: pids.bench).cpuTicks)
+    }
 }
