@@ -61,7 +61,9 @@ struct ConfigurationOptions: ParsableArguments {
         if let stateDirectory { configuration.node.stateDirectory = stateDirectory }
         if simulateHardware { configuration.hardware.mode = .simulated }
         if let timeZone {
-            guard TimeZone(identifier: timeZone) != nil else { throw ValidationError("--time-zone '\(timeZone)' is not an IANA zone such as Europe/Berlin") }
+            guard TimeZone(identifier: timeZone) != nil else {
+                throw ValidationError("--time-zone: \(NodeConfiguration.unusableTimeZoneReason(timeZone))")
+            }
             configuration.node.timeZone = timeZone
         }
         if let maxAlarms {

@@ -58,6 +58,19 @@ if [[ "${HIL_SKIP_BUILD:-0}" != 1 ]]; then
 fi
 [[ -x "$binary" ]] || { log "error: no $binary"; exit 2; }
 
+# The installed alarmd is built static like this one, and must still read named time zones
+# (AlarmKit's namedTimeZoneSupport keeps FoundationInternationalization linked): checked here,
+# on the host, where a failure cannot be the guest's.
+zone_config="$(mktemp)"
+printf '[node]\ntime-zone = "Europe/Berlin"\n' > "$zone_config"
+if ! zone_check="$("$binary" check-config "$zone_config" 2>&1)"; then
+    rm -f "$zone_config"
+    log "HIL-RESULT: FAIL the static alarmd cannot read the named time zone Europe/Berlin: $zone_check"
+    exit 1
+fi
+rm -f "$zone_config"
+log "the static alarmd reads the named time zone Europe/Berlin"
+
 # A guest too slow for the bounce (an edge gap reaching the debounce window, on a host busy
 # elsewhere) says nothing about alarmd: that one verdict gets a second run.
 console="$(mktemp)"

@@ -113,3 +113,15 @@ public struct NodeConfiguration: Sendable, Hashable {
 
     public var topics: NodeTopics { NodeTopics(prefix: node.topicPrefix, node: node.id) }
 }
+
+extension NodeConfiguration {
+    /// Why `zone` cannot be used, for an error message: not an IANA zone, or, when this system's
+    /// zone database has it, an alarmd built without named-zone support (see
+    /// `namedTimeZoneSupport` in AlarmKit).
+    public static func unusableTimeZoneReason(_ zone: String) -> String {
+        if !zone.isEmpty, !zone.contains(".."), FileManager.default.fileExists(atPath: "/usr/share/zoneinfo/" + zone) {
+            return "'\(zone)' is in /usr/share/zoneinfo but this alarmd cannot read named time zones (a static build without FoundationInternationalization): rebuild it from this repository's sources, which keep that module linked"
+        }
+        return "'\(zone)' is not an IANA time zone such as Europe/Berlin"
+    }
+}

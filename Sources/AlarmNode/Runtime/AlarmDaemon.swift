@@ -53,7 +53,7 @@ public final class AlarmDaemon: Sendable {
         let timeZoneSource = TimeZoneSource(configured: configuration.node.timeZone)
         let zoneName = timeZoneSource.currentZone
         guard let timeZone = TimeZone(identifier: zoneName) else {
-            throw StartupError("the time zone '\(zoneName)' is unknown: set node.time-zone or --time-zone to an IANA zone such as Europe/Berlin")
+            throw StartupError("the time zone \(NodeConfiguration.unusableTimeZoneReason(zoneName)): set node.time-zone or --time-zone to an IANA zone such as Europe/Berlin")
         }
 
         var state = loaded.state ?? NodeState()
