@@ -5,6 +5,7 @@
 #ifndef CLINUX_H
 #define CLINUX_H
 
+#include <malloc.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/inotify.h>

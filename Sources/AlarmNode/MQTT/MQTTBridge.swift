@@ -1,5 +1,6 @@
 import AlarmKit
 import Foundation
+import LinuxSystem
 import Logging
 import Mosquitto
 import OrderedCollections
@@ -205,6 +206,8 @@ public final class MQTTBridge: Service, Sendable {
         for document in documents {
             send(MQTTMessage(topic: topics.alarm(document.id), payload: encode(document), qos: 1, retain: true))
         }
+        // Encoding every document was a burst of short-lived memory: give it back.
+        ProcessMemory.releaseFreedMemory()
     }
 
     private func mayWaitForPrompt(_ message: MQTTMessage) async -> Bool {

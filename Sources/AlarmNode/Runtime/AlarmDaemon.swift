@@ -58,6 +58,8 @@ public final class AlarmDaemon: Sendable {
 
         var state = loaded.state ?? NodeState()
         if configuration.node.authorization == .authorized { state.authorization = .authorized }
+        // Decoding the state file was a burst of short-lived memory: give it back.
+        ProcessMemory.releaseFreedMemory()
 
         let hardwareParts: (parts: NodeHardware.Parts, simulation: HardwareParts.Simulation?)
         do {
