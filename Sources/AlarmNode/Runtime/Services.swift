@@ -110,32 +110,39 @@ struct ServiceNotifierService: Service {
 }
 
 /// In simulation mode: prints the virtual buzzer and LED on the terminal and publishes them,
-/// retained, on `<base>/sim/outputs`.
+/// retained, on `<base>/sim/outputs`: every transition, even one that is over by the time it is
+/// shown (an alarm stopped a millisecond after it sounded still shows its buzzer on, then off).
 struct SimulationDisplayService: Service {
     let simulation: HardwareParts.Simulation
     let bridge: MQTTBridge
     let topic: String
 
+    private enum Output { case buzzer, led }
+
     func run() async throws {
-        let merged = AsyncStream<Void> { continuation in
-            let tasks = [simulation.buzzer, simulation.led].map { line in
-                Task { for await _ in line.changes() { continuation.yield() } }
+        let merged = AsyncStream<(Output, Bool)> { continuation in
+            let tasks = [(Output.buzzer, simulation.buzzer), (.led, simulation.led)].map { output, line in
+                Task { for await on in line.changes() { continuation.yield((output, on)) } }
             }
             continuation.onTermination = { _ in tasks.forEach { $0.cancel() } }
         }
-        var last: (Bool, Bool)?
-        for await _ in merged.cancelOnGracefulShutdown() {
-            show(&last)
+        var outputs = (buzzer: simulation.buzzer.isOn, led: simulation.led.isOn)
+        var last: (buzzer: Bool, led: Bool)?
+        for await (output, on) in merged.cancelOnGracefulShutdown() {
+            switch output {
+            case .buzzer: outputs.buzzer = on
+            case .led: outputs.led = on
+            }
+            show(outputs, &last)
         }
         // The hardware is off by now: show that too.
-        show(&last)
+        show((simulation.buzzer.isOn, simulation.led.isOn), &last)
     }
 
-    private func show(_ last: inout (Bool, Bool)?) {
-        let outputs = (simulation.buzzer.isOn, simulation.led.isOn)
+    private func show(_ outputs: (buzzer: Bool, led: Bool), _ last: inout (buzzer: Bool, led: Bool)?) {
         guard last.map({ $0 != outputs }) ?? true else { return }
         last = outputs
-        FileHandle.standardOutput.write(Data("[simulated hardware] buzzer \(outputs.0 ? "ON " : "off")  led \(outputs.1 ? "ON " : "off")\n".utf8))
-        bridge.publish(.init(topic: topic, string: #"{"buzzer":\#(outputs.0),"led":\#(outputs.1)}"#, qos: 1, retain: true))
+        FileHandle.standardOutput.write(Data("[simulated hardware] buzzer \(outputs.buzzer ? "ON " : "off")  led \(outputs.led ? "ON " : "off")\n".utf8))
+        bridge.publish(.init(topic: topic, string: #"{"buzzer":\#(outputs.buzzer),"led":\#(outputs.led)}"#, qos: 1, retain: true))
     }
 }
