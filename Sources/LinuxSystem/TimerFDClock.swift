@@ -124,7 +124,8 @@ final class TimerThread: Sendable {
             let due = state.withLock { state in
                 let now = Self.bootTimeNow()
                 let dueIDs = state.sleepers.compactMap { $0.value.deadline <= now ? $0.key : nil }
-                let due = dueIDs.compactMap { state.sleepers.removeValue(forKey: $0) }
+                // Several may be due after a late wake-up: the earliest is resumed first.
+                let due = dueIDs.compactMap { state.sleepers.removeValue(forKey: $0) }.sorted { $0.deadline < $1.deadline }
                 state.armedFor = nil
                 try? rearm(&state)
                 return due
