@@ -37,7 +37,7 @@ final class DaemonProcess: Sendable {
         let directory = stateDirectory ?? FileManager.default.temporaryDirectory.appending(path: "alarmd-test-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let logFile = directory.appending(path: "alarmd-\(UUID().uuidString.prefix(6)).log")
-        FileManager.default.createFile(atPath: logFile.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: logFile.path, contents: nil)
         let process = Process()
         process.executableURL = executable
         process.arguments = ["--broker", "\(broker.host):\(broker.port)", "--node", node,
@@ -68,7 +68,7 @@ final class DaemonProcess: Sendable {
 
     /// Kills with SIGKILL: no goodbye, as in a crash or a power cut.
     func kill() async {
-        await stop(signal: SIGKILL)
+        _ = await stop(signal: SIGKILL)
     }
 
     private func stop(signal: Int32) async -> Int32 {
@@ -92,6 +92,7 @@ final class DaemonProcess: Sendable {
 }
 
 /// Runs `body` with a daemon on `broker`, and stops it whatever happens.
+@discardableResult
 func withDaemonProcess<Result>(
     broker: TestBroker, node: String, stateDirectory: URL? = nil, timeZone: String? = "Europe/Berlin",
     arguments: [String] = [], _ body: (DaemonProcess) async throws -> Result

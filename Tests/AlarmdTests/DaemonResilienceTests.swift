@@ -134,7 +134,8 @@ struct DaemonResilienceTests {
                 let reply = try await node.request("schedule", ["id": .string(id.uuidString),
                                                                 "configuration": configurationJSON(preAlert: 2 + Double(index))])
                 let document = try AlarmJSON.decoder.decode(AlarmDocument.self, from: AlarmJSON.encoder.encode(reply["alarm"]!))
-                fireDates[id] = try #require(document.nextAlertDate)
+                let fireDate: Date = try #require(document.nextAlertDate)
+                fireDates[id] = fireDate
             }
             broker.freeze()
             let frozenAt = Date()
