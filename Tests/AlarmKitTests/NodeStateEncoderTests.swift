@@ -59,6 +59,20 @@ struct NodeStateEncoderTests {
         try expectSameBytes(encoder, state(engine))
     }
 
+    @Test func dropsTheConfigurationsOfAlarmsNoLongerInTheState() throws {
+        let shared = SplicingAlarmEncoder()
+        let encoder = NodeStateEncoder(records: shared)
+        var (engine, ids) = try engineInEveryPhase()
+        _ = try encoder.encode(state(engine))
+        #expect(shared.cachedCount == ids.count)
+        // A record of a removed alarm, encoded by someone else after its removal.
+        let removed = try #require(engine.records[ids[0]])
+        _ = try engine.perform(.cancel, id: ids[0], now: start + 31)
+        _ = try shared.encode(removed)
+        _ = try encoder.encode(state(engine))
+        #expect(shared.cachedCount == ids.count - 1)
+    }
+
     @Test func decodesBackToTheSameState() throws {
         let (engine, _) = try engineInEveryPhase()
         let original = state(engine)

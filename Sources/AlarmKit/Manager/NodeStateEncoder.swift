@@ -46,6 +46,10 @@ public final class NodeStateEncoder: Sendable {
         bytes += try AlarmJSON.encoder.encode(state.authorization)
         bytes += Array(#","schemaVersion":\#(state.schemaVersion)}"#.utf8)
         cache.withLock { $0 = current }
+        // A record encoded here just after its alarm was removed (an older snapshot still in
+        // the writer's hands) puts its configuration back into the shared cache: drop what no
+        // alarm of this state has, so removed alarms cannot pile up over months.
+        if records.cachedCount > state.alarms.count { records.keepOnly(Set(current.keys)) }
         return bytes
     }
 }

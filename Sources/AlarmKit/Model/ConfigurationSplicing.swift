@@ -49,6 +49,11 @@ public final class SplicingAlarmEncoder: Sendable {
         _ = configurations.withLock { $0.removeValue(forKey: id) }
     }
 
+    /// Keeps only the configurations of `ids`.
+    public func keepOnly(_ ids: Set<UUID>) {
+        configurations.withLock { cache in cache = cache.filter { ids.contains($0.key) } }
+    }
+
     /// How many configurations are kept.
     public var cachedCount: Int {
         configurations.withLock { $0.count }
