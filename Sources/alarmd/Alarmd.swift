@@ -46,12 +46,11 @@ struct ConfigurationOptions: ParsableArguments {
             configuration = try ConfigurationReader.read(path: path)
         }
         if let broker {
-            let parts = broker.split(separator: ":", omittingEmptySubsequences: false)
-            guard let host = parts.first, !host.isEmpty, parts.count <= 2,
-                  let port = parts.count == 2 ? Int(parts[1]) : 1883, (1...65_535).contains(port) else {
-                throw ValidationError("--broker takes HOST or HOST:PORT, e.g. 127.0.0.1:1883")
+            // The same reading as alarmctl's and AlarmManager's: HOST, HOST:PORT or [IPv6]:PORT.
+            guard let (host, port) = RemoteNodeSettings.parseBroker(broker) else {
+                throw ValidationError("--broker takes HOST, HOST:PORT or [IPv6 address]:PORT, e.g. 127.0.0.1:1883")
             }
-            configuration.broker.host = String(host)
+            configuration.broker.host = host
             configuration.broker.port = port
         }
         if let node {
@@ -97,6 +96,11 @@ extension Alarmd {
             } catch let error as ConfigurationError {
                 logger.critical("configuration invalid", metadata: ["problems": "\(error)"])
                 throw ExitCode(2)
+            } catch let error as ValidationError {
+                // A bad override on the command line is a configuration error too: exit 2, which
+                // the systemd unit does not restart (RestartPreventExitStatus=2).
+                logger.critical("configuration invalid", metadata: ["problems": "\(error.message)"])
+                throw ExitCode(2)
             }
             do {
                 let options = self.options
@@ -136,11 +140,28 @@ extension Alarmd {
 
         func run() throws {
             let configuration = try options.load()
-            let store = StateStore(directory: configuration.node.stateDirectory, logger: Logger(label: "alarmd"))
-            var state = try store.load().state ?? NodeState()
+            let directory = configuration.node.stateDirectory
+            // Written by root, the file would be root's and unreadable to the daemon's user, which
+            // would keep it aside and start with no alarms.
+            if geteuid() == 0, let owner = (try? FileManager.default.attributesOfItem(atPath: directory))?[.ownerAccountID] as? NSNumber,
+               owner.uint32Value != 0 {
+                fail("\(directory) belongs to another user than root: run this as that user, e.g. sudo -u alarmd alarmd reset-authorization --config /etc/alarmd/alarmd.toml")
+            }
+            let store = StateStore(directory: directory, logger: Logger(label: "alarmd"))
+            let loaded = try store.load()
+            if let problem = loaded.problem {
+                // Writing an empty state now would look like success while every alarm is gone.
+                fail("nothing was reset: \(problem). Restore that file, or start alarmd to begin with no alarms")
+            }
+            var state = loaded.state ?? NodeState()
             state.authorization = .notDetermined
             try store.save(state)
             print("authorization reset in \(store.path); start alarmd (with authorization = \"prompt\") and it will ask again")
+        }
+
+        private func fail(_ message: String) -> Never {
+            FileHandle.standardError.write(Data("alarmd reset-authorization: \(message)\n".utf8))
+            Foundation.exit(1)
         }
     }
 }
