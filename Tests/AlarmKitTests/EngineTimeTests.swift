@@ -109,4 +109,22 @@ struct EngineTimeTests {
         }
         #expect(alerts == expected.map(date))
     }
+
+    /// An alarm held while the clock is untrusted, then scheduled again for a time ahead, must
+    /// ring at that time, not wait for the clock to be trusted.
+    @Test("A held alarm scheduled again alerts at its new time")
+    func heldAlarmRescheduled() throws {
+        let start = date("2026-11-22T10:00:00Z")
+        var engine = AlarmEngine(configuration: .init(timeZone: zone("Europe/Berlin")), clockTrusted: false)
+        let id = UUID()
+        _ = try engine.schedule(id: id, configuration: configuration(schedule: .fixed(start + 60)), now: start)
+        _ = engine.advance(to: start + 3 * 3600)
+        #expect(engine.heldAlarms == [id])
+        let later = start + 3 * 3600 + 60
+        _ = try engine.schedule(id: id, configuration: configuration(schedule: .fixed(later), title: "Again"), now: start + 3 * 3600)
+        #expect(engine.heldAlarms.isEmpty)
+        #expect(engine.nextDeadline == later)
+        _ = engine.advance(to: later)
+        #expect(engine.document(for: id)?.state == .alerting)
+    }
 }

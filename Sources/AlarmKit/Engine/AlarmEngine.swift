@@ -69,15 +69,18 @@ public struct AlarmEngine: Sendable {
         }
     }
 
-    /// Stores an alarm and indexes its deadline.
+    /// Stores an alarm and indexes its deadline. A changed alarm is no longer held: its new
+    /// deadline is looked at again (and held again if it too is past the grace).
     private mutating func store(_ record: AlarmRecord) {
         records[record.id] = record
+        heldAlarms.remove(record.id)
         if let date = deadline(of: record) { deadlines.insert(Deadline(date: date, id: record.id)) }
     }
 
     /// Removes an alarm; its index entries go stale.
     private mutating func removeRecord(_ id: UUID) {
         records[id] = nil
+        heldAlarms.remove(id)
     }
 
     /// True when `entry` still is its alarm's deadline and the alarm is not held.
