@@ -163,6 +163,27 @@ struct RestoreTests {
         #expect(Set(delegate.lastState?.alarms.map(\.id) ?? []) == [first, second])
     }
 
+    /// A failed write with nobody waiting leaves the state unsaved and no write running; an
+    /// authorization request must start one rather than wait for a write that never comes.
+    @Test("An authorization request after a failed write is answered")
+    func authorizationAfterFailedWrite() async throws {
+        let (node, _, delegate, timer) = try await restart(NodeState(authorization: .authorized), at: start)
+        defer { timer.cancel() }
+        delegate.failWrites.withLock { $0 = true }
+        await #expect(throws: AlarmManager.AlarmError.self) {
+            try await node.schedule(id: UUID(), configuration: configuration(preAlert: 60))
+        }
+        delegate.failWrites.withLock { $0 = false }
+        let answer = Task { await node.waitUntilDurable(await node.submit(.requestAuthorization)) }
+        let reply = try await withThrowingTaskGroup(of: NodeReply?.self) { group in
+            group.addTask { await answer.value }
+            group.addTask { try await Task.sleep(for: .seconds(30)); return nil }
+            defer { group.cancelAll() }
+            return try await group.next() ?? nil
+        }
+        #expect(reply == .authorization(.authorized))
+    }
+
     @Test("Changes submitted together share writes, and each reply waits for its own")
     func groupCommit() async throws {
         let (node, _, delegate, timer) = try await restart(NodeState(authorization: .authorized), at: start)

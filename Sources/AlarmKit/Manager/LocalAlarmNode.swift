@@ -94,6 +94,14 @@ public actor LocalAlarmNode {
 
     public var documents: [AlarmDocument] { engine.documents }
 
+    /// Calls `body` with every alarm's document on the node's actor, so that no change lands
+    /// between reading them and what `body` does with them (publish them all, say). The
+    /// delegate's `perform` runs on the same actor, so the two never interleave. `body` must
+    /// not block.
+    public func withDocuments<Result: Sendable>(_ body: @Sendable ([AlarmDocument]) -> Result) -> Result {
+        body(engine.documents)
+    }
+
     public var currentEngine: AlarmEngine { engine }
 
     public var authorizationState: AlarmManager.AuthorizationState { authorization }
@@ -162,7 +170,9 @@ public actor LocalAlarmNode {
                 return Submission(reply: .alarm(engine.document(for: id)), version: version)
             case .requestAuthorization:
                 let decision = await requestAuthorization()
-                return Submission(reply: .authorization(decision), version: groupCommit.unsavedVersion)
+                // Whatever is unsaved (the decision, or changes a failed write left) is written
+                // now, so the reply cannot wait for a write nobody starts.
+                return Submission(reply: .authorization(decision), version: writeUnsaved())
             case .list:
                 return Submission(reply: .alarms(engine.documents), version: nil)
             }
@@ -175,11 +185,17 @@ public actor LocalAlarmNode {
     /// the write's failure, if any.
     @discardableResult
     public func flush() async -> AlarmManager.AlarmError? {
+        guard let version = writeUnsaved() else { return nil }
+        return await groupCommit.outcome(of: version)
+    }
+
+    /// When some change is not on disk, starts writing it under a fresh number (so a write that
+    /// failed earlier is tried again rather than reported) and returns that number.
+    private func writeUnsaved() -> Int? {
         guard delegate != nil, groupCommit.unsavedVersion != nil else { return nil }
-        // A fresh number, so that a write that failed earlier is tried again rather than reported.
         let version = groupCommit.numberChange()
         startWriteIfIdle()
-        return await groupCommit.outcome(of: version)
+        return version
     }
 
     /// The submission's reply once its change is on disk, or the write's failure. Waits for the

@@ -200,11 +200,14 @@ public final class MQTTBridge: Service, Sendable {
 
     /// After a (re)connect the broker may have lost everything: status and every alarm again.
     private func republishEverything() async {
-        let documents = await node.documents
-        knownAlarms.withLock { $0 = Set(documents.map(\.id)) }
-        publishStatus(status.withLock { $0 })
-        for document in documents {
-            send(MQTTMessage(topic: topics.alarm(document.id), payload: encode(document), qos: 1, retain: true))
+        // On the node's actor: a change published meanwhile would otherwise be overtaken by
+        // this older copy of its document, or dropped from the known alarms.
+        await node.withDocuments { documents in
+            knownAlarms.withLock { $0 = Set(documents.map(\.id)) }
+            publishStatus(status.withLock { $0 })
+            for document in documents {
+                send(MQTTMessage(topic: topics.alarm(document.id), payload: encode(document), qos: 1, retain: true))
+            }
         }
         // Encoding every document was a burst of short-lived memory: give it back.
         ProcessMemory.releaseFreedMemory()
