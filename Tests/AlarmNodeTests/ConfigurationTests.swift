@@ -97,6 +97,7 @@ struct ConfigurationTests {
         #expect(throws: ConfigurationError.self) { try ConfigurationReader.parse("[node\nid = 1") }
         do {
             _ = try ConfigurationReader.parse("[node]\nid = \"a\"\nid = \"b\"")
+            Issue.record("a duplicate key was accepted")
         } catch {
             #expect(error.problems.first?.message.contains("line") == true)
         }

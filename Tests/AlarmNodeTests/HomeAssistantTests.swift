@@ -59,7 +59,9 @@ struct HomeAssistantTests {
         // One device for the node: the same identifiers everywhere; unique ids are unique.
         let identifiers = Set(configurations.map { $0.payload["device"]?["identifiers"] })
         #expect(identifiers.count == 1)
+        #expect(identifiers.first.flatMap { $0 } != nil)
         let uniqueIDs = configurations.compactMap { $0.payload["unique_id"] }
+        #expect(uniqueIDs.count == configurations.count)
         #expect(Set(uniqueIDs).count == uniqueIDs.count)
     }
 
@@ -67,7 +69,8 @@ struct HomeAssistantTests {
     func state() throws {
         let now = Date(timeIntervalSince1970: 1_795_000_000)
         var engine = AlarmEngine()
-        #expect(HomeAssistantState(engine: engine) == HomeAssistantState(engine: AlarmEngine()))
+        let empty = HomeAssistantState(engine: engine)
+        #expect(empty.nextAlarm == nil && !empty.alerting && empty.countdownEnds == nil)
         let attributes = AlarmAttributes<JSONValue>(presentation: .init(alert: .init(
             title: "T", stopButton: .init(text: "S", textColor: .white, systemImageName: "s"))), tintColor: .blue)
         _ = try engine.schedule(id: UUID(), configuration: .timer(duration: 600, attributes: attributes), now: now)

@@ -22,6 +22,7 @@ final class NodeClient: Sendable {
                         protocolVersion: MQTTProtocolVersion = .v5) async throws -> NodeClient {
         let configuration = broker.clientConfiguration(clientID: "test-\(UUID().uuidString.prefix(8))", protocolVersion: protocolVersion)
         let client = try MQTTClient(configuration: configuration, logger: TestClients.logger("test-client"))
+        clients.adopt(client)
         let nodeClient = NodeClient(client: client, topics: NodeTopics(node: node))
         for filter in ["\(nodeClient.topics.base)/#", "\(nodeClient.replyTopic)", "home/#"] {
             try client.subscribe(filter, qos: 1)

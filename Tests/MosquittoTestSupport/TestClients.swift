@@ -24,6 +24,12 @@ public final class TestClients: Sendable {
         return (client, events)
     }
 
+    /// Adds a client that its caller connects and reads itself, so that it too is disconnected
+    /// at the end.
+    public func adopt(_ client: MQTTClient) {
+        clients.withLock { $0.append(client) }
+    }
+
     /// Disconnects every client started here.
     public func disconnectAll() async {
         for client in clients.withLock({ $0 }) {
