@@ -92,6 +92,16 @@ struct ConfigurationTests {
         }
     }
 
+    @Test("tls without ca-file is refused by check-config, as the daemon would refuse it")
+    func tlsNeedsCAFile() {
+        do {
+            _ = try ConfigurationReader.parse("[broker]\ntls = true\n")
+            Issue.record("tls without ca-file was accepted")
+        } catch {
+            #expect(error.problems.map(\.key).contains("broker.ca-file"))
+        }
+    }
+
     @Test("A TOML syntax error says where")
     func syntax() {
         #expect(throws: ConfigurationError.self) { try ConfigurationReader.parse("[node\nid = 1") }

@@ -119,6 +119,9 @@ public enum ConfigurationReader {
                 if !configuration.broker.tls, configuration.broker.caFile != nil || configuration.broker.certFile != nil {
                     problem("broker.tls", "ca-file or cert-file is set but tls is false: set tls = true")
                 }
+                if configuration.broker.tls, configuration.broker.caFile == nil {
+                    problem("broker.ca-file", "tls is on but ca-file is not set: name the CA certificate that signed the broker's")
+                }
             }
 
             if let limits = table(root, "limits") {
