@@ -2,6 +2,7 @@ import AlarmHardware
 import AlarmKit
 import AlarmNode
 import Foundation
+import Synchronization
 import Testing
 
 /// What a stop or snooze press does in every state of the node (SPEC §4): `ButtonActions.plan`
@@ -59,19 +60,7 @@ struct ButtonActionsTests {
     static func carryOut(_ actions: [ButtonAction], on engine: inout AlarmEngine, at seconds: TimeInterval) throws -> [AlarmEffect] {
         var effects: [AlarmEffect] = []
         for action in actions {
-            switch action {
-            case .perform(let operation, let id):
-                let now = at(seconds)
-                switch operation {
-                case .cancel: effects += try engine.cancel(id: id, now: now)
-                case .stop: effects += try engine.stop(id: id, now: now)
-                case .countdown: effects += try engine.countdown(id: id, now: now)
-                case .pause: effects += try engine.pause(id: id, now: now)
-                case .resume: effects += try engine.resume(id: id, now: now)
-                }
-            case .secondary(let id):
-                effects += try engine.secondaryAction(id: id, now: at(seconds))
-            }
+            effects += try action.apply(to: &engine, now: at(seconds))
         }
         return effects
     }
@@ -162,6 +151,32 @@ struct ButtonActionsTests {
         #expect(plan == [Self.id(2), Self.id(3), Self.id(1)].map { .perform(.stop, id: $0) })
         _ = try Self.carryOut(plan, on: &engine, at: 121)
         #expect(engine.records.isEmpty)
+    }
+
+    @Test("A press on a node stops every alerting alarm at once, without waiting for the disk",
+          .timeLimit(.minutes(1)))
+    func pressDoesNotWaitForTheDisk() async throws {
+        var engine = Self.engine()
+        try Self.timer(&engine, Self.id(1), 60)
+        try Self.timer(&engine, Self.id(2), 60)
+        _ = engine.advance(to: Self.at(60))
+        let disk = StalledDisk()
+        let node = LocalAlarmNode(
+            configuration: engine.configuration,
+            state: NodeState(authorization: .authorized, alarms: Array(engine.records.values)),
+            clock: ManualAlarmClock(now: Self.at(61)), delegate: disk)
+        #expect(await node.currentEngine.alerting.count == 2)
+
+        // The write the press starts cannot finish until the disk is released: the press must
+        // not wait for it, and both alarms must be quiet together.
+        let refusals = await ButtonActions.press(.stop, .short, on: node)
+        #expect(refusals.isEmpty)
+        #expect(await node.currentEngine.alerting.isEmpty)
+        #expect(disk.stoppedAlerts == 2, "both alerts end in the one change the press made")
+
+        disk.release()
+        #expect(await node.flush() == nil)
+        #expect(disk.savedAlarmCounts.last == 0)
     }
 
     @Test("Several alerting: snooze applies each one's own secondary behaviour", arguments: [PressKind.short, .long])
@@ -341,5 +356,37 @@ struct ButtonActionsTests {
         engine = idle
         #expect(plan(.short) == [.perform(.pause, id: Self.id(2))])
         #expect(plan(.long) == [.perform(.cancel, id: Self.id(2))])
+    }
+}
+
+/// A node delegate whose writes block until `release()`: shows what waits for the disk.
+private final class StalledDisk: AlarmNodeDelegate {
+    private struct State {
+        var released = false
+        var savedAlarmCounts: [Int] = []
+        var stoppedAlerts = 0
+    }
+    private let state = Mutex(State())
+    private let opened = DispatchSemaphore(value: 0)
+
+    var savedAlarmCounts: [Int] { state.withLock { $0.savedAlarmCounts } }
+    var stoppedAlerts: Int { state.withLock { $0.stoppedAlerts } }
+
+    func release() {
+        state.withLock { $0.released = true }
+        opened.signal()
+    }
+
+    func persist(_ saved: NodeState) throws {
+        if !state.withLock({ $0.released }) {
+            opened.wait()
+            opened.signal()
+        }
+        state.withLock { $0.savedAlarmCounts.append(saved.alarms.count) }
+    }
+
+    func perform(_ effects: [AlarmEffect], engine: AlarmEngine, authorization: AlarmManager.AuthorizationState) {
+        let ended = effects.filter { if case .alertEnded = $0 { true } else { false } }.count
+        state.withLock { $0.stoppedAlerts += ended }
     }
 }

@@ -138,6 +138,32 @@ public actor LocalAlarmNode {
         if let version, let error = await groupCommit.outcome(of: version) { throw error }
     }
 
+    /// Applies several changes in one turn of the actor and starts writing them without waiting
+    /// for the disk: for input nobody awaits a reply to, such as a hardware button, whose alarms
+    /// must stop together rather than one write apart. `plan` picks the steps from the current
+    /// engine; `apply` carries out each one. A refused step changes nothing and is returned with
+    /// its error; the steps before and after it stay in effect.
+    public func applyWithoutWaiting<Step: Sendable>(
+        planning plan: @Sendable (AlarmEngine) -> [Step],
+        _ apply: @Sendable (inout AlarmEngine, Step, Date) throws(AlarmManager.AlarmError) -> [AlarmEffect]
+    ) -> [(Step, AlarmManager.AlarmError)] {
+        let now = clock.now
+        var next = engine
+        var effects: [AlarmEffect] = []
+        var refusals: [(Step, AlarmManager.AlarmError)] = []
+        for step in plan(engine) {
+            var attempt = next
+            do {
+                effects += try apply(&attempt, step, now)
+                next = attempt
+            } catch {
+                refusals.append((step, error))
+            }
+        }
+        commit(next, effects)
+        return refusals
+    }
+
     /// A command applied to the alarms, whose reply may still wait for the disk.
     public struct Submission: Sendable {
         /// The reply once the change is durable.

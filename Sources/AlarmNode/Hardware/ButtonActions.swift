@@ -6,6 +6,14 @@ public enum ButtonAction: Sendable, Hashable {
     case perform(AlarmOperation, id: UUID)
     /// The alert's secondary button (snooze, or its custom intent).
     case secondary(id: UUID)
+
+    /// Carries the action out on `engine` at `now`; a refusal leaves `engine` unchanged.
+    public func apply(to engine: inout AlarmEngine, now: Date) throws(AlarmManager.AlarmError) -> [AlarmEffect] {
+        switch self {
+        case .perform(let operation, let id): try engine.perform(operation, id: id, now: now)
+        case .secondary(let id): try engine.secondaryAction(id: id, now: now)
+        }
+    }
 }
 
 /// The press kinds the daemon acts on, already mapped for a single-button board.
@@ -50,21 +58,14 @@ public enum ButtonActions {
 }
 
 extension ButtonActions {
-    /// Carries out a press on `node`: plans it from the node's state, then runs each action.
-    /// Returns the refusals, which a button cannot report to anyone but the log.
+    /// Carries out a press on `node`: plans it from the node's state and applies every action in
+    /// one change, without waiting for the disk (a press has nobody to answer, and the alarms it
+    /// stops must go quiet together). Returns the refusals, which a button cannot report to
+    /// anyone but the log.
     @discardableResult
     public static func press(_ button: PressedButton, _ kind: PressKind, on node: LocalAlarmNode) async -> [(ButtonAction, AlarmManager.AlarmError)] {
-        var refusals: [(ButtonAction, AlarmManager.AlarmError)] = []
-        for action in plan(button, kind, engine: await node.currentEngine) {
-            do {
-                switch action {
-                case .perform(let operation, let id): try await node.perform(operation, id: id)
-                case .secondary(let id): try await node.secondaryAction(id: id)
-                }
-            } catch {
-                refusals.append((action, error))
-            }
+        await node.applyWithoutWaiting(planning: { engine in plan(button, kind, engine: engine) }) { engine, action, now throws(AlarmManager.AlarmError) in
+            try action.apply(to: &engine, now: now)
         }
-        return refusals
     }
 }
