@@ -38,7 +38,9 @@ public struct EngineConfiguration: Sendable, Hashable {
 /// node must carry out (persist and publish, events, intents, the buzzer). Nothing here reads a
 /// clock, sleeps or does I/O, so every transition is testable without waiting.
 public struct AlarmEngine: Sendable {
-    public var configuration: EngineConfiguration
+    /// Fixed once the engine exists (a change would leave deadlines computed under the old one
+    /// stale); the time zone changes only through `changeTimeZone(to:now:)`.
+    public internal(set) var configuration: EngineConfiguration
     /// The alarms, in the order they were first scheduled.
     public private(set) var records: OrderedDictionary<UUID, AlarmRecord>
     /// Every alarm's next deadline, soonest first, so that finding what is due costs O(log n).
