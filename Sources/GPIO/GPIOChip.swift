@@ -54,6 +54,20 @@ public final class GPIOChip: Sendable {
         handle.withLock { gpiod_chip_close($0.pointer) }
     }
 
+    /// The GPIO character devices in `directory` (`gpiochipN`), sorted: the chips libgpiod's
+    /// `gpiod_chip_iter_new` would open, found without opening them (so without needing
+    /// permission). Empty on a machine with no GPIO at all, such as a PC or a container.
+    public static func deviceNames(in directory: String = "/dev") -> [String] {
+        guard let stream = opendir(directory) else { return [] }
+        defer { closedir(stream) }
+        var names: [String] = []
+        while let entry = readdir(stream) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+            if GPIOChipSelector(name) == .name(name) { names.append(name) }
+        }
+        return names.sorted { $0.count != $1.count ? $0.count < $1.count : $0 < $1 }
+    }
+
     /// Requests a line as an output, initially off (inactive), with
     /// `gpiod_line_request_output_flags`.
     public func requestOutput(_ configuration: GPIOLineConfiguration, consumer: String) throws(GPIOError) -> GPIOOutput {

@@ -52,7 +52,7 @@ public struct NodeConfiguration: Sendable, Hashable {
 
     public struct Hardware: Sendable, Hashable {
         public enum Mode: String, Sendable, Hashable, CaseIterable {
-            /// GPIO when the chip exists, else simulation.
+            /// GPIO; the simulation only on a machine with no GPIO chip at all.
             case auto
             /// GPIO; a missing chip is an error.
             case gpio

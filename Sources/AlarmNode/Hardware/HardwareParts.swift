@@ -25,16 +25,25 @@ public enum HardwareParts {
         public var description: String { message }
     }
 
-    /// The parts to use: GPIO when configured (or in `auto` mode when the chip exists), else the
-    /// simulation. In `auto` mode a missing chip means simulation; any other GPIO error is fatal.
+    /// The parts to use: GPIO when configured, else the simulation. In `auto` mode the simulation
+    /// stands in only on a machine with no GPIO chip at all (a PC, a container): where chips
+    /// exist, a chip name that matches none of them is a mistake that would leave the node
+    /// silent, so it is refused like any other GPIO error.
+    ///
+    /// The simulation has the configured buttons: without a snooze button, one button that
+    /// snoozes with a short press and stops with a long one, as on the real board.
     public static func make(
-        _ configuration: NodeConfiguration.Hardware, logger: Logger
+        _ configuration: NodeConfiguration.Hardware, deviceDirectory: String = "/dev", logger: Logger
     ) throws(HardwareError) -> (parts: NodeHardware.Parts, simulation: Simulation?) {
         if configuration.mode != .simulated {
             do {
                 return (try openGPIO(configuration, logger: logger), nil)
-            } catch let error where configuration.mode == .auto && error.code == .chipNotFound {
-                logger.notice("no GPIO chip; using simulated hardware", metadata: ["chip": "\(configuration.chip)"])
+            } catch let error where error.code == .chipNotFound {
+                let chips = GPIOChip.deviceNames(in: deviceDirectory)
+                guard configuration.mode == .auto, chips.isEmpty else {
+                    throw HardwareError(message: chipNotFoundMessage(error, chips: chips, mode: configuration.mode))
+                }
+                logger.notice("no GPIO chip on this machine; using simulated hardware", metadata: ["chip": "\(configuration.chip)"])
             } catch {
                 throw HardwareError(message: error.message)
             }
@@ -42,8 +51,17 @@ public enum HardwareParts {
         let simulation = Simulation(buzzer: SimulatedLine(name: "buzzer"), led: SimulatedLine(name: "led"),
                                     buttons: SimulatedButtons(clock: TimerFDClock()))
         let parts = NodeHardware.Parts(buzzer: simulation.buzzer, led: simulation.led, buttons: simulation.buttons,
-                                       layout: .twoButtons)
+                                       layout: configuration.snoozeButton == nil ? .singleButton : .twoButtons)
         return (parts, simulation)
+    }
+
+    /// The chip error, with the chips this machine has and how to choose.
+    static func chipNotFoundMessage(_ error: GPIOError, chips: [String], mode: NodeConfiguration.Hardware.Mode) -> String {
+        guard !chips.isEmpty else {
+            return "\(error.message); this machine has no GPIO chip: set hardware.mode = \"simulated\" (or \"auto\") to run without GPIO"
+        }
+        let simulation = mode == .auto ? "" : ", or hardware.mode = \"simulated\" to run without GPIO"
+        return "\(error.message); this machine has \(chips.joined(separator: ", ")): set hardware.chip to one of them (by name, path or label)\(simulation)"
     }
 
     private static func openGPIO(_ configuration: NodeConfiguration.Hardware, logger: Logger) throws(GPIOError) -> NodeHardware.Parts {

@@ -193,6 +193,16 @@ snooze-button = { line = "snooze", active-low = true, bias = "pull-up" }
 escalate-after = "1h"
 EOF
 "$HIL_BIN" check-config /tmp/alarmd.toml || fail "alarmd check-config rejected the HIL configuration"
+
+# auto mode on a machine that has GPIO chips: a chip name matching none of them is refused (a
+# node that fell back to simulating its buzzer would wake nobody), and the chips are listed.
+sed -e 's/^mode = "gpio"/mode = "auto"/' -e 's/^chip = .*/chip = "no-such-chip"/' \
+    -e 's|^state-directory = .*|state-directory = "/tmp/alarmd-wrong-chip"|' /tmp/alarmd.toml >/tmp/alarmd-wrong-chip.toml
+wrong_chip_status=0
+timeout 30 "$HIL_BIN" --config /tmp/alarmd-wrong-chip.toml >/dev/null 2>/tmp/alarmd-wrong-chip.log || wrong_chip_status=$?
+check "auto mode refuses a wrong chip name on a machine with GPIO (exit $wrong_chip_status: 1 expected, 124 = it ran on)" \
+    [ "$wrong_chip_status" -eq 1 ]
+check "the refusal lists the machine's chips" grep -q "this machine has gpiochip" /tmp/alarmd-wrong-chip.log
 "$HIL_BIN" --config /tmp/alarmd.toml --log-level trace >"$out" 2>"$log" &
 alarmd=$!
 check "alarmd online" wait_for "$events" "^$base/status .*\"state\":\"online\"" 60
