@@ -38,7 +38,7 @@ public enum AlarmctlError: Error, Hashable, Sendable, CustomStringConvertible {
         case .unavailable(let reason): self = .unreachable(reason)
         case .unauthorized(let state):
             self = .unauthorized("the node has not authorized scheduling (authorization is \(state.rawValue)): "
-                + "run `alarmctl authorize` and press the node's stop button within 30 s, "
+                + "run `alarmctl authorize` and press the node's stop button while it chirps, "
                 + "or set authorization = \"authorized\" in the node's config")
         default: self = .refused(error)
         }

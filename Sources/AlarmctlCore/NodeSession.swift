@@ -31,16 +31,17 @@ public final class NodeSession: Sendable {
 
     /// Schedules an alarm and returns it as the node holds it.
     ///
-    /// - Parameter onAuthorizationPrompt: called first when the node will prompt on its hardware
-    ///   (its authorization is undetermined); the answer then waits for the prompt's 30 s.
+    /// - Parameter onAuthorizationPrompt: called first, with the prompt's length in seconds, when
+    ///   the node will prompt on its hardware (its authorization is undetermined); the answer then
+    ///   waits for the prompt.
     public func schedule(
-        id: UUID, configuration: AlarmManager.AlarmConfiguration<JSONValue>, onAuthorizationPrompt: () -> Void = {}
+        id: UUID, configuration: AlarmManager.AlarmConfiguration<JSONValue>, onAuthorizationPrompt: (TimeInterval) -> Void = { _ in }
     ) async throws(AlarmctlError) -> AlarmDocument {
         let status = try await status()
         guard status.isOnline else { throw offlineError(status) }
         let prompting = status.authorization == .notDetermined
-        if prompting { onAuthorizationPrompt() }
-        return try await answer(deadline: prompting ? settings.timeout + .seconds(41) : nil) { connection throws(AlarmManager.AlarmError) in
+        if prompting { onAuthorizationPrompt(status.authorizationPrompt ?? NodeStatus.defaultAuthorizationPrompt) }
+        return try await answer(deadline: prompting ? NodeStatus.replyWaitWhilePrompting(status, timeout: settings.timeout) : nil) { connection throws(AlarmManager.AlarmError) in
             try await connection.schedule(id: id, configuration: configuration)
         }
     }
@@ -50,10 +51,13 @@ public final class NodeSession: Sendable {
         try await answer { connection throws(AlarmManager.AlarmError) in try await connection.performReturningDocument(operation, id: id) }
     }
 
-    /// Asks the node for authorization; it prompts on its hardware for up to 30 s.
+    /// Asks the node for authorization; it prompts on its hardware (for `hardware.prompt-duration`)
+    /// before it answers.
     public func requestAuthorization() async throws(AlarmctlError) -> AlarmManager.AuthorizationState {
-        // The node prompts on its hardware for up to 30 s before it answers.
-        try await answer(deadline: settings.timeout + .seconds(41)) { connection throws(AlarmManager.AlarmError) in try await connection.requestAuthorization() }
+        let status = try await status()
+        return try await answer(deadline: NodeStatus.replyWaitWhilePrompting(status, timeout: settings.timeout)) { connection throws(AlarmManager.AlarmError) in
+            try await connection.requestAuthorization()
+        }
     }
 
     /// The node's retained status, waiting for it up to the settings' timeout. An offline status is returned too.

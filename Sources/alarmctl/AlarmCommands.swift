@@ -85,8 +85,9 @@ extension Alarmctl {
         static let configuration = CommandConfiguration(
             abstract: "Ask the node to authorize scheduling; press its stop button to agree.",
             discussion: """
-                The node chirps and blinks for 30 seconds: its stop button authorizes, its snooze
-                button denies. Exits with 0 when authorized, 5 otherwise.
+                The node chirps and blinks for its hardware.prompt-duration (30 seconds by default):
+                its stop button authorizes, its snooze button denies. Exits with 0 when authorized,
+                5 otherwise.
                 """)
 
         @OptionGroup var connection: ConnectionOptions
@@ -102,7 +103,7 @@ extension Alarmctl {
             }
             if decision != .authorized {
                 FileHandle.standardError.write(Data(("alarmctl: the node is not authorized (\(decision.rawValue)): run `alarmctl authorize` "
-                    + "again and press the node's stop button within 30 s\n").utf8))
+                    + "again and press the node's stop button while it chirps\n").utf8))
                 throw ExitCode(ExitStatus.unauthorized.rawValue)
             }
         }

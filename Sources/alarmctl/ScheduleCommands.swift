@@ -58,7 +58,7 @@ extension Alarmctl {
                     sound: alert.sound)
                 let id = try alert.alarmID()
                 try await connection.withSession { session throws(AlarmctlError) in
-                    let document = try await session.schedule(id: id, configuration: configuration, onAuthorizationPrompt: announcePrompt)
+                    let document = try await session.schedule(id: id, configuration: configuration, onAuthorizationPrompt: announcePrompt(lasting:))
                     output.print("scheduled \(Rendering.summary(document, now: Date(), timeZone: session.displayTimeZone))", json: document)
                 }
             }
@@ -118,7 +118,7 @@ extension Alarmctl {
                 try await connection.withSession { session throws(AlarmctlError) in
                     let timeZone = try await (expression.needsTimeZone ? session.timeZone() : TimeZone.current)
                     let document = try await session.schedule(id: id, configuration: try configuration(timeZone),
-                                                              onAuthorizationPrompt: announcePrompt)
+                                                              onAuthorizationPrompt: announcePrompt(lasting:))
                     output.print("scheduled \(Rendering.summary(document, now: Date(), timeZone: session.displayTimeZone))", json: document)
                 }
             }
@@ -127,7 +127,7 @@ extension Alarmctl {
 }
 
 /// Tells the user, on standard error, that the node is prompting on its hardware.
-func announcePrompt() {
-    FileHandle.standardError.write(Data(("alarmctl: the node asks for authorization first: press its stop button within 30 s "
+func announcePrompt(lasting seconds: TimeInterval) {
+    FileHandle.standardError.write(Data(("alarmctl: the node asks for authorization first: press its stop button within \(Int(seconds)) s "
         + "to allow scheduling (its snooze button denies)\n").utf8))
 }

@@ -194,9 +194,9 @@ struct EndToEndTests {
         }
     }
 
-    @Test("On a node that asks first, scheduling waits for its stop button")
+    @Test("On a node that asks first, scheduling waits for its stop button, as long as the node's prompt lasts")
     func authorizationPrompt() async throws {
-        try await withNode(configuration: "[node]\nauthorization = \"prompt\"\n") { node in
+        try await withNode(configuration: "[node]\nauthorization = \"prompt\"\n[hardware]\nprompt-duration = 45\n") { node in
             let scheduling = try await ChildProcess.start(
                 try BuiltExecutable.url("alarmctl"), ["timer", "1m", "--title", "Tea", "--json"],
                 environment: ["ALARMD_BROKER": "127.0.0.1:\(node.broker.port)", "ALARMD_NODE": node.id])
@@ -210,7 +210,7 @@ struct EndToEndTests {
                 let press = MQTTMessage(topic: node.topics.simulatedPress, string: "{\"button\":\"stop\",\"duration\":0.1}", qos: 1)
                 try node.observerClient.publish(press)
                 #expect(try await scheduling.waitForExit() == 0)
-                #expect(scheduling.standardError.contains("press its stop button within 30 s"))
+                #expect(scheduling.standardError.contains("press its stop button within 45 s"))
                 let document = try JSONDecoder().decode(AlarmDocument.self, from: Data(scheduling.standardOutput.utf8))
                 #expect(document.state == .countdown)
                 await scheduling.stop()
@@ -219,7 +219,9 @@ struct EndToEndTests {
                 throw error
             }
             let status = try await node.alarmctl("status", "--json")
-            #expect(try status.json(NodeStatus.self).authorization == .authorized)
+            let reported = try status.json(NodeStatus.self)
+            #expect(reported.authorization == .authorized)
+            #expect(reported.authorizationPrompt == 45)
         }
     }
 

@@ -65,12 +65,24 @@ public struct NodeStatus: Sendable, Hashable, Codable {
     public var alarms: Int?
     /// Set when the state file was damaged and kept aside: what happened and where it is.
     public var stateFileProblem: String?
+    /// How long, in seconds, the node's hardware prompt waits for a press before it answers an
+    /// authorization request undecided (`hardware.prompt-duration`).
+    public var authorizationPrompt: TimeInterval?
+
+    /// The prompt's length assumed for a node that does not say (older versions): alarmd's default.
+    public static let defaultAuthorizationPrompt: TimeInterval = 30
+
+    /// How long to wait for the answer to a request that may prompt on the node's hardware: the
+    /// usual `timeout`, the prompt, and 10 s for the press to be seen and the answer to arrive.
+    public static func replyWaitWhilePrompting(_ status: NodeStatus?, timeout: Duration) -> Duration {
+        timeout + .seconds(status?.authorizationPrompt ?? defaultAuthorizationPrompt) + .seconds(10)
+    }
 
     public static let offline = NodeStatus(state: "offline")
 
     public init(state: String, version: String? = nil, since: Date? = nil, timeZone: String? = nil,
                 clockSynchronized: Bool? = nil, authorization: AlarmManager.AuthorizationState? = nil,
-                alarms: Int? = nil, stateFileProblem: String? = nil) {
+                alarms: Int? = nil, stateFileProblem: String? = nil, authorizationPrompt: TimeInterval? = nil) {
         self.state = state
         self.version = version
         self.since = since
@@ -79,12 +91,13 @@ public struct NodeStatus: Sendable, Hashable, Codable {
         self.authorization = authorization
         self.alarms = alarms
         self.stateFileProblem = stateFileProblem
+        self.authorizationPrompt = authorizationPrompt
     }
 
     public var isOnline: Bool { state == "online" }
 
     private enum CodingKeys: String, CodingKey {
-        case state, version, since, timeZone, clockSynchronized, authorization, alarms, stateFileProblem
+        case state, version, since, timeZone, clockSynchronized, authorization, alarms, stateFileProblem, authorizationPrompt
     }
 
     public init(from decoder: any Decoder) throws {
@@ -97,6 +110,7 @@ public struct NodeStatus: Sendable, Hashable, Codable {
         authorization = try container.decodeIfPresent(AlarmManager.AuthorizationState.self, forKey: .authorization)
         alarms = try container.decodeIfPresent(Int.self, forKey: .alarms)
         stateFileProblem = try container.decodeIfPresent(String.self, forKey: .stateFileProblem)
+        authorizationPrompt = try container.decodeIfPresent(TimeInterval.self, forKey: .authorizationPrompt)
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -109,5 +123,6 @@ public struct NodeStatus: Sendable, Hashable, Codable {
         try container.encodeIfPresent(authorization, forKey: .authorization)
         try container.encodeIfPresent(alarms, forKey: .alarms)
         try container.encodeIfPresent(stateFileProblem, forKey: .stateFileProblem)
+        try container.encodeIfPresent(authorizationPrompt, forKey: .authorizationPrompt)
     }
 }

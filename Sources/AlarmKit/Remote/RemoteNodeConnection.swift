@@ -113,10 +113,10 @@ public final class RemoteNodeConnection: AlarmNodeConnection {
             throw .invalidConfiguration(field: "configuration", reason: "cannot be written as JSON: \(error)")
         }
         // While its authorization is undetermined (or not known yet), the node prompts on its
-        // hardware for up to 30 s before it answers.
+        // hardware before it answers.
         let mayPrompt = authorizationUpdates.value == .notDetermined
         let reply = try await request(.schedule, fields: ["id": .string(id.uuidString), "configuration": configurationValue],
-                                      alarmID: id, timeout: mayPrompt ? settings.timeout + .seconds(40) : nil)
+                                      alarmID: id, timeout: mayPrompt ? promptingTimeout : nil)
         guard case .alarm(let document?) = reply else { throw .internal("the node answered schedule without the alarm") }
         return document
     }
@@ -126,11 +126,16 @@ public final class RemoteNodeConnection: AlarmNodeConnection {
     }
 
     public func requestAuthorization() async throws(AlarmManager.AlarmError) -> AlarmManager.AuthorizationState {
-        // The node prompts on its hardware for up to 30 s before it answers.
-        let reply = try await request(.requestAuthorization, fields: [:], timeout: settings.timeout + .seconds(40))
+        // The node prompts on its hardware (for as long as its status says) before it answers.
+        let reply = try await request(.requestAuthorization, fields: [:], timeout: promptingTimeout)
         guard case .authorization(let decision) = reply else { throw .internal("the node answered requestAuthorization without a decision") }
         authorizationUpdates.send(decision)
         return decision
+    }
+
+    /// How long a request that may prompt on the node's hardware waits for its answer.
+    private var promptingTimeout: Duration {
+        NodeStatus.replyWaitWhilePrompting(statusUpdates.value, timeout: settings.timeout)
     }
 
     public func currentDocuments() throws(AlarmManager.AlarmError) -> [AlarmDocument] {

@@ -86,7 +86,8 @@ public final class AlarmDaemon: Sendable {
         let status = NodeStatus(
             state: "online", version: AlarmdVersion.current, since: Date(), timeZone: timeZone.identifier,
             clockSynchronized: clockSynchronized,
-            authorization: state.authorization, alarms: state.alarms.count, stateFileProblem: loaded.problem)
+            authorization: state.authorization, alarms: state.alarms.count, stateFileProblem: loaded.problem,
+            authorizationPrompt: configuration.hardware.promptDuration)
         var pressSimulatedButton: (@Sendable (MQTTBridge.SimulatedPress) -> Void)?
         if let simulation {
             pressSimulatedButton = { press in
