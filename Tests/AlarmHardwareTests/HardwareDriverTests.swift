@@ -37,12 +37,15 @@ private struct Rig {
         await clock.waitForSleeper(until: next)
     }
 
-    /// Follows the outputs through a list of (instant, buzzer, led) expectations;
-    /// each instant must be exactly where the driver wakes up next.
-    func expect(_ timeline: [(Instant, buzzer: Bool, led: Bool)],
+    /// Follows the outputs through a list of (instant, buzzer, led) expectations, checking the
+    /// outputs at every one of them; each instant must be exactly where the driver wakes up next,
+    /// and after the last one the driver must sleep until `last` (the clock stays at the last instant).
+    func expect(_ timeline: [(Instant, buzzer: Bool, led: Bool)], thenSleepsUntil last: Instant,
                 sourceLocation: SourceLocation = #_sourceLocation) async {
-        for (index, (instant, buzzerOn, ledOn)) in timeline.enumerated().dropLast() {
-            await step(to: instant, thenSleepsUntil: timeline[index + 1].0)
+        #expect(!timeline.isEmpty, "an empty timeline checks nothing", sourceLocation: sourceLocation)
+        for (index, (instant, buzzerOn, ledOn)) in timeline.enumerated() {
+            let next = index + 1 < timeline.count ? timeline[index + 1].0 : last
+            await step(to: instant, thenSleepsUntil: next)
             #expect(buzzer.isOn == buzzerOn, "buzzer at \(instant)", sourceLocation: sourceLocation)
             #expect(led.isOn == ledOn, "LED at \(instant)", sourceLocation: sourceLocation)
         }
@@ -59,7 +62,7 @@ private struct Rig {
         await rig.expect([
             (.ms(100), false, true), (.ms(200), true, true), (.ms(300), false, true), (.ms(400), true, true),
             (.ms(500), false, true), (.ms(1200), true, true), (.ms(1300), false, true), (.ms(1400), true, true),
-        ])
+        ], thenSleepsUntil: .ms(1500))
         run.cancel()
         try await run.value
         #expect(!rig.buzzer.isOn && !rig.led.isOn, "cancellation switches everything off")
@@ -76,7 +79,7 @@ private struct Rig {
         await rig.expect([
             (.ms(2000), true, true), (.ms(2100), false, true), (.ms(2200), true, true), (.ms(2300), false, true),
             (.ms(2400), true, true), (.ms(2500), false, true), (.ms(3200), true, true),
-        ])
+        ], thenSleepsUntil: .ms(3300))
         run.cancel()
         try await run.value
     }
@@ -86,13 +89,14 @@ private struct Rig {
         let run = Task { try await rig.driver.run() }
         await rig.driver.update(alerting: .init(sound: "urgent", since: rig.clock.now), countdownRunning: true,
                                 promptActive: false)
-        await rig.expect([(.ms(100), false, true), (.ms(200), true, true)])
+        await rig.expect([(.ms(100), false, true)], thenSleepsUntil: .ms(200))
         // The clock is at 100 ms: the alert ends, a countdown still runs.
         await rig.driver.update(alerting: nil, countdownRunning: true, promptActive: false)
         #expect(!rig.buzzer.isOn, "off as soon as nothing alerts")
         #expect(rig.led.isOn, "slow blink starts lit")
         await rig.clock.waitForSleeper(until: .ms(600))
-        await rig.expect([(.ms(600), false, false), (.ms(1100), false, true), (.ms(1600), false, false)])
+        // The clock stays at 1100 ms, the LED lit, so the update below must switch it off.
+        await rig.expect([(.ms(600), false, false), (.ms(1100), false, true)], thenSleepsUntil: .ms(1600))
         await rig.driver.update(alerting: nil, countdownRunning: false, promptActive: false)
         #expect(!rig.buzzer.isOn && !rig.led.isOn)
         run.cancel()
@@ -109,14 +113,15 @@ private struct Rig {
         // chirp: on 40, off 80, on 40, off 1840; fast blink: on 100, off 100.
         await rig.expect([
             (.ms(1040), false, true), (.ms(1100), false, false), (.ms(1120), true, false), (.ms(1160), false, false),
-            (.ms(1200), false, true), (.ms(1300), false, false),
-        ])
+            (.ms(1200), false, true),
+        ], thenSleepsUntil: .ms(1300))
         // At 1200 ms an alarm alerts during the prompt and wins: its pattern, LED steady on.
         await rig.driver.update(alerting: .init(sound: "urgent", since: rig.clock.now), countdownRunning: true,
                                 promptActive: true)
         #expect(rig.buzzer.isOn && rig.led.isOn)
         await rig.clock.waitForSleeper(until: .ms(1300))
-        await rig.expect([(.ms(1300), false, true), (.ms(1400), true, true), (.ms(1500), false, true)])
+        await rig.expect([(.ms(1300), false, true), (.ms(1400), true, true), (.ms(1500), false, true)],
+                         thenSleepsUntil: .ms(1600))
         run.cancel()
         try await run.value
     }

@@ -5,7 +5,8 @@ import MosquittoTestSupport
 import Testing
 
 /// The built `alarmctl` against the built `alarmd` and a real mosquitto, as separate processes.
-@Suite("alarmctl end to end", .serialized)
+/// The time limit (per test) only turns a hang into a failure instead of stalling CI.
+@Suite("alarmctl end to end", .serialized, .timeLimit(.minutes(5)))
 struct EndToEndTests {
     /// A running node: its broker, its id, and an MQTT observer of its topics.
     struct Node {
@@ -69,6 +70,8 @@ struct EndToEndTests {
                 try client.subscribe("\(NodeTopics(node: id).base)/#", qos: 1)
                 let stateDirectory = FileManager.default.temporaryDirectory.appending(path: "alarmctl-node-\(UUID().uuidString)")
                 try FileManager.default.createDirectory(at: stateDirectory, withIntermediateDirectories: true)
+                // Removed on every way out, also when the configuration or alarmd's start fails.
+                defer { try? FileManager.default.removeItem(at: stateDirectory) }
                 let configurationFile = stateDirectory.appending(path: "alarmd.toml")
                 try Data(configuration.utf8).write(to: configurationFile)
                 let daemon = try await ChildProcess.start(try BuiltExecutable.url("alarmd"), [
@@ -87,11 +90,9 @@ struct EndToEndTests {
                 } catch {
                     Issue.record("alarmd's output:\n\(daemon.standardOutput)\(daemon.standardError)")
                     await daemon.stop()
-                    try? FileManager.default.removeItem(at: stateDirectory)
                     throw error
                 }
                 await daemon.stop()
-                try? FileManager.default.removeItem(at: stateDirectory)
             }
         }
     }

@@ -33,27 +33,28 @@ final class ChildProcess: Sendable {
     static func start(_ executable: URL, _ arguments: [String], environment: [String: String] = [:]) async throws -> ChildProcess {
         let folder = FileManager.default.temporaryDirectory.appending(path: "alarmctl-test-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        let process = Process()
-        process.executableURL = executable
-        process.arguments = arguments
-        var childEnvironment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("ALARMD_") }
-        childEnvironment["COLUMNS"] = "120"
-        process.environment = childEnvironment.merging(environment) { _, new in new }
-        for (file, assign) in [("stdout", { process.standardOutput = $0 }), ("stderr", { process.standardError = $0 })] as [(String, (FileHandle) -> Void)] {
-            let url = folder.appending(path: file)
-            _ = FileManager.default.createFile(atPath: url.path, contents: nil)
-            assign(try FileHandle(forWritingTo: url))
-        }
-        process.standardInput = FileHandle.nullDevice
-        let child = ChildProcess(name: ([executable.lastPathComponent] + arguments).joined(separator: " "), folder: folder, process: process)
-        process.terminationHandler = { [exited = child.exited] _ in exited.send(true) }
         do {
+            let process = Process()
+            process.executableURL = executable
+            process.arguments = arguments
+            var childEnvironment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("ALARMD_") }
+            childEnvironment["COLUMNS"] = "120"
+            process.environment = childEnvironment.merging(environment) { _, new in new }
+            for (file, assign) in [("stdout", { process.standardOutput = $0 }), ("stderr", { process.standardError = $0 })] as [(String, (FileHandle) -> Void)] {
+                let url = folder.appending(path: file)
+                _ = FileManager.default.createFile(atPath: url.path, contents: nil)
+                assign(try FileHandle(forWritingTo: url))
+            }
+            process.standardInput = FileHandle.nullDevice
+            let child = ChildProcess(name: ([executable.lastPathComponent] + arguments).joined(separator: " "), folder: folder, process: process)
+            process.terminationHandler = { [exited = child.exited] _ in exited.send(true) }
             try await TestBroker.runWithDefaultSignalMask(process)
+            return child
         } catch {
+            // Nothing was started: the output folder goes too, whichever step failed.
             try? FileManager.default.removeItem(at: folder)
             throw error
         }
-        return child
     }
 
     var standardOutput: String { (try? String(contentsOf: folder.appending(path: "stdout"), encoding: .utf8)) ?? "" }

@@ -5,7 +5,7 @@ import MosquittoTestSupport
 import Testing
 
 /// The authorization prompt of SPEC §3 on a node configured with `authorization = "prompt"`.
-@Suite("alarmd authorization prompt", .serialized)
+@Suite("alarmd authorization prompt", .serialized, .timeLimit(.minutes(3)))
 struct AuthorizationTests {
     private func withPromptingDaemon(_ body: (DaemonProcess, NodeClient) async throws -> Void) async throws {
         let directory = FileManager.default.temporaryDirectory.appending(path: "alarmd-prompt-\(UUID().uuidString)")

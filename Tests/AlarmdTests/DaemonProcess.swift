@@ -37,19 +37,25 @@ final class DaemonProcess: Sendable {
         let directory = stateDirectory ?? FileManager.default.temporaryDirectory.appending(path: "alarmd-test-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let logFile = directory.appending(path: "alarmd-\(UUID().uuidString.prefix(6)).log")
-        _ = FileManager.default.createFile(atPath: logFile.path, contents: nil)
-        let process = Process()
-        process.executableURL = executable
-        process.arguments = ["--broker", "\(broker.host):\(broker.port)", "--node", node,
-                             "--state-dir", directory.path, "--simulate-hardware"]
-            + (timeZone.map { ["--time-zone", $0] } ?? []) + arguments
-        let output = try FileHandle(forWritingTo: logFile)
-        process.standardOutput = output
-        process.standardError = output
-        let daemon = DaemonProcess(node: node, stateDirectory: directory, ownsStateDirectory: stateDirectory == nil,
-                                   process: process, logFile: logFile)
-        try await TestBroker.runWithDefaultSignalMask(process)
-        return daemon
+        do {
+            _ = FileManager.default.createFile(atPath: logFile.path, contents: nil)
+            let process = Process()
+            process.executableURL = executable
+            process.arguments = ["--broker", "\(broker.host):\(broker.port)", "--node", node,
+                                 "--state-dir", directory.path, "--simulate-hardware"]
+                + (timeZone.map { ["--time-zone", $0] } ?? []) + arguments
+            let output = try FileHandle(forWritingTo: logFile)
+            process.standardOutput = output
+            process.standardError = output
+            let daemon = DaemonProcess(node: node, stateDirectory: directory, ownsStateDirectory: stateDirectory == nil,
+                                       process: process, logFile: logFile)
+            try await TestBroker.runWithDefaultSignalMask(process)
+            return daemon
+        } catch {
+            // Nothing was started: leave nothing behind (only the log in a folder the test brought).
+            try? FileManager.default.removeItem(at: stateDirectory == nil ? directory : logFile)
+            throw error
+        }
     }
 
     var log: String { (try? String(contentsOf: logFile, encoding: .utf8)) ?? "" }
@@ -110,15 +116,16 @@ func withDaemonProcess<Result>(
     }
 }
 
-/// Runs `body` with a started broker and a daemon, and cleans both up whatever happens.
+/// Runs `body` with a started broker and a daemon, and cleans both up whatever happens;
+/// `clientKeepAlive` is the test client's (see ``NodeClient/connect(broker:node:clients:protocolVersion:keepAlive:)``).
 func withDaemon<Result>(
-    arguments: [String] = [],
+    arguments: [String] = [], clientKeepAlive: Int = 5,
     _ body: (TestBroker, DaemonProcess, NodeClient) async throws -> Result
 ) async throws -> Result {
     try await TestBroker.withBroker { broker in
         try await withDaemonProcess(broker: broker, node: "node-\(UUID().uuidString.prefix(8))", arguments: arguments) { daemon in
             try await withTestClients { clients in
-                let client = try await NodeClient.connect(broker: broker, node: daemon.node, clients: clients)
+                let client = try await NodeClient.connect(broker: broker, node: daemon.node, clients: clients, keepAlive: clientKeepAlive)
                 // Commands sent before the node subscribed would be lost: wait until it is online.
                 try await client.waitForMessage("the node online") { message in
                     message.topic == client.topics.status && NodeClient.object(message.payload)?["state"] == .string("online")

@@ -4,8 +4,9 @@ import Mosquitto
 import MosquittoTestSupport
 import Testing
 
-/// The real alarmd when things go wrong: the broker dies, the daemon dies, it restarts.
-@Suite("alarmd resilience", .serialized)
+/// The real alarmd when things go wrong: the broker dies, the daemon dies, it restarts. The time
+/// limit (per test, long enough for the long forms too) only turns a hang into a failure.
+@Suite("alarmd resilience", .serialized, .timeLimit(.minutes(5)))
 struct DaemonResilienceTests {
     @Test("Killed with SIGKILL, the daemon's will publishes offline")
     func willOnCrash() async throws {
@@ -122,26 +123,33 @@ struct DaemonResilienceTests {
         }
     }
 
-    /// How long the broker stays frozen: 5 s in CI; `ALARMD_FREEZE_SECONDS=30` for the long form.
+    /// How long the broker stays frozen at least: 5 s in CI; `ALARMD_FREEZE_SECONDS=30` for the long form.
     static let freezeSeconds = Double(ProcessInfo.processInfo.environment["ALARMD_FREEZE_SECONDS"] ?? "") ?? 5
 
-    @Test("A frozen broker (SIGSTOP) while alarms fall due: they alert on time; state resyncs within 2 s of its return")
+    /// Timing, and why it is checked this way: "on time" is first an order of events (each alarm
+    /// due after the freeze began and alerted before the thaw, which comes 3 s after the last is due),
+    /// then the lateness the broker-restart test allows too, 0.5 s (a few milliseconds are expected).
+    /// The resync bound, 2 s after the thaw, is the requirement itself (issue 8, docs/reliability.md);
+    /// mosquitto sends what waited as soon as it runs again, measured in milliseconds.
+    @Test("A frozen broker (SIGSTOP) while alarms fall due: they alert on time, before it thaws; state resyncs within 2 s of its return")
     func frozenBroker() async throws {
-        try await withDaemon { broker, daemon, node in
+        // The test's own client outlasts the freeze (the daemon's, with its 15 s keepalive, need not).
+        try await withDaemon(clientKeepAlive: 120) { broker, daemon, node in
             let ids = (0..<3).map { _ in UUID() }
             var fireDates: [UUID: Date] = [:]
             for (index, id) in ids.enumerated() {
                 let reply = try await node.request("schedule", ["id": .string(id.uuidString),
-                                                                "configuration": configurationJSON(preAlert: 2 + Double(index))])
+                                                                "configuration": configurationJSON(preAlert: 3 + Double(index))])
                 let document = try AlarmJSON.decoder.decode(AlarmDocument.self, from: AlarmJSON.encoder.encode(reply["alarm"]!))
                 let fireDate: Date = try #require(document.nextAlertDate)
                 fireDates[id] = fireDate
             }
             broker.freeze()
             let frozenAt = Date()
-            // The alarms fall due while the broker is frozen.
-            #expect(fireDates.values.allSatisfy { $0 > frozenAt && $0 < frozenAt + Self.freezeSeconds })
-            let frozenUntil = frozenAt + Self.freezeSeconds
+            // The alarms must fall due while the broker is frozen: it stays frozen until well after
+            // the last one, however long scheduling took.
+            try #require(fireDates.values.allSatisfy { $0 > frozenAt }, "scheduling took more than 3 s; the first alarm was due before the freeze")
+            let frozenUntil = max(frozenAt + Self.freezeSeconds, fireDates.values.max()! + 3)
             while Date() < frozenUntil { try await Task.sleep(for: .milliseconds(100)) }
             let mark = node.count
             let thawed = Date()
@@ -154,9 +162,13 @@ struct DaemonResilienceTests {
                     Issue.record("no time on the alerting event")
                     continue
                 }
-                #expect(abs(alertedAt.timeIntervalSince(fireDates[id]!)) < 0.5, "alerted at \(at), due \(fireDates[id]!)")
+                // Alerted locally while the broker was frozen, not when it came back.
+                let due = fireDates[id]!
+                #expect(alertedAt >= due && alertedAt < thawed, "alerted at \(at), due \(due), thawed \(thawed)")
+                #expect(alertedAt.timeIntervalSince(due) < 0.5, "alerted at \(at), due \(due)")
             }
-            #expect(Date().timeIntervalSince(thawed) < 2, "state took \(Date().timeIntervalSince(thawed)) s to resync")
+            let resync = Date().timeIntervalSince(thawed)
+            #expect(resync < 2, "state took \(resync) s to resync")
             #expect(daemon.isRunning)
         }
     }

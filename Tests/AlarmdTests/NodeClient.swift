@@ -18,9 +18,13 @@ final class NodeClient: Sendable {
         self.topics = topics
     }
 
+    /// Connects a client for `node`. A test that freezes the broker passes a `keepAlive` longer
+    /// than the freeze: a client that gives up reconnects with a clean session and misses the
+    /// events published meanwhile.
     static func connect(broker: TestBroker, node: String, clients: TestClients,
-                        protocolVersion: MQTTProtocolVersion = .v5) async throws -> NodeClient {
-        let configuration = broker.clientConfiguration(clientID: "test-\(UUID().uuidString.prefix(8))", protocolVersion: protocolVersion)
+                        protocolVersion: MQTTProtocolVersion = .v5, keepAlive: Int = 5) async throws -> NodeClient {
+        let configuration = broker.clientConfiguration(clientID: "test-\(UUID().uuidString.prefix(8))", protocolVersion: protocolVersion,
+                                                       keepAlive: keepAlive)
         let client = try MQTTClient(configuration: configuration, logger: TestClients.logger("test-client"))
         clients.adopt(client)
         let nodeClient = NodeClient(client: client, topics: NodeTopics(node: node))

@@ -4,63 +4,79 @@ import MosquittoTestSupport
 import Testing
 
 /// AlarmKit's remote `AlarmManager` against a real alarmd.
-@Suite("Remote AlarmManager", .serialized)
+@Suite("Remote AlarmManager", .serialized, .timeLimit(.minutes(3)))
 struct RemoteManagerTests {
     struct CookingData: AlarmMetadata {
         enum Method: String, Codable { case frying, grilling }
         let method: Method
     }
 
-    private func manager(for broker: TestBroker, node: String) -> (AlarmManager, RemoteNodeConnection) {
+    /// Runs `body` with a remote manager of `node` and its connection, and closes the connection
+    /// (awaited) afterwards, also when `body` throws.
+    private func withManager<Result>(
+        for broker: TestBroker, node: String, _ body: (AlarmManager, RemoteNodeConnection) async throws -> Result
+    ) async throws -> Result {
         let connection = RemoteNodeConnection(settings: RemoteNodeSettings(host: broker.host, port: broker.port, node: node))
-        return (AlarmManager(connection: connection), connection)
+        do {
+            let result = try await body(AlarmManager(connection: connection), connection)
+            await connection.close()
+            return result
+        } catch {
+            await connection.close()
+            throw error
+        }
     }
 
     @Test("The cooking timer runs end to end: schedule, alert, Repeat, cancel")
     func cookingTimer() async throws {
         try await withDaemon { broker, daemon, _ in
-            let (manager, connection) = manager(for: broker, node: daemon.node)
-            defer { Task { await connection.close() } }
-            let attributes = AlarmAttributes(
-                presentation: AlarmPresentation(
-                    alert: .init(title: "Food Ready!", stopButton: .init(text: "Dismiss", textColor: .white, systemImageName: "stop.circle"),
-                                 secondaryButton: .init(text: "Repeat", textColor: .white, systemImageName: "repeat.circle"),
-                                 secondaryButtonBehavior: .countdown),
-                    countdown: .init(title: "Cooking"), paused: .init(title: "Paused", resumeButton: .init(text: "Resume", textColor: .green, systemImageName: "play"))),
-                metadata: CookingData(method: .frying), tintColor: .green)
-            let id = UUID()
-            let configuration = AlarmManager.AlarmConfiguration(
-                countdownDuration: .init(preAlert: 1, postAlert: 1), attributes: attributes)
-            let alarm = try await manager.schedule(id: id, configuration: configuration)
-            #expect(alarm.state == .countdown)
-            for await alarms in manager.alarmUpdates where alarms.first(where: { $0.id == id })?.state == .alerting { break }
-            try await manager.countdown(id: id)
-            let documents = try await manager.fetchAlarmDocuments()
-            #expect(documents.first?.state == .countdown)
-            #expect(documents.first?.configuration.attributes.metadata == .object(["method": .string("frying")]))
-            try await manager.cancel(id: id)
-            for await alarms in manager.alarmUpdates where alarms.isEmpty { break }
-            await #expect(throws: AlarmManager.AlarmError.notFound(id)) { try await manager.stop(id: id) }
+            try await withManager(for: broker, node: daemon.node) { manager, _ in
+                let attributes = AlarmAttributes(
+                    presentation: AlarmPresentation(
+                        alert: .init(title: "Food Ready!", stopButton: .init(text: "Dismiss", textColor: .white, systemImageName: "stop.circle"),
+                                     secondaryButton: .init(text: "Repeat", textColor: .white, systemImageName: "repeat.circle"),
+                                     secondaryButtonBehavior: .countdown),
+                        countdown: .init(title: "Cooking"), paused: .init(title: "Paused", resumeButton: .init(text: "Resume", textColor: .green, systemImageName: "play"))),
+                    metadata: CookingData(method: .frying), tintColor: .green)
+                let id = UUID()
+                // A short countdown, to alert soon; a long Repeat, so it cannot alert again before it is checked.
+                let configuration = AlarmManager.AlarmConfiguration(
+                    countdownDuration: .init(preAlert: 1, postAlert: 600), attributes: attributes)
+                let alarm = try await manager.schedule(id: id, configuration: configuration)
+                #expect(alarm.state == .countdown)
+                _ = try await firstValue(of: manager.alarmUpdates, "update with the alarm alerting") {
+                    $0.first(where: { $0.id == id })?.state == .alerting
+                }
+                try await manager.countdown(id: id)
+                let documents = try await manager.fetchAlarmDocuments()
+                #expect(documents.map(\.id) == [id])
+                #expect(documents.first?.state == .countdown)
+                #expect(documents.first?.configuration.attributes.metadata == .object(["method": .string("frying")]))
+                try await manager.cancel(id: id)
+                _ = try await firstValue(of: manager.alarmUpdates, "empty update after the cancel") { $0.isEmpty }
+                await #expect(throws: AlarmManager.AlarmError.notFound(id)) { try await manager.stop(id: id) }
+            }
         }
     }
 
     @Test("Two remote observers of alarmUpdates both see the change")
     func twoObservers() async throws {
         try await withDaemon { broker, daemon, _ in
-            let (first, firstConnection) = manager(for: broker, node: daemon.node)
-            let (second, secondConnection) = manager(for: broker, node: daemon.node)
-            defer { Task { await firstConnection.close(); await secondConnection.close() } }
-            async let seenByFirst: Void = { for await alarms in first.alarmUpdates where alarms.count == 1 { return } }()
-            async let seenBySecond: Void = { for await alarms in second.alarmUpdates where alarms.count == 1 { return } }()
-            firstConnection.start()
-            secondConnection.start()
-            let attributes = AlarmAttributes<RemoteManagerTests.CookingData>(
-                presentation: .init(alert: .init(title: "Tea", stopButton: .init(text: "OK", textColor: .white, systemImageName: "stop"))),
-                tintColor: .blue)
-            try await first.schedule(id: UUID(), configuration: .timer(duration: 600, attributes: attributes))
-            _ = await (seenByFirst, seenBySecond)
-            #expect(try second.alarms.count == 1)
-            #expect(second.authorizationState == .authorized)
+            try await withManager(for: broker, node: daemon.node) { first, firstConnection in
+                try await withManager(for: broker, node: daemon.node) { second, secondConnection in
+                    async let seenByFirst = firstValue(of: first.alarmUpdates, "update with one alarm for the first observer") { $0.count == 1 }
+                    async let seenBySecond = firstValue(of: second.alarmUpdates, "update with one alarm for the second observer") { $0.count == 1 }
+                    firstConnection.start()
+                    secondConnection.start()
+                    let attributes = AlarmAttributes<RemoteManagerTests.CookingData>(
+                        presentation: .init(alert: .init(title: "Tea", stopButton: .init(text: "OK", textColor: .white, systemImageName: "stop"))),
+                        tintColor: .blue)
+                    try await first.schedule(id: UUID(), configuration: .timer(duration: 600, attributes: attributes))
+                    _ = try await (seenByFirst, seenBySecond)
+                    #expect(try second.alarms.count == 1)
+                    #expect(second.authorizationState == .authorized)
+                }
+            }
         }
     }
 
@@ -83,4 +99,27 @@ struct RemoteManagerTests {
         #expect(RemoteNodeSettings.parseBroker("[::1]:1885")! == ("::1", 1885))
         #expect(RemoteNodeSettings.parseBroker("host:notaport") == nil)
     }
+}
+
+/// Waits for the first element of `sequence` that satisfies `predicate` (as AlarmKitTests'
+/// `firstValue`, which this target cannot see). The deadline only keeps a missed update from
+/// hanging the test; nothing here depends on how fast updates come.
+func firstValue<S: AsyncSequence & Sendable>(
+    of sequence: S, _ description: String, within timeout: Duration = .seconds(30),
+    where predicate: @escaping @Sendable (S.Element) -> Bool
+) async throws -> S.Element where S.Element: Sendable {
+    let found = try await withThrowingTaskGroup(of: S.Element?.self) { group in
+        group.addTask {
+            for try await element in sequence where predicate(element) { return element }
+            return nil
+        }
+        group.addTask {
+            try await Task.sleep(for: timeout)
+            return nil
+        }
+        defer { group.cancelAll() }
+        return try await group.next() ?? nil
+    }
+    guard let found else { throw TestSupportError("no \(description) within \(timeout)") }
+    return found
 }

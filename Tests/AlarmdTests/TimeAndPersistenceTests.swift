@@ -4,8 +4,9 @@ import Mosquitto
 import MosquittoTestSupport
 import Testing
 
-/// SPEC §3 "Time" and "Persistence and restart" in the real daemon.
-@Suite("alarmd time and persistence", .serialized)
+/// SPEC §3 "Time" and "Persistence and restart" in the real daemon. The time limit (per test,
+/// long enough for the long form of the kill test) only turns a hang into a failure.
+@Suite("alarmd time and persistence", .serialized, .timeLimit(.minutes(5)))
 struct TimeAndPersistenceTests {
     /// Rounds of the kill test: a short form in CI; `ALARMD_KILL_ROUNDS` makes it longer.
     static let killRounds = Int(ProcessInfo.processInfo.environment["ALARMD_KILL_ROUNDS"] ?? "") ?? 8

@@ -4,7 +4,7 @@ import Testing
 
 @testable import Mosquitto
 
-@Suite("Client errors")
+@Suite("Client errors", .timeLimit(.minutes(1)))
 struct MQTTClientErrorTests {
     private let logger = TestClients.logger("mqtt.errors")
 
