@@ -88,7 +88,7 @@ public final class RemoteNodeConnection: AlarmNodeConnection {
     private struct State {
         var client: MQTTClient?
         var loop: Task<Void, Never>?
-        var pending: [String: CheckedContinuation<[UInt8], Never>] = [:]
+        var pending: [String: AwaitedAnswer<[UInt8]>] = [:]
         var documents: OrderedDictionary<UUID, AlarmDocument> = [:]
         var mirrored = false
         /// Why the MQTT client could not be created (an unreadable TLS file, …), for the request's error.
@@ -254,39 +254,16 @@ public final class RemoteNodeConnection: AlarmNodeConnection {
         let message = MQTTMessage(topic: topics.command(operation), payload: bytes, qos: 1,
                                   responseTopic: replyTopic, correlationData: Array(correlation.utf8))
         let limit = timeout ?? settings.timeout
-        // Set, under the state lock, once the request is over: a waiter that starts later (its
-        // task was cancelled, or scheduled after the timeout) must not wait for a reply forever.
-        let completion = RequestCompletion()
-        let answer: [UInt8]? = await withTaskGroup(of: [UInt8]?.self) { group in
-            group.addTask {
-                await withCheckedContinuation { continuation in
-                    let waiting = self.state.withLock { state in
-                        guard !completion.isOver else { return false }
-                        state.pending[correlation] = continuation
-                        return true
-                    }
-                    guard waiting else { return continuation.resume(returning: []) }
-                    do {
-                        try client.publish(message)
-                    } catch {
-                        self.logger.warning("request not sent", metadata: ["error": "\(error)"])
-                    }
-                }
-            }
-            group.addTask {
-                try? await Task.sleep(for: limit)
-                return nil
-            }
-            let first = await group.next() ?? nil
-            // Whoever came first, the request is over: release a waiting continuation.
-            let waiting = self.state.withLock { state -> CheckedContinuation<[UInt8], Never>? in
-                completion.markOver()
-                return state.pending.removeValue(forKey: correlation)
-            }
-            waiting?.resume(returning: [])
-            group.cancelAll()
-            return first.flatMap { $0.isEmpty ? nil : $0 }
+        // Registered before the request is sent, so that the quickest reply finds its waiter.
+        let pending = AwaitedAnswer<[UInt8]>()
+        state.withLock { $0.pending[correlation] = pending }
+        do {
+            try client.publish(message)
+        } catch {
+            logger.warning("request not sent", metadata: ["error": "\(error)"])
         }
+        let answer = await pending.wait(atMost: limit) { try await Task.sleep(for: $0) }
+        state.withLock { _ = $0.pending.removeValue(forKey: correlation) }
         guard let answer else { throw unavailableError(client: client, waited: limit) }
         do {
             let reply = try NodeReply.decode(answer, alarmID: alarmID)
@@ -319,7 +296,7 @@ public final class RemoteNodeConnection: AlarmNodeConnection {
                 ?? (try? JSONDecoder().decode([String: JSONValue].self, from: Data(message.payload)))
                     .flatMap { if case .string(let id)? = $0["correlationID"] { id } else { nil } }
             guard let correlation, let waiting = state.withLock({ $0.pending.removeValue(forKey: correlation) }) else { return }
-            waiting.resume(returning: message.payload.isEmpty ? [0x7B, 0x7D] : message.payload)
+            waiting.answer(message.payload)
         } else if let id = topics.alarmID(inTopic: message.topic) {
             let document = message.payload.isEmpty ? nil : try? AlarmJSON.decoder.decode(AlarmDocument.self, from: Data(message.payload))
             let documents = state.withLock { state in
@@ -340,13 +317,6 @@ public final class RemoteNodeConnection: AlarmNodeConnection {
             for observer in state.withLock({ Array($0.eventObservers.values) }) { observer.yield(event) }
         }
     }
-}
-
-/// Whether a request is over, shared by its waiter and its end (both under the connection's lock).
-private final class RequestCompletion: Sendable {
-    private let over = Mutex(false)
-    var isOver: Bool { over.withLock { $0 } }
-    func markOver() { over.withLock { $0 = true } }
 }
 
 extension AlarmManager {

@@ -52,10 +52,8 @@ public final class NodeHardware: Service, AuthorizationPrompt, Sendable {
 
     private struct State {
         var display = Display()
-        /// True while a prompt waits for a button.
-        var promptOpen = false
-        var prompt: CheckedContinuation<AlarmManager.AuthorizationState, Never>?
-        var answer: AlarmManager.AuthorizationState?
+        /// The open prompt's answer, while a prompt waits for a button.
+        var prompt: AwaitedAnswer<AlarmManager.AuthorizationState>?
     }
 
     public init(parts: Parts, node: LocalAlarmNode, configuration: NodeConfiguration.Hardware,
@@ -98,50 +96,16 @@ public final class NodeHardware: Service, AuthorizationPrompt, Sendable {
     /// leaves the decision open.
     public func requestDecision() async -> AlarmManager.AuthorizationState {
         logger.notice("authorization prompt: press stop to allow, snooze to deny")
-        state.withLock { state in
-            state.promptOpen = true
-            state.answer = nil
-        }
+        let prompt = AwaitedAnswer<AlarmManager.AuthorizationState>()
+        state.withLock { $0.prompt = prompt }
         update { $0.promptActive = true }
-        let decision = await withTaskGroup(of: AlarmManager.AuthorizationState?.self) { group in
-            group.addTask {
-                await withCheckedContinuation { continuation in
-                    let answered: AlarmManager.AuthorizationState? = self.state.withLock { state in
-                        guard state.promptOpen else { return state.answer ?? .notDetermined }
-                        state.prompt = continuation
-                        return nil
-                    }
-                    if let answered { continuation.resume(returning: answered) }
-                }
-            }
-            group.addTask { [promptDuration] in
-                try? await TimerFDClock().sleep(for: promptDuration)
-                return nil
-            }
-            let first = await group.next() ?? nil
-            // Whichever finished first, the prompt is over.
-            self.answerPrompt(.notDetermined)
-            group.cancelAll()
-            return first ?? .notDetermined
+        let decision = await prompt.wait(atMost: promptDuration) { try await TimerFDClock().sleep(for: $0) } ?? .notDetermined
+        state.withLock { state in
+            if state.prompt === prompt { state.prompt = nil }
         }
         update { $0.promptActive = false }
         logger.notice("authorization prompt over", metadata: ["decision": "\(decision.rawValue)"])
         return decision
-    }
-
-    /// Answers an open prompt; false when none is open.
-    @discardableResult
-    private func answerPrompt(_ decision: AlarmManager.AuthorizationState) -> Bool {
-        let (wasOpen, waiting) = state.withLock { state in
-            defer {
-                state.promptOpen = false
-                state.prompt = nil
-            }
-            if state.promptOpen { state.answer = decision }
-            return (state.promptOpen, state.prompt)
-        }
-        waiting?.resume(returning: decision)
-        return wasOpen
     }
 
     // MARK: Running
@@ -178,7 +142,8 @@ public final class NodeHardware: Service, AuthorizationPrompt, Sendable {
         logger.info("button pressed", metadata: ["button": "\(button.rawValue)", "press": "\(kind.rawValue)"])
         publishEvent(AlarmEvent(.button, alarmID: nil, at: Date(),
                                 details: ["button": .string(button.rawValue), "press": .string(kind.rawValue)]))
-        if answerPrompt(button == .stop ? .authorized : .denied) { return }
+        // A press while a prompt waits answers it, and does nothing else.
+        if state.withLock({ $0.prompt })?.answer(button == .stop ? .authorized : .denied) == true { return }
         for (action, error) in await ButtonActions.press(button, kind, on: node) {
             logger.warning("button action refused", metadata: ["action": "\(action)", "error": "\(error.message)"])
         }
