@@ -66,8 +66,10 @@ public struct AlarmEngine: Sendable {
         var date: Date
         var id: UUID
 
+        /// Ties by id, in the order of their text (UUID compares its bytes as the text does),
+        /// without building the text.
         static func < (lhs: Deadline, rhs: Deadline) -> Bool {
-            lhs.date != rhs.date ? lhs.date < rhs.date : lhs.id.uuidString < rhs.id.uuidString
+            lhs.date != rhs.date ? lhs.date < rhs.date : lhs.id < rhs.id
         }
     }
 
