@@ -6,6 +6,7 @@ import Synchronization
 /// hardware. The outputs are attached once they exist (they need the node, which needs this).
 final class NodeEffects: AlarmNodeDelegate {
     private let store: StateStore
+    private let memoryRelease = QuietMemoryRelease()
     private let outputs = Mutex<(bridge: MQTTBridge?, hardware: NodeHardware?)>((nil, nil))
 
     init(store: StateStore) {
@@ -17,6 +18,7 @@ final class NodeEffects: AlarmNodeDelegate {
     }
 
     func persist(_ state: NodeState) throws {
+        defer { memoryRelease.wrote() }
         try store.save(state)
     }
 
