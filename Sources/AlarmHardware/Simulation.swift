@@ -5,10 +5,18 @@ import Synchronization
 public final class SimulatedLine: OutputLine {
     public let name: String
 
+    /// A level the line took, and when (read as it was set, so an observer that runs later
+    /// still learns the exact instant).
+    public struct Change: Sendable, Equatable {
+        public var isOn: Bool
+        public var at: ContinuousClock.Instant
+    }
+
     private struct State {
         var isOn = false
+        var changedAt = ContinuousClock.now
         var nextObserver = 0
-        var observers: [Int: AsyncStream<Bool>.Continuation] = [:]
+        var observers: [Int: AsyncStream<Change>.Continuation] = [:]
     }
 
     private let state = Mutex(State())
@@ -23,24 +31,26 @@ public final class SimulatedLine: OutputLine {
     }
 
     public func set(_ on: Bool) {
-        let observers = state.withLock { state -> [AsyncStream<Bool>.Continuation] in
+        let changedAt = ContinuousClock.now
+        let observers = state.withLock { state -> [AsyncStream<Change>.Continuation] in
             guard state.isOn != on else { return [] }
             state.isOn = on
+            state.changedAt = changedAt
             return Array(state.observers.values)
         }
         for observer in observers {
-            observer.yield(on)
+            observer.yield(Change(isOn: on, at: changedAt))
         }
     }
 
     /// The current state, then every change, until the consumer stops iterating.
-    public func changes() -> AsyncStream<Bool> {
-        let (stream, continuation) = AsyncStream.makeStream(of: Bool.self)
+    public func changes() -> AsyncStream<Change> {
+        let (stream, continuation) = AsyncStream.makeStream(of: Change.self)
         let id = state.withLock { state -> Int in
             let id = state.nextObserver
             state.nextObserver += 1
             state.observers[id] = continuation
-            continuation.yield(state.isOn)
+            continuation.yield(Change(isOn: state.isOn, at: state.changedAt))
             return id
         }
         continuation.onTermination = { [weak self] _ in
@@ -64,6 +74,8 @@ public final class SimulatedButtons<C: Clock>: ButtonEdgeSource where C.Duration
         var finished = false
         var consumer: CheckedContinuation<ButtonEdge?, Never>?
         var idleWaiters: [CheckedContinuation<Void, Never>] = []
+        var nextObserver = 0
+        var observers: [Int: AsyncStream<(edge: ButtonEdge, at: C.Instant)>.Continuation] = [:]
     }
 
     private let clock: C
@@ -91,27 +103,47 @@ public final class SimulatedButtons<C: Clock>: ButtonEdgeSource where C.Duration
 
     /// Delivers one raw edge as is: for bounce sequences and exact timestamps.
     public func inject(_ edge: ButtonEdge) {
-        let consumer = state.withLock { state -> CheckedContinuation<ButtonEdge?, Never>? in
-            guard !state.finished else { return nil }
+        let at = origin.advanced(by: .nanoseconds(Int64(clamping: edge.timestamp)))
+        let (consumer, observers) = state.withLock { state -> (CheckedContinuation<ButtonEdge?, Never>?, [AsyncStream<(edge: ButtonEdge, at: C.Instant)>.Continuation]) in
+            guard !state.finished else { return (nil, []) }
+            let observers = Array(state.observers.values)
             guard let consumer = state.consumer else {
                 state.queue.append(edge)
-                return nil
+                return (nil, observers)
             }
             state.consumer = nil
-            return consumer
+            return (consumer, observers)
         }
         consumer?.resume(returning: edge)
+        for observer in observers { observer.yield((edge, at)) }
+    }
+
+    /// Every edge injected from now on, with the instant on the clock its timestamp stands
+    /// for: to show the virtual buttons. Any number of observers, unlike the edge sequence
+    /// itself, which has one consumer (the press detector). Ends with ``finish()``.
+    public func injectedEdges() -> AsyncStream<(edge: ButtonEdge, at: C.Instant)> {
+        let (stream, continuation) = AsyncStream.makeStream(of: (edge: ButtonEdge, at: C.Instant).self)
+        let id = state.withLock { state -> Int in
+            defer { state.nextObserver += 1 }
+            state.observers[state.nextObserver] = continuation
+            return state.nextObserver
+        }
+        continuation.onTermination = { [weak self] _ in
+            _ = self?.state.withLock { $0.observers.removeValue(forKey: id) }
+        }
+        return stream
     }
 
     /// Ends the edge stream.
     public func finish() {
-        let (consumer, waiters) = state.withLock { state in
+        let (consumer, waiters, observers) = state.withLock { state in
             state.finished = true
-            defer { state.consumer = nil; state.idleWaiters = [] }
-            return (state.consumer, state.idleWaiters)
+            defer { state.consumer = nil; state.idleWaiters = []; state.observers = [:] }
+            return (state.consumer, state.idleWaiters, Array(state.observers.values))
         }
         consumer?.resume(returning: nil)
         for waiter in waiters { waiter.resume() }
+        for observer in observers { observer.finish() }
     }
 
     /// Returns once the consumer has taken every injected edge and asks for

@@ -160,12 +160,18 @@ private struct Rig {
     @Test func simulatedLineReportsItsStateAndChanges() async {
         let line = SimulatedLine(name: "buzzer")
         var changes = line.changes().makeAsyncIterator()
-        #expect(await changes.next() == false, "the current state first")
+        #expect(await changes.next()?.isOn == false, "the current state first")
+        let beforeOn = ContinuousClock.now
         line.set(true)
+        let afterOn = ContinuousClock.now
         line.set(true)
         line.set(false)
-        #expect(await changes.next() == true)
-        #expect(await changes.next() == false, "repeated writes of the same level are not changes")
+        let on = await changes.next()
+        #expect(on?.isOn == true)
+        #expect(on.map { beforeOn <= $0.at && $0.at <= afterOn } == true, "stamped when it was set")
+        let off = await changes.next()
+        #expect(off?.isOn == false, "repeated writes of the same level are not changes")
+        #expect(on.flatMap { on in off.map { on.at <= $0.at } } == true)
         #expect(!line.isOn)
     }
 }

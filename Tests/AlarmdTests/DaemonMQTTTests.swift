@@ -165,7 +165,7 @@ struct DaemonMQTTTests {
         }
     }
 
-    @Test("The simulated buttons: a stop press silences the buzzer and is reported")
+    @Test("The simulated buttons: a stop press silences the buzzer and is reported, its edges stamped on sim/buttons")
     func simulatedStopPress() async throws {
         try await withDaemon { _, _, node in
             let id = try self.id(of: try await node.request("schedule", ["configuration": configurationJSON(preAlert: 1)]))
@@ -175,10 +175,33 @@ struct DaemonMQTTTests {
             let button = try await node.event("button", after: mark)
             #expect(button["button"] == .string("stop") && button["press"] == .string("short"))
             _ = try await node.event("stopped", alarmID: id, after: mark)
-            try await node.waitForMessage("buzzer off", after: mark) { message in
+            // Buzzer and LED off: nothing alerts any more (the sound's own pattern turns the
+            // buzzer off between beeps, with the LED still lit).
+            let off = try await node.waitForMessage("buzzer and LED off", after: mark) { message in
                 message.topic == node.topics.simulatedOutputs && NodeClient.object(message.payload)?["buzzer"] == .bool(false)
+                    && NodeClient.object(message.payload)?["led"] == .bool(false)
             }
+            // The daemon's own stamps (nanoseconds): pressed, released 0.1 s later, and the buzzer
+            // off no sooner than the 30 ms debounce window after the release.
+            func edge(_ pressed: Bool) async throws -> Double {
+                let message = try await node.waitForMessage("stop \(pressed ? "pressed" : "released") on sim/buttons", after: mark) { message in
+                    message.topic == node.topics.simulatedButtons && NodeClient.object(message.payload)?["button"] == .string("stop")
+                        && NodeClient.object(message.payload)?["pressed"] == .bool(pressed)
+                }
+                return try Self.stamp(message)
+            }
+            let pressedAt = try await edge(true), releasedAt = try await edge(false), offAt = try Self.stamp(off)
+            #expect(releasedAt - pressedAt >= 100_000_000, "held for the press's 0.1 s")
+            #expect(offAt - releasedAt >= 30_000_000, "recognised once the debounce window passed")
         }
+    }
+
+    /// The `at` of a simulation message, in nanoseconds.
+    static func stamp(_ message: MQTTMessage) throws -> Double {
+        guard case .number(let at)? = NodeClient.object(message.payload)?["at"] else {
+            throw TestSupportError("no `at` in \(message.payloadString ?? "<binary>")")
+        }
+        return at
     }
 
     @Test("A stale retained alarm topic is cleared at start")

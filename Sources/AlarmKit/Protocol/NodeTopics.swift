@@ -22,6 +22,7 @@ public struct NodeTopics: Sendable, Hashable {
     /// Simulation mode: presses in, outputs out (retained).
     public var simulatedPress: String { "\(base)/sim/press" }
     public var simulatedOutputs: String { "\(base)/sim/outputs" }
+    public var simulatedButtons: String { "\(base)/sim/buttons" }
 
     /// The alarm id of an alarm topic, if `topic` is one.
     public func alarmID(inTopic topic: String) -> UUID? {

@@ -136,15 +136,19 @@ public final class NodeHardware: Service, AuthorizationPrompt, Sendable {
         logger.info("hardware off")
     }
 
+    /// Acts on a press first (the buzzer goes quiet before anything is logged or published),
+    /// then reports it.
     private func handle(_ press: ButtonPress) async {
         let button: PressedButton = press.button == .stop ? .stop : .snooze
         let kind: PressKind = press.kind == .long ? .long : .short
-        logger.info("button pressed", metadata: ["button": "\(button.rawValue)", "press": "\(kind.rawValue)"])
-        publishEvent(AlarmEvent(.button, alarmID: nil, at: Date(),
-                                details: ["button": .string(button.rawValue), "press": .string(kind.rawValue)]))
+        let recognisedAt = Date()
         // A press while a prompt waits answers it, and does nothing else.
-        if state.withLock({ $0.prompt })?.answer(button == .stop ? .authorized : .denied) == true { return }
-        for (action, error) in await ButtonActions.press(button, kind, on: node) {
+        let answeredPrompt = state.withLock({ $0.prompt })?.answer(button == .stop ? .authorized : .denied) == true
+        let refusals = answeredPrompt ? [] : await ButtonActions.press(button, kind, on: node)
+        logger.info("button pressed", metadata: ["button": "\(button.rawValue)", "press": "\(kind.rawValue)"])
+        publishEvent(AlarmEvent(.button, alarmID: nil, at: recognisedAt,
+                                details: ["button": .string(button.rawValue), "press": .string(kind.rawValue)]))
+        for (action, error) in refusals {
             logger.warning("button action refused", metadata: ["action": "\(action)", "error": "\(error.message)"])
         }
     }

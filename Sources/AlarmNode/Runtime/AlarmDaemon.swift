@@ -118,7 +118,7 @@ public final class AlarmDaemon: Sendable {
                                                        node: node, bridge: bridge, logger: logger))
         }
         if let simulation {
-            services.append(SimulationDisplayService(simulation: simulation, bridge: bridge, topic: topics.simulatedOutputs))
+            services.append(SimulationDisplayService(simulation: simulation, bridge: bridge, topics: topics))
         }
         services.append(hardware)
         services.append(ServiceNotifierService(notifier: ServiceNotifier(), logger: logger))

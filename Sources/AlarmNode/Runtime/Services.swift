@@ -1,3 +1,4 @@
+import AlarmHardware
 import AlarmKit
 import Foundation
 import LinuxSystem
@@ -112,37 +113,59 @@ struct ServiceNotifierService: Service {
 /// In simulation mode: prints the virtual buzzer and LED on the terminal and publishes them,
 /// retained, on `<base>/sim/outputs`: every transition, even one that is over by the time it is
 /// shown (an alarm stopped a millisecond after it sounded still shows its buzzer on, then off).
+/// The virtual buttons' edges go to `<base>/sim/buttons`. Both carry `at`, when the change
+/// happened, in nanoseconds on the daemon's monotonic clock since the simulation started: the
+/// time from a button's release to the buzzer going quiet is measured with them.
 struct SimulationDisplayService: Service {
     let simulation: HardwareParts.Simulation
     let bridge: MQTTBridge
-    let topic: String
+    let topics: NodeTopics
 
-    private enum Output { case buzzer, led }
+    private enum Change {
+        case buzzer(SimulatedLine.Change)
+        case led(SimulatedLine.Change)
+        case button(ButtonEdge, at: ContinuousClock.Instant)
+    }
 
     func run() async throws {
-        let merged = AsyncStream<(Output, Bool)> { continuation in
-            let tasks = [(Output.buzzer, simulation.buzzer), (.led, simulation.led)].map { output, line in
-                Task { for await on in line.changes() { continuation.yield((output, on)) } }
-            }
+        let started = ContinuousClock.now
+        let merged = AsyncStream<Change> { continuation in
+            let tasks = [
+                Task { for await change in simulation.buzzer.changes() { continuation.yield(.buzzer(change)) } },
+                Task { for await change in simulation.led.changes() { continuation.yield(.led(change)) } },
+                Task { for await (edge, at) in simulation.buttons.injectedEdges() { continuation.yield(.button(edge, at: at)) } },
+            ]
             continuation.onTermination = { _ in tasks.forEach { $0.cancel() } }
+        }
+        func nanoseconds(at instant: ContinuousClock.Instant) -> Int64 {
+            let (seconds, attoseconds) = max(.zero, started.duration(to: instant)).components
+            return seconds * 1_000_000_000 + attoseconds / 1_000_000_000
         }
         var outputs = (buzzer: simulation.buzzer.isOn, led: simulation.led.isOn)
         var last: (buzzer: Bool, led: Bool)?
-        for await (output, on) in merged.cancelOnGracefulShutdown() {
-            switch output {
-            case .buzzer: outputs.buzzer = on
-            case .led: outputs.led = on
+        for await change in merged.cancelOnGracefulShutdown() {
+            switch change {
+            case .buzzer(let line):
+                outputs.buzzer = line.isOn
+                show(outputs, &last, at: nanoseconds(at: line.at))
+            case .led(let line):
+                outputs.led = line.isOn
+                show(outputs, &last, at: nanoseconds(at: line.at))
+            case .button(let edge, let at):
+                let button = edge.button == .stop ? "stop" : "snooze"
+                bridge.publish(.init(topic: topics.simulatedButtons,
+                                     string: #"{"button":"\#(button)","pressed":\#(edge.pressed),"at":\#(nanoseconds(at: at))}"#, qos: 1))
             }
-            show(outputs, &last)
         }
         // The hardware is off by now: show that too.
-        show((simulation.buzzer.isOn, simulation.led.isOn), &last)
+        show((simulation.buzzer.isOn, simulation.led.isOn), &last, at: nanoseconds(at: .now))
     }
 
-    private func show(_ outputs: (buzzer: Bool, led: Bool), _ last: inout (buzzer: Bool, led: Bool)?) {
+    private func show(_ outputs: (buzzer: Bool, led: Bool), _ last: inout (buzzer: Bool, led: Bool)?, at: Int64) {
         guard last.map({ $0 != outputs }) ?? true else { return }
         last = outputs
         FileHandle.standardOutput.write(Data("[simulated hardware] buzzer \(outputs.buzzer ? "ON " : "off")  led \(outputs.led ? "ON " : "off")\n".utf8))
-        bridge.publish(.init(topic: topic, string: #"{"buzzer":\#(outputs.buzzer),"led":\#(outputs.led)}"#, qos: 1, retain: true))
+        bridge.publish(.init(topic: topics.simulatedOutputs,
+                             string: #"{"buzzer":\#(outputs.buzzer),"led":\#(outputs.led),"at":\#(at)}"#, qos: 1, retain: true))
     }
 }
