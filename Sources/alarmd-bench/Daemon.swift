@@ -60,7 +60,7 @@ final class Observer: Sendable {
         client = try BenchClient(name: "observer", port: port) { arrival in
             for handler in handlers.registered.withLock({ Array($0.all.values) }) { handler(arrival) }
         }
-        try await client.start(subscriptions: ["alarmd/+/status", "alarmd/+/events", "alarmd/+/sim/outputs"])
+        try await client.start(subscriptions: ["alarmd/+/status", "alarmd/+/events", "alarmd/+/sim/outputs", "alarmd/+/sim/buttons"])
     }
 
     /// Calls `handler` for every arrival until the returned id is removed.
