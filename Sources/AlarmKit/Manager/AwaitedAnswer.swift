@@ -43,8 +43,10 @@ public final class AwaitedAnswer<Value: Sendable>: Sendable {
     public func wait(atMost limit: Duration, sleep: @escaping @Sendable (Duration) async throws -> Void) async -> Value? {
         await withTaskGroup(of: Void.self) { group in
             group.addTask {
-                // Cancelled once the answer is in; otherwise the limit ends the wait.
-                if (try? await sleep(limit)) != nil { self.end() }
+                // Cancelled once the answer is in; otherwise the limit ends the wait, and so does
+                // a sleep that fails (a wait must not outlive its limit because a clock failed).
+                try? await sleep(limit)
+                self.end()
             }
             let answer = await withTaskCancellationHandler {
                 await withCheckedContinuation { (continuation: CheckedContinuation<Value?, Never>) in
@@ -71,12 +73,20 @@ public final class AwaitedAnswer<Value: Sendable>: Sendable {
         }
     }
 
-    /// Ends the wait: a waiter resumes with nil, and later answers are refused.
+    /// Ends the wait: a waiter resumes with nil, and later answers are refused. An answer
+    /// already accepted stays, for the waiter to take: whoever gave it was told it was taken.
     private func end() {
         let waiter: CheckedContinuation<Value?, Never>? = state.withLock { state in
-            defer { state = .over }
-            if case .waiting(let waiter) = state { return waiter }
-            return nil
+            switch state {
+            case .open:
+                state = .over
+                return nil
+            case .waiting(let waiter):
+                state = .over
+                return waiter
+            case .answered, .over:
+                return nil
+            }
         }
         waiter?.resume(returning: nil)
     }
