@@ -38,8 +38,7 @@ public enum AlarmctlError: Error, Hashable, Sendable, CustomStringConvertible {
         case .unavailable(let reason): self = .unreachable(reason)
         case .unauthorized(let state):
             self = .unauthorized("the node has not authorized scheduling (authorization is \(state.rawValue)): "
-                + "run `alarmctl authorize` and press the node's stop button while it chirps, "
-                + "or set authorization = \"authorized\" in the node's config")
+                + Self.authorizationAdvice(state))
         default: self = .refused(error)
         }
     }
@@ -77,4 +76,19 @@ public enum AlarmctlError: Error, Hashable, Sendable, CustomStringConvertible {
     }
 
     public var description: String { message }
+}
+
+extension AlarmctlError {
+    /// What to do about an authorization that is not `authorized`: a denied node does not ask
+    /// again until its decision is reset on the node itself.
+    public static func authorizationAdvice(_ state: AlarmManager.AuthorizationState) -> String {
+        switch state {
+        case .denied:
+            return "the node's buttons denied it: run `alarmd reset-authorization` on the node (as its user), "
+                + "then `alarmctl authorize`, or set authorization = \"authorized\" in the node's config"
+        default:
+            return "run `alarmctl authorize` and press the node's stop button while it chirps (a long press on a "
+                + "single-button board), or set authorization = \"authorized\" in the node's config"
+        }
+    }
 }

@@ -40,7 +40,7 @@ public final class NodeSession: Sendable {
         let status = try await status()
         guard status.isOnline else { throw offlineError(status) }
         let prompting = status.authorization == .notDetermined
-        if prompting { onAuthorizationPrompt(status.authorizationPrompt ?? NodeStatus.defaultAuthorizationPrompt) }
+        if prompting { onAuthorizationPrompt(status.promptSeconds) }
         return try await answer(deadline: prompting ? NodeStatus.replyWaitWhilePrompting(status, timeout: settings.timeout) : nil) { connection throws(AlarmManager.AlarmError) in
             try await connection.schedule(id: id, configuration: configuration)
         }
@@ -55,6 +55,7 @@ public final class NodeSession: Sendable {
     /// before it answers.
     public func requestAuthorization() async throws(AlarmctlError) -> AlarmManager.AuthorizationState {
         let status = try await status()
+        guard status.isOnline else { throw offlineError(status) }
         return try await answer(deadline: NodeStatus.replyWaitWhilePrompting(status, timeout: settings.timeout)) { connection throws(AlarmManager.AlarmError) in
             try await connection.requestAuthorization()
         }

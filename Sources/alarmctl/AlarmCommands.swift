@@ -102,8 +102,8 @@ extension Alarmctl {
                 output.print("authorization: \(decision.rawValue)", json: ["authorization": decision.rawValue])
             }
             if decision != .authorized {
-                FileHandle.standardError.write(Data(("alarmctl: the node is not authorized (\(decision.rawValue)): run `alarmctl authorize` "
-                    + "again and press the node's stop button while it chirps\n").utf8))
+                FileHandle.standardError.write(Data(("alarmctl: the node is not authorized (\(decision.rawValue)): "
+                    + AlarmctlError.authorizationAdvice(decision) + "\n").utf8))
                 throw ExitCode(ExitStatus.unauthorized.rawValue)
             }
         }

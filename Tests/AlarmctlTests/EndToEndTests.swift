@@ -195,7 +195,7 @@ struct EndToEndTests {
         }
     }
 
-    @Test("On a node that asks first, scheduling waits for its stop button, as long as the node's prompt lasts")
+    @Test("On a node that asks first, scheduling waits for its stop button and says how long the node's prompt lasts")
     func authorizationPrompt() async throws {
         try await withNode(configuration: "[node]\nauthorization = \"prompt\"\n[hardware]\nprompt-duration = 45\n") { node in
             let scheduling = try await ChildProcess.start(

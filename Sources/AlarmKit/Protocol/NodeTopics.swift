@@ -70,13 +70,25 @@ public struct NodeStatus: Sendable, Hashable, Codable {
     /// authorization request undecided (`hardware.prompt-duration`).
     public var authorizationPrompt: TimeInterval?
 
-    /// The prompt's length assumed for a node that does not say (older versions): alarmd's default.
+    /// The prompt's length assumed for a node that does not say (older versions), or says
+    /// something outside what alarmd allows: alarmd's default.
     public static let defaultAuthorizationPrompt: TimeInterval = 30
+    /// The prompt lengths alarmd accepts (`hardware.prompt-duration`).
+    public static let authorizationPromptRange: ClosedRange<TimeInterval> = 5...600
+
+    /// The prompt's length in seconds, as a client should rely on it: the status is anyone's to
+    /// publish, so a value alarmd would not send (not finite, out of range) counts as absent.
+    public var promptSeconds: TimeInterval {
+        guard let authorizationPrompt, Self.authorizationPromptRange.contains(authorizationPrompt) else {
+            return Self.defaultAuthorizationPrompt
+        }
+        return authorizationPrompt
+    }
 
     /// How long to wait for the answer to a request that may prompt on the node's hardware: the
     /// usual `timeout`, the prompt, and 10 s for the press to be seen and the answer to arrive.
     public static func replyWaitWhilePrompting(_ status: NodeStatus?, timeout: Duration) -> Duration {
-        timeout + .seconds(status?.authorizationPrompt ?? defaultAuthorizationPrompt) + .seconds(10)
+        timeout + .seconds(status?.promptSeconds ?? defaultAuthorizationPrompt) + .seconds(10)
     }
 
     public static let offline = NodeStatus(state: "offline")
