@@ -190,6 +190,12 @@ struct DaemonMQTTTests {
                 }
                 return try Self.stamp(message)
             }
+            // The press is reported before what it did.
+            let events = node.received(after: mark).filter { $0.topic == node.topics.events }
+                .compactMap { NodeClient.object($0.payload)?["event"] }
+            #expect(events.firstIndex(of: .string("button")).map { button in
+                events.firstIndex(of: .string("stopped")).map { button < $0 } ?? false
+            } == true, "events in order: \(events)")
             let pressedAt = try await edge(true), releasedAt = try await edge(false), offAt = try Self.stamp(off)
             #expect(releasedAt - pressedAt >= 100_000_000, "held for the press's 0.1 s")
             #expect(offAt - releasedAt >= 30_000_000, "recognised once the debounce window passed")

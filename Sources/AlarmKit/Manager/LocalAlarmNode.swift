@@ -142,14 +142,16 @@ public actor LocalAlarmNode {
     /// for the disk: for input nobody awaits a reply to, such as a hardware button, whose alarms
     /// must stop together rather than one write apart. `plan` picks the steps from the current
     /// engine; `apply` carries out each one. A refused step changes nothing and is returned with
-    /// its error; the steps before and after it stay in effect.
+    /// its error; the steps before and after it stay in effect. `leadingEffects` (the event that
+    /// reports the input, say) are carried out first, before the steps' own.
     public func applyWithoutWaiting<Step: Sendable>(
+        reporting leadingEffects: [AlarmEffect] = [],
         planning plan: @Sendable (AlarmEngine) -> [Step],
         _ apply: @Sendable (inout AlarmEngine, Step, Date) throws(AlarmManager.AlarmError) -> [AlarmEffect]
     ) -> [(Step, AlarmManager.AlarmError)] {
         let now = clock.now
         var next = engine
-        var effects: [AlarmEffect] = []
+        var effects = leadingEffects
         var refusals: [(Step, AlarmManager.AlarmError)] = []
         for step in plan(engine) {
             var attempt = next

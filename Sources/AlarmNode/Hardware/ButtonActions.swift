@@ -60,11 +60,15 @@ public enum ButtonActions {
 extension ButtonActions {
     /// Carries out a press on `node`: plans it from the node's state and applies every action in
     /// one change, without waiting for the disk (a press has nobody to answer, and the alarms it
-    /// stops must go quiet together). Returns the refusals, which a button cannot report to
-    /// anyone but the log.
+    /// stops must go quiet together). `event` (the `button` event) is published first, so that
+    /// it comes before the events of what the press did. Returns the refusals, which a button
+    /// cannot report to anyone but the log.
     @discardableResult
-    public static func press(_ button: PressedButton, _ kind: PressKind, on node: LocalAlarmNode) async -> [(ButtonAction, AlarmManager.AlarmError)] {
-        await node.applyWithoutWaiting(planning: { engine in plan(button, kind, engine: engine) }) { engine, action, now throws(AlarmManager.AlarmError) in
+    public static func press(
+        _ button: PressedButton, _ kind: PressKind, on node: LocalAlarmNode, reporting event: AlarmEvent? = nil
+    ) async -> [(ButtonAction, AlarmManager.AlarmError)] {
+        await node.applyWithoutWaiting(reporting: event.map { [.event($0)] } ?? [],
+                                       planning: { engine in plan(button, kind, engine: engine) }) { engine, action, now throws(AlarmManager.AlarmError) in
             try action.apply(to: &engine, now: now)
         }
     }

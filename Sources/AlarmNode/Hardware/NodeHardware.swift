@@ -136,18 +136,27 @@ public final class NodeHardware: Service, AuthorizationPrompt, Sendable {
         logger.info("hardware off")
     }
 
-    /// Acts on a press first (the buzzer goes quiet before anything is logged or published),
-    /// then reports it.
+    /// Acts on a press at once (the buzzer goes quiet before anything is logged), reporting it
+    /// with a `button` event that comes before the events of what it did.
     private func handle(_ press: ButtonPress) async {
         let button: PressedButton = press.button == .stop ? .stop : .snooze
         let kind: PressKind = press.kind == .long ? .long : .short
-        let recognisedAt = Date()
-        // A press while a prompt waits answers it, and does nothing else.
-        let answeredPrompt = state.withLock({ $0.prompt })?.answer(button == .stop ? .authorized : .denied) == true
-        let refusals = answeredPrompt ? [] : await ButtonActions.press(button, kind, on: node)
+        let event = AlarmEvent(.button, alarmID: nil, at: Date(),
+                               details: ["button": .string(button.rawValue), "press": .string(kind.rawValue)])
+        let refusals: [(ButtonAction, AlarmManager.AlarmError)]
+        if let prompt = state.withLock({ $0.prompt }) {
+            // A press while a prompt waits answers it, and does nothing else. Its event goes
+            // first, before the decision's `authorization` event.
+            publishEvent(event)
+            if prompt.answer(button == .stop ? .authorized : .denied) {
+                logger.info("button pressed", metadata: ["button": "\(button.rawValue)", "press": "\(kind.rawValue)", "prompt": "answered"])
+                return
+            }
+            refusals = await ButtonActions.press(button, kind, on: node)
+        } else {
+            refusals = await ButtonActions.press(button, kind, on: node, reporting: event)
+        }
         logger.info("button pressed", metadata: ["button": "\(button.rawValue)", "press": "\(kind.rawValue)"])
-        publishEvent(AlarmEvent(.button, alarmID: nil, at: recognisedAt,
-                                details: ["button": .string(button.rawValue), "press": .string(kind.rawValue)]))
         for (action, error) in refusals {
             logger.warning("button action refused", metadata: ["action": "\(action)", "error": "\(error.message)"])
         }
