@@ -161,7 +161,6 @@ final class TimerThread: Sendable {
     private static func bootTimeNanoseconds(at instant: ContinuousClock.Instant) -> Int64 {
         let remaining = ContinuousClock.now.duration(to: instant)
         // Past a century the deadline is as good as never; clamping keeps the sum in range.
-        let (seconds, attoseconds) = min(remaining, .seconds(100 * 366 * 86_400)).components
-        return bootTimeNow() + seconds * 1_000_000_000 + attoseconds / 1_000_000_000
+        return bootTimeNow() + min(remaining, .seconds(100 * 366 * 86_400)).inNanoseconds
     }
 }

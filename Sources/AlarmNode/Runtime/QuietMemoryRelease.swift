@@ -47,9 +47,7 @@ final class QuietMemoryRelease: Sendable {
     }
 
     private func startTimer() {
-        let (seconds, attoseconds) = quietPeriod.components
-        let nanoseconds = Int(seconds) * 1_000_000_000 + Int(attoseconds / 1_000_000_000)
-        queue.asyncAfter(deadline: .now() + .nanoseconds(nanoseconds)) { [self] in
+        queue.asyncAfter(deadline: .now() + .nanoseconds(Int(quietPeriod.inNanoseconds))) { [self] in
             if schedule.withLock({ $0.timerFired() }) {
                 ProcessMemory.releaseFreedMemory()
             } else {

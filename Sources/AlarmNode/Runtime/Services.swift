@@ -138,8 +138,7 @@ struct SimulationDisplayService: Service {
             continuation.onTermination = { _ in tasks.forEach { $0.cancel() } }
         }
         func nanoseconds(at instant: ContinuousClock.Instant) -> Int64 {
-            let (seconds, attoseconds) = max(.zero, started.duration(to: instant)).components
-            return seconds * 1_000_000_000 + attoseconds / 1_000_000_000
+            max(.zero, started.duration(to: instant)).inNanoseconds
         }
         var outputs = (buzzer: simulation.buzzer.isOn, led: simulation.led.isOn)
         var last: (buzzer: Bool, led: Bool)?
