@@ -54,6 +54,51 @@ struct AuthorizationTests {
         }
     }
 
+    @Test("A press during the prompt answers it and does nothing else, even while an alarm alerts")
+    func pressDuringPromptOnlyAnswers() async throws {
+        // A node restored undetermined (as after `alarmd reset-authorization`) with a timer that
+        // is about to alert.
+        let directory = FileManager.default.temporaryDirectory.appending(path: "alarmd-prompt-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let id = UUID()
+        var engine = AlarmEngine()
+        let configuration = try AlarmJSON.decoder.decode(
+            AlarmManager.AlarmConfiguration<JSONValue>.self, from: AlarmJSON.encoder.encode(configurationJSON(preAlert: 3)))
+        _ = try engine.schedule(id: id, configuration: configuration, now: Date())
+        let state = NodeState(authorization: .notDetermined, alarms: Array(engine.records.values))
+        try AlarmJSON.encoder.encode(state).write(to: directory.appending(path: "state.json"))
+        let config = directory.appending(path: "alarmd.toml")
+        try Data("[node]\nauthorization = \"prompt\"\n[hardware]\nprompt-duration = 20\n".utf8).write(to: config)
+
+        try await TestBroker.withBroker { broker in
+            try await withDaemonProcess(broker: broker, node: "node-\(UUID().uuidString.prefix(8))", stateDirectory: directory,
+                                        arguments: ["--config", config.path]) { daemon in
+                try await withTestClients { clients in
+                    let node = try await NodeClient.connect(broker: broker, node: daemon.node, clients: clients)
+                    _ = try await node.event("alerting", alarmID: id, within: .seconds(15))
+                    let mark = node.count
+                    async let decision = node.request("requestAuthorization", within: .seconds(30))
+                    // The prompt starts as soon as the request arrives; the alert's pattern wins on
+                    // the outputs, so there is nothing to see: give the request a moment.
+                    try await Task.sleep(for: .milliseconds(500))
+                    try node.client.publish(MQTTMessage(topic: node.topics.simulatedPress, string: #"{"button":"stop","duration":0.1}"#))
+                    #expect(try await decision["authorization"] == .string("authorized"))
+                    // The press was the prompt's: the alarm alerts on.
+                    let list = try await node.request("list")
+                    guard case .array(let alarms)? = list["alarms"] else { throw TestSupportError("no alarms in \(list)") }
+                    #expect(alarms.map { $0["state"] } == [.string("alerting")], "\(list)")
+                    #expect(!node.received(after: mark).contains { message in
+                        message.topic == node.topics.events && NodeClient.object(message.payload)?["event"] == .string("stopped")
+                    })
+                    // The next press is an ordinary one: it stops the alarm.
+                    try node.client.publish(MQTTMessage(topic: node.topics.simulatedPress, string: #"{"button":"stop","duration":0.1}"#))
+                    _ = try await node.event("stopped", alarmID: id, after: mark)
+                }
+            }
+        }
+    }
+
     @Test("Nobody answers: the prompt ends and the node stays undetermined")
     func unanswered() async throws {
         try await withPromptingDaemon { _, node in
