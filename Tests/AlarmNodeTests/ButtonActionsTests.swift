@@ -167,10 +167,18 @@ struct ButtonActionsTests {
             clock: ManualAlarmClock(now: Self.at(61)), delegate: disk)
         #expect(await node.currentEngine.alerting.count == 2)
 
-        // The write the press starts cannot finish until the disk is released: the press must
-        // not wait for it, and both alarms must be quiet together.
-        let refusals = await ButtonActions.press(.stop, .short, on: node)
+        // The write the press starts cannot finish until the disk is released. That first write
+        // must already hold both alarms stopped (one change), and the press must return while it
+        // is stalled.
+        let pressing = Task { await ButtonActions.press(.stop, .short, on: node) }
+        let alertingInFirstWrite = await disk.firstWrite.wait(atMost: .seconds(30)) { try await Task.sleep(for: $0) }
+        #expect(alertingInFirstWrite == 0, "both alarms stop in the change the first write saves")
+        // Stopping one alarm per write (the old behaviour) would wait for this write: let it go,
+        // the test has failed already.
+        if alertingInFirstWrite != 0 { disk.release() }
+        let refusals = await pressing.value
         #expect(refusals.isEmpty)
+        #expect(disk.savedAlarmCounts.isEmpty, "the press returned while its write was stalled")
         #expect(await node.currentEngine.alerting.isEmpty)
         #expect(disk.stoppedAlerts == 2, "both alerts end in the one change the press made")
 
@@ -377,7 +385,11 @@ private final class StalledDisk: AlarmNodeDelegate {
         opened.signal()
     }
 
+    /// How many alarms still alert in the first state written.
+    let firstWrite = AwaitedAnswer<Int>()
+
     func persist(_ saved: NodeState) throws {
+        firstWrite.answer(saved.alarms.filter { $0.state == .alerting }.count)
         if !state.withLock({ $0.released }) {
             opened.wait()
             opened.signal()
