@@ -52,7 +52,7 @@ let package = Package(
         .systemLibrary(name: "CGPIOD", pkgConfig: "libgpiod", providers: [.apt(["libgpiod-dev"])]),
         .target(
             name: "GPIO",
-            dependencies: ["CGPIOD", "AlarmHardware", .product(name: "Logging", package: "swift-log")]
+            dependencies: ["CGPIOD", "AlarmHardware", "LinuxSystem", .product(name: "Logging", package: "swift-log")]
         ),
         // Linux headers Glibc's module lacks (timerfd, timex, inotify, eventfd).
         .systemLibrary(name: "CLinux", path: "Sources/CLinux"),

@@ -1,5 +1,3 @@
-import CLinux
-import Foundation
 import Glibc
 
 /// A kernel object behind a descriptor that becomes readable when there is news: a timerfd
@@ -67,65 +65,37 @@ struct ReadinessIterator<Source: ReadinessSource> {
     }
 }
 
-/// A dedicated thread blocked in poll(2) on a source's descriptor and on an eventfd(2) that
-/// says "stop". Waiting there keeps Swift's cooperative thread pool free; the eventfd is
-/// signalled when the stream terminates (the consuming task was cancelled or dropped its
-/// iterator), so the thread wakes at once, returns, and the source's descriptor is closed.
+/// Watches a ``ReadinessSource`` on its own ``PollThread``: when the stream terminates (the
+/// consuming task was cancelled or dropped its iterator) the thread is stopped at once, returns,
+/// and the source's descriptor is closed.
 enum WatchThread {
     static func start<Source: ReadinessSource>(
         watching source: Source
     ) throws(SystemError) -> AsyncStream<Result<Source.Event, SystemError>>.Iterator {
-        let stopSignal = OwnedDescriptor(try systemCall("creating an eventfd to stop the \(Source.threadName) thread") {
-            eventfd(0, CLINUX_EFD_CLOEXEC | CLINUX_EFD_NONBLOCK)
-        })
         // Events are rare (clock steps, zone changes); a consumer that falls behind by more
         // than this many only needs the newest, as each one means "re-evaluate".
         let (stream, continuation) = AsyncStream.makeStream(
             of: Result<Source.Event, SystemError>.self,
             bufferingPolicy: .bufferingNewest(32)
         )
-        continuation.onTermination = { _ in
-            // The descriptor stays open while this closure exists, so the write cannot reach
-            // a reused descriptor number. EAGAIN (counter full) still leaves it readable.
-            _ = eventfd_write(stopSignal.raw, 1)
-        }
-        let thread = Thread {
-            _ = Source.threadName.withCString { clinux_set_thread_name($0) }
-            var source = source
-            run(&source, stopSignal: stopSignal, continuation: continuation)
-            continuation.finish()
-        }
-        thread.start()
-        return stream.makeAsyncIterator()
-    }
-
-    private static func run<Source: ReadinessSource>(
-        _ source: inout Source,
-        stopSignal: OwnedDescriptor,
-        continuation: AsyncStream<Result<Source.Event, SystemError>>.Continuation
-    ) {
-        let readable = Int16(POLLIN)
-        var descriptors = [
-            pollfd(fd: source.descriptor.raw, events: readable, revents: 0),
-            pollfd(fd: stopSignal.raw, events: readable, revents: 0),
-        ]
-        while true {
+        let thread = try PollThread.start(
+            name: Source.threadName, waitingAction: Source.waitingAction, descriptors: [source.descriptor.raw], state: source
+        ) { source, _, readiness in
             do throws(SystemError) {
-                try systemCall(Source.waitingAction) { poll(&descriptors, 2, -1) }
-                if descriptors[1].revents != 0 { return }
-                let sourceEvents = descriptors[0].revents
-                if sourceEvents & readable != 0 {
-                    if let event = try source.readEvent() {
-                        continuation.yield(.success(event))
-                    }
-                } else if sourceEvents != 0 {
-                    // POLLERR, POLLHUP or POLLNVAL without data: the descriptor is unusable.
+                guard readiness == .readable else {
                     throw SystemError(code: EIO, action: Source.waitingAction, remedy: "the kernel reported the descriptor unusable: restart the daemon")
                 }
+                if let event = try source.readEvent() { continuation.yield(.success(event)) }
+                return true
             } catch {
                 continuation.yield(.failure(error))
-                return
+                return false
             }
+        } finished: { error in
+            if let error { continuation.yield(.failure(error)) }
+            continuation.finish()
         }
+        continuation.onTermination = { _ in thread.stop() }
+        return stream.makeAsyncIterator()
     }
 }
