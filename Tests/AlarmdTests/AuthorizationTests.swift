@@ -79,9 +79,8 @@ struct AuthorizationTests {
                     _ = try await node.event("alerting", alarmID: id, within: .seconds(15))
                     let mark = node.count
                     async let decision = node.request("requestAuthorization", within: .seconds(30))
-                    // The prompt starts as soon as the request arrives; the alert's pattern wins on
-                    // the outputs, so there is nothing to see: give the request a moment.
-                    try await Task.sleep(for: .milliseconds(500))
+                    // The alert's pattern wins on the outputs, so the prompt shows only in the log.
+                    try await daemon.waitForLog("authorization prompt: press stop")
                     try node.client.publish(MQTTMessage(topic: node.topics.simulatedPress, string: #"{"button":"stop","duration":0.1}"#))
                     #expect(try await decision["authorization"] == .string("authorized"))
                     // The press was the prompt's: the alarm alerts on.

@@ -59,6 +59,15 @@ final class DaemonProcess: Sendable {
     }
 
     var log: String { (try? String(contentsOf: logFile, encoding: .utf8)) ?? "" }
+
+    /// Waits until the daemon's log contains `text`, checking every 20 ms, for at most `timeout`.
+    func waitForLog(_ text: String, within timeout: Duration = .seconds(10)) async throws {
+        let deadline = ContinuousClock.now + timeout
+        while !log.contains(text) {
+            guard ContinuousClock.now < deadline else { throw TestSupportError("no '\(text)' in the alarmd log within \(timeout)") }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+    }
     var isRunning: Bool { process.isRunning }
 
     /// Sends a signal without waiting (e.g. SIGHUP).

@@ -156,7 +156,7 @@ public enum ConfigurationReader {
                 if let value = seconds(hardware, "hardware.debounce", in: 0...0.5) { configuration.hardware.debounce = value }
                 if let value = seconds(hardware, "hardware.long-press", in: 0.2...10) { configuration.hardware.longPress = value }
                 if let value = seconds(hardware, "hardware.escalate-after", in: 0...3600) { configuration.hardware.escalateAfter = value }
-                if let value = seconds(hardware, "hardware.prompt-duration", in: 5...600) { configuration.hardware.promptDuration = value }
+                if let value = seconds(hardware, "hardware.prompt-duration", in: NodeStatus.authorizationPromptRange) { configuration.hardware.promptDuration = value }
             }
             if let homeAssistant = table(root, "home-assistant") {
                 checkKeys(homeAssistant, path: "home-assistant", known: ["discovery", "prefix"])
