@@ -44,7 +44,7 @@ let package = Package(
         .target(
             name: "Mosquitto",
             dependencies: [
-                "CMosquitto",
+                "CMosquitto", "LinuxSystem",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "DequeModule", package: "swift-collections"),
             ]
@@ -79,7 +79,7 @@ let package = Package(
         .executableTarget(
             name: "alarmd",
             dependencies: [
-                "AlarmNode", "AlarmKit",
+                "AlarmNode", "AlarmKit", "LinuxSystem",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]

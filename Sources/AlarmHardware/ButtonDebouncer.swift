@@ -137,9 +137,8 @@ public struct ButtonDebouncer: Sendable {
         presses.append(ButtonPress(button: button, kind: kind, at: kind == .long ? pressStart &+ threshold : changeAt))
     }
 
+    /// `duration` in whole nanoseconds, 0 for a negative one: edge timestamps are unsigned.
     static func nanoseconds(_ duration: Duration) -> UInt64 {
-        let (seconds, attoseconds) = duration.components
-        guard seconds >= 0 else { return 0 }
-        return UInt64(seconds) &* 1_000_000_000 &+ UInt64(attoseconds / 1_000_000_000)
+        UInt64(max(0, duration.wholeNanoseconds))
     }
 }

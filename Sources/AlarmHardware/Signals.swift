@@ -91,7 +91,7 @@ public struct BuzzerPattern: OnOffSignal, Hashable {
 
     public func level(after elapsed: Duration) -> (isOn: Bool, changesIn: Duration?) {
         guard period > .zero else { return (false, nil) }
-        let phase = Duration.nanoseconds(Self.nanoseconds(elapsed) % Self.nanoseconds(period))
+        let phase = Duration.nanoseconds(elapsed.wholeNanoseconds % period.wholeNanoseconds)
         var start = Duration.zero
         var index = 0
         while start + steps[index].duration <= phase {
@@ -107,11 +107,6 @@ public struct BuzzerPattern: OnOffSignal, Hashable {
             changesIn += step.duration
         }
         return (isOn, nil)
-    }
-
-    private static func nanoseconds(_ duration: Duration) -> Int64 {
-        let (seconds, attoseconds) = duration.components
-        return seconds * 1_000_000_000 + attoseconds / 1_000_000_000
     }
 }
 

@@ -1,5 +1,5 @@
 import CLinux
-import Foundation
+import FoundationEssentials
 import Glibc
 
 /// How long each step of one atomic write took (see ``AtomicFile/measureWrite(byteCount:in:)``).

@@ -1,5 +1,4 @@
 import CLinux
-import Foundation
 import Glibc
 
 /// A dedicated, named thread blocked in poll(2) on some descriptors and on an eventfd(2) that
@@ -42,12 +41,10 @@ public final class PollThread: Sendable {
             eventfd(0, CLINUX_EFD_CLOEXEC | CLINUX_EFD_NONBLOCK)
         })
         let pollThread = PollThread(stopSignal: stopSignal)
-        let thread = Thread {
-            _ = name.withCString { clinux_set_thread_name($0) }
+        try startDedicatedThread(named: name) {
             var state = state
             finished(pollThread.run(descriptors, waitingAction: waitingAction, state: &state, handle: handle))
         }
-        thread.start()
         return pollThread
     }
 

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import Glibc
 
 /// systemd's service notification protocol (`sd_notify`) without libsystemd.

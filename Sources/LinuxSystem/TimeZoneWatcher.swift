@@ -1,5 +1,5 @@
 import CLinux
-import Foundation
+import FoundationEssentials
 import Glibc
 import Logging
 
@@ -45,8 +45,9 @@ public struct SystemTimeZone: Sendable, Hashable {
         if let identifier = zoneNameFromLink(at: files.localtime) {
             return SystemTimeZone(identifier: identifier, source: .localtimeLink)
         }
-        if let contents = try? String(contentsOfFile: files.timezone, encoding: .utf8) {
-            let identifier = contents.trimmingCharacters(in: .whitespacesAndNewlines)
+        if let contents = try? String(contentsOfFile: files.timezone, encoding: .utf8),
+           let name = contents.split(whereSeparator: \.isWhitespace).first {
+            let identifier = String(name)
             if TimeZone(identifier: identifier) != nil {
                 return SystemTimeZone(identifier: identifier, source: .timezoneFile)
             }
@@ -59,7 +60,7 @@ public struct SystemTimeZone: Sendable, Hashable {
         let length = readlink(path, &target, target.count)
         guard length > 0 else { return nil }
         let link = String(decoding: target[..<length].map { UInt8(bitPattern: $0) }, as: UTF8.self)
-        guard let marker = link.range(of: "zoneinfo/", options: .backwards) else { return nil }
+        guard let marker = link.ranges(of: "zoneinfo/").last else { return nil }
         var identifier = String(link[marker.upperBound...])
         for variant in ["posix/", "right/"] where identifier.hasPrefix(variant) {
             identifier.removeFirst(variant.count)

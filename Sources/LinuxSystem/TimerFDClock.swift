@@ -1,5 +1,4 @@
 import CLinux
-import Foundation
 import Glibc
 import Synchronization
 
@@ -71,11 +70,7 @@ final class TimerThread: Sendable {
         timer = OwnedDescriptor(try systemCall("creating the CLOCK_BOOTTIME timerfd that serves the daemon's sleeps") {
             timerfd_create(CLOCK_BOOTTIME, CLINUX_TFD_CLOEXEC)
         })
-        let thread = Thread { [self] in
-            _ = "alarmd-timer".withCString { clinux_set_thread_name($0) }
-            serveExpirations()
-        }
-        thread.start()
+        try startDedicatedThread(named: "alarmd-timer") { [self] in serveExpirations() }
     }
 
     func sleep(until deadline: ContinuousClock.Instant) async throws {

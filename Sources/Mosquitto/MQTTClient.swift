@@ -1,6 +1,8 @@
 import CMosquitto
 import Dispatch
-import Foundation
+import FoundationEssentials
+import Glibc
+import LinuxSystem
 import Logging
 import Synchronization
 
@@ -106,13 +108,12 @@ public final class MQTTClient: Sendable {
                 throw Self.closedError(configuration)
             }
         }
-        let networkThread = Thread { [self] in
-            // Set from inside: on Linux, Foundation names the kernel thread (comm, as `top -H`
-            // shows it) only when the running thread names itself.
-            Thread.current.name = "mqtt-network"
-            runNetworkLoop()
+        do {
+            try startDedicatedThread(named: "mqtt-network") { [self] in runNetworkLoop() }
+        } catch {
+            state.withLock { $0.lifecycle = .idle }
+            throw MQTTError(code: .outOfMemory, message: "the MQTT client for \(configuration.brokerAddress) could not start its network thread: \(error)")
         }
-        networkThread.start()
     }
 
     /// Subscribes to `filter` now if connected, and again after every reconnection: the broker may
@@ -556,9 +557,7 @@ extension MQTTClient {
     /// Waits `delay` unless ``disconnect()`` interrupts; returns whether the client is stopping.
     private func waitBeforeReconnecting(_ delay: Duration) -> Bool {
         if delay > .zero {
-            let (seconds, attoseconds) = delay.components
-            let nanoseconds = Int(seconds) * 1_000_000_000 + Int(attoseconds / 1_000_000_000)
-            _ = reconnectWaitInterrupt.wait(timeout: .now() + .nanoseconds(nanoseconds))
+            _ = reconnectWaitInterrupt.wait(timeout: .now() + .nanoseconds(Int(delay.inNanoseconds)))
         }
         return state.withLock { $0.lifecycle == .stopping }
     }

@@ -1,10 +1,6 @@
 import CMosquitto
 
-#if canImport(Glibc)
 import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 
 /// An MQTT failure, with a message that says what went wrong and what to do about it.
 public struct MQTTError: Error, Sendable, CustomStringConvertible {

@@ -1,7 +1,9 @@
 import AlarmKit
 import AlarmNode
 import ArgumentParser
-import Foundation
+import FoundationEssentials
+import Glibc
+import LinuxSystem
 import Logging
 
 @main
@@ -125,7 +127,7 @@ extension Alarmd {
                 let configuration = try ConfigurationReader.read(path: file)
                 print("\(file) is valid: node \(configuration.node.id), broker \(configuration.broker.host):\(configuration.broker.port), hardware \(configuration.hardware.mode.rawValue)")
             } catch {
-                FileHandle.standardError.write(Data("\(error)\n".utf8))
+                StandardStream.error.write("\(error)\n")
                 throw ExitCode(2)
             }
         }
@@ -143,8 +145,8 @@ extension Alarmd {
             let directory = configuration.node.stateDirectory
             // Written by root, the file would be root's and unreadable to the daemon's user, which
             // would keep it aside and start with no alarms.
-            if geteuid() == 0, let owner = (try? FileManager.default.attributesOfItem(atPath: directory))?[.ownerAccountID] as? NSNumber,
-               owner.uint32Value != 0 {
+            var folder = stat()
+            if geteuid() == 0, stat(directory, &folder) == 0, folder.st_uid != 0 {
                 fail("\(directory) belongs to another user than root: run this as that user, e.g. sudo -u alarmd alarmd reset-authorization --config /etc/alarmd/alarmd.toml")
             }
             let store = StateStore(directory: directory, logger: Logger(label: "alarmd"))
@@ -160,8 +162,8 @@ extension Alarmd {
         }
 
         private func fail(_ message: String) -> Never {
-            FileHandle.standardError.write(Data("alarmd reset-authorization: \(message)\n".utf8))
-            Foundation.exit(1)
+            StandardStream.error.write("alarmd reset-authorization: \(message)\n")
+            Glibc.exit(1)
         }
     }
 }

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// Something the node reports on `<base>/events` (SPEC §5).
 public struct AlarmEvent: Sendable, Hashable, Codable {

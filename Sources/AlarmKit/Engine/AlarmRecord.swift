@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// What the engine knows of one alarm: its configuration and where it stands in its lifecycle.
 /// This is what the node persists; `AlarmDocument` is what it publishes.

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// A calendar day in some time zone (proleptic Gregorian), written `"2026-11-22"`.
 public struct LocalDay: Sendable, Hashable, Comparable, Codable, CustomStringConvertible {

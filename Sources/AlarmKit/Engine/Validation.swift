@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// The limits of SPEC §3 on what an alarm may hold.
 public enum AlarmLimits {

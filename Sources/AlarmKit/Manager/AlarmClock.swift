@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import Synchronization
 
 /// The source of time for an alarm node: the wall clock to read, and a way to wait.

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// Where an `AlarmManager` sends its calls: a node in this process, or one over MQTT.
 public protocol AlarmNodeConnection: Sendable {

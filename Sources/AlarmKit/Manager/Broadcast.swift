@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import Synchronization
 
 /// A value that any number of observers can follow at once: each new stream first yields the

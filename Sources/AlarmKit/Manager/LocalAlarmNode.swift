@@ -1,4 +1,5 @@
-import Foundation
+import Dispatch
+import FoundationEssentials
 import Logging
 
 /// What a node keeps on disk: the authorization decision and every alarm.

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import Synchronization
 
 /// Encodes a ``NodeState`` to the same bytes as `AlarmJSON.encoder`, re-encoding only the

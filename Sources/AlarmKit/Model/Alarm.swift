@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// An alarm as AlarmKit describes it: when it alerts, its countdowns, and its state.
 public struct Alarm: Identifiable, Sendable, Hashable, Codable {

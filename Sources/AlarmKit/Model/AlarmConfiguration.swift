@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// Stands in for ActivityKit's `AlertConfiguration`, so `AlertConfiguration.AlertSound` ports.
 public enum AlertConfiguration {
@@ -79,7 +79,7 @@ public enum AlarmIntent: Sendable, Hashable, Codable {
     /// The payload with `{alarmID}` replaced by the alarm's id.
     public func payload(for alarmID: UUID) -> String {
         switch self {
-        case .publish(_, let payload, _): payload.replacingOccurrences(of: "{alarmID}", with: alarmID.uuidString)
+        case .publish(_, let payload, _): payload.replacing("{alarmID}", with: alarmID.uuidString)
         }
     }
 }

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// An alarm as the node publishes it on `<base>/alarms/<id>` (SPEC §5): its configuration,
 /// state, what a display needs to render it, and when it next alerts.

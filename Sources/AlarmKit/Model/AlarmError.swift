@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 extension AlarmManager {
     /// Why an alarm operation failed. Each error has a stable `code` (the MQTT reply's
@@ -107,7 +107,7 @@ extension AlarmManager.AlarmError {
                 key.intValue.map { "[\($0)]" } ?? key.stringValue
             }
             guard !parts.isEmpty else { return nil }
-            return parts.joined(separator: ".").replacingOccurrences(of: ".[", with: "[")
+            return parts.joined(separator: ".").replacing(".[", with: "[")
         }
         switch error {
         case .typeMismatch(let type, let context):
@@ -117,7 +117,7 @@ extension AlarmManager.AlarmError {
         case .keyNotFound(let key, let context):
             self = .badRequest(field: path(context.codingPath + [key]), reason: "this field is required")
         case .dataCorrupted(let context):
-            let reason = context.underlyingError.map { "the payload is not valid JSON (\($0.localizedDescription))" }
+            let reason = context.underlyingError.map { "the payload is not valid JSON (\($0))" }
                 ?? context.debugDescription
             self = .badRequest(field: path(context.codingPath), reason: reason)
         @unknown default:

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// The one JSON encoding of SPEC §5, shared by the state file, MQTT and alarmctl.
 public enum AlarmJSON {

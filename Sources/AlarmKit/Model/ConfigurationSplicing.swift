@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import Synchronization
 
 /// Encodes alarm documents and records to exactly the bytes `AlarmJSON.encoder` writes, but

@@ -1,10 +1,10 @@
-import Foundation
+import FoundationEssentials
 
 /// Durations as people write them: `90s`, `10m`, `1h30m`, `1d`, or plain seconds (`45`, `2.5`).
 public enum DurationText {
     /// The number of seconds `text` names, or nil when it is not a duration.
     public static func seconds(from text: String) -> TimeInterval? {
-        let text = text.trimmingCharacters(in: .whitespaces).lowercased()
+        let text = text.trimming(where: { $0 == " " || $0 == "\t" }).lowercased()
         if let plain = Double(text) { return plain.isFinite ? plain : nil }
         let units: [Character: Double] = ["d": 86_400, "h": 3600, "m": 60, "s": 1]
         var total = 0.0
@@ -35,8 +35,8 @@ public enum DurationText {
             rest -= count * size
         }
         if rest > 0 || parts.isEmpty {
-            let whole = rest.rounded(.down) == rest
-            parts.append(whole ? "\(Int(rest))s" : String(format: "%.1fs", rest))
+            let tenths = Int((rest * 10).rounded())
+            parts.append(rest.rounded(.down) == rest ? "\(Int(rest))s" : "\(tenths / 10).\(tenths % 10)s")
         }
         return parts.joined()
     }

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// Any JSON value. Used for alarm metadata on the node, which does not know the app's
 /// `Metadata` type, and wherever a document holds free-form JSON.

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// Data an app attaches to its alarms (AlarmKit's `AlarmMetadata`).
 public protocol AlarmMetadata: Codable, Hashable, Sendable {}

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// A command sent to a node on `<base>/cmd/<operation>` (SPEC §5), as the node reads it.
 public struct NodeCommand: Sendable, Hashable {

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// The MQTT topics of one node (SPEC §5), all under `<prefix>/<node>`.
 public struct NodeTopics: Sendable, Hashable {

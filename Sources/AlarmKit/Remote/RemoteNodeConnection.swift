@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import Logging
 import Mosquitto
 import OrderedCollections
@@ -61,7 +61,7 @@ public struct RemoteNodeSettings: Sendable, Hashable {
             port = number
             host = text[..<colon]
         }
-        host = host.trimmingCharacters(in: CharacterSet(charactersIn: "[]"))[...]
+        host = host.trimming(where: { $0 == "[" || $0 == "]" })
         return host.isEmpty ? nil : (String(host), port)
     }
 

@@ -1,5 +1,5 @@
 import AlarmKit
-import Foundation
+import FoundationEssentials
 import TOMLKit
 
 /// One problem found in a configuration file, with where it is and what to do.

@@ -1,5 +1,5 @@
 import AlarmKit
-import Foundation
+import FoundationEssentials
 
 /// Everything alarmd is configured with. Every field has a default (`docs/configuration.md`).
 public struct NodeConfiguration: Sendable, Hashable {

@@ -1,5 +1,5 @@
 import AlarmKit
-import Foundation
+import FoundationEssentials
 
 /// What a button press does to the alarms (SPEC §4), decided from the engine's state alone.
 public enum ButtonAction: Sendable, Hashable {

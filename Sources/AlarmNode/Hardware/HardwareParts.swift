@@ -1,6 +1,6 @@
 import AlarmHardware
 import AlarmKit
-import Foundation
+import FoundationEssentials
 import GPIO
 import LinuxSystem
 import Logging

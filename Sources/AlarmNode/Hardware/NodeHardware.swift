@@ -1,6 +1,6 @@
 import AlarmHardware
 import AlarmKit
-import Foundation
+import FoundationEssentials
 import LinuxSystem
 import Logging
 import ServiceLifecycle

@@ -1,5 +1,5 @@
 import AlarmKit
-import Foundation
+import FoundationEssentials
 
 /// Home Assistant MQTT discovery for one node: one device with its next alarm, whether it is
 /// alerting, when the soonest countdown ends, and stop and snooze buttons, available while the

@@ -1,5 +1,5 @@
 import AlarmKit
-import Foundation
+import FoundationEssentials
 import LinuxSystem
 import Logging
 import Mosquitto

@@ -1,6 +1,6 @@
 import AlarmHardware
 import AlarmKit
-import Foundation
+import FoundationEssentials
 import LinuxSystem
 import Logging
 import ServiceLifecycle
@@ -163,7 +163,7 @@ struct SimulationDisplayService: Service {
     private func show(_ outputs: (buzzer: Bool, led: Bool), _ last: inout (buzzer: Bool, led: Bool)?, at: Int64) {
         guard last.map({ $0 != outputs }) ?? true else { return }
         last = outputs
-        FileHandle.standardOutput.write(Data("[simulated hardware] buzzer \(outputs.buzzer ? "ON " : "off")  led \(outputs.led ? "ON " : "off")\n".utf8))
+        StandardStream.output.write("[simulated hardware] buzzer \(outputs.buzzer ? "ON " : "off")  led \(outputs.led ? "ON " : "off")\n")
         bridge.publish(.init(topic: topics.simulatedOutputs,
                              string: #"{"buzzer":\#(outputs.buzzer),"led":\#(outputs.led),"at":\#(at)}"#, qos: 1, retain: true))
     }

@@ -1,0 +1,24 @@
+import Glibc
+
+/// The process's standard output or standard error, written to without buffering.
+public enum StandardStream: Sendable {
+    case output, error
+
+    /// Writes `text` whole with `write(2)`, retrying after a signal or a partial write. A
+    /// stream that cannot take it (closed, or a full disk behind a redirect) loses the text:
+    /// nothing here is worth stopping the daemon for.
+    public func write(_ text: String) {
+        let descriptor = self == .output ? STDOUT_FILENO : STDERR_FILENO
+        var bytes = Array(text.utf8)[...]
+        while !bytes.isEmpty {
+            let written = bytes.withUnsafeBytes { Glibc.write(descriptor, $0.baseAddress, $0.count) }
+            if written > 0 {
+                bytes = bytes.dropFirst(written)
+            } else if written < 0 && errno == EINTR {
+                continue
+            } else {
+                return
+            }
+        }
+    }
+}
