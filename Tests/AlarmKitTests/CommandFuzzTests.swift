@@ -16,7 +16,7 @@ struct CommandFuzzTests {
     static let tokens: [[UInt8]] = ["null", "true", "-1e309", "1e400", "NaN", "\"\"", "{}", "[]", "\"monday\"", "0", "-0.0",
                                     "\"\u{0000}\"", "{\"a\":", "]", "}", ",", ":", "\"\\ud800\"", "99999999999999999999"].map { Array($0.utf8) }
 
-    func mutate(_ bytes: [UInt8], _ generator: inout SplitMix64) -> [UInt8] {
+    static func mutate(_ bytes: [UInt8], _ generator: inout SplitMix64) -> [UInt8] {
         var bytes = bytes
         for _ in 0..<(1 + Int(generator.next() % 4)) {
             guard !bytes.isEmpty else { break }
@@ -49,7 +49,7 @@ struct CommandFuzzTests {
         for round in 0..<Self.count {
             let payload: [UInt8] = round % 10 == 0
                 ? (0..<Int(generator.next() % 64)).map { _ in UInt8(truncatingIfNeeded: generator.next()) }
-                : mutate(Self.valid, &generator)
+                : Self.mutate(Self.valid, &generator)
             let operation = operations[Int(generator.next() % UInt64(operations.count))]
             let before = engine.records
             switch NodeCommand.decode(operation: operation, payload: payload) {

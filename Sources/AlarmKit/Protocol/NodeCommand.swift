@@ -60,7 +60,7 @@ public struct NodeCommand: Sendable, Hashable {
         }
         var fields: [String: JSONValue] = [:]
         if !payload.allSatisfy({ $0 == 0x20 || $0 == 0x0A || $0 == 0x0D || $0 == 0x09 }) {
-            switch try? JSONDecoder().decode(JSONValue.self, from: Data(payload)) {
+            switch try? JSONValue(parsing: payload) {
             case .object(let object)?: fields = object
             case _?: return reject(.badRequest(field: nil, reason: "the payload must be a JSON object"))
             case nil: return reject(.badRequest(field: nil, reason: "the payload is not valid UTF-8 JSON"))
