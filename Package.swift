@@ -120,7 +120,7 @@ let package = Package(
             dependencies: ["Mosquitto", .product(name: "Logging", package: "swift-log")],
             path: "Tests/MosquittoTestSupport"
         ),
-        .testTarget(name: "AlarmKitTests", dependencies: ["AlarmKit"], resources: [.copy("Fixtures")]),
+        .testTarget(name: "AlarmKitTests", dependencies: ["AlarmKit", "MosquittoTestSupport"], resources: [.copy("Fixtures")]),
         // The examples of docs/porting.md, compiled so the document stays true.
         .testTarget(name: "PortingExamples", dependencies: ["AlarmKit"]),
         .testTarget(

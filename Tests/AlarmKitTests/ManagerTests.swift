@@ -1,29 +1,8 @@
 import Foundation
 import Synchronization
+import MosquittoTestSupport
 import Testing
 @testable import AlarmKit
-
-/// Waits for the first element of `sequence` that satisfies `predicate`. The 30 s bound only
-/// keeps a broken test from hanging; nothing here depends on how fast things happen.
-func firstValue<S: AsyncSequence & Sendable>(
-    of sequence: S, where predicate: @escaping @Sendable (S.Element) -> Bool
-) async throws -> S.Element where S.Element: Sendable {
-    try await withThrowingTaskGroup(of: S.Element?.self) { group in
-        group.addTask {
-            for try await element in sequence where predicate(element) { return element }
-            return nil
-        }
-        group.addTask {
-            try await Task.sleep(for: .seconds(30))
-            return nil
-        }
-        defer { group.cancelAll() }
-        guard let element = try await group.next() ?? nil else {
-            throw CancellationError()
-        }
-        return element
-    }
-}
 
 /// A clock that records every deadline the node asked to sleep until.
 final class RecordingClock: AlarmClock {

@@ -1,5 +1,6 @@
 import Foundation
 import Synchronization
+import MosquittoTestSupport
 import Testing
 @testable import AlarmKit
 
