@@ -83,7 +83,7 @@ final class TimerThread: Sendable {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
                 let outcome: Result<Void, any Error>? = state.withLock { state in
                     if Task.isCancelled { return .failure(CancellationError()) }
-                    guard target > Self.bootTimeNow() else { return .success(()) }
+                    guard target > ClockReading.nanoseconds(CLOCK_BOOTTIME) else { return .success(()) }
                     state.sleepers[id] = Sleeper(deadline: target, continuation: continuation)
                     do throws(SystemError) {
                         try rearm(&state)
@@ -117,7 +117,7 @@ final class TimerThread: Sendable {
                 read(timer.raw, &expirations, MemoryLayout<UInt64>.size)
             }
             let due = state.withLock { state in
-                let now = Self.bootTimeNow()
+                let now = ClockReading.nanoseconds(CLOCK_BOOTTIME)
                 let dueIDs = state.sleepers.compactMap { $0.value.deadline <= now ? $0.key : nil }
                 // Several may be due after a late wake-up: the earliest is resumed first.
                 let due = dueIDs.compactMap { state.sleepers.removeValue(forKey: $0) }.sorted { $0.deadline < $1.deadline }
@@ -143,19 +143,12 @@ final class TimerThread: Sendable {
         state.armedFor = earliest
     }
 
-    private static func bootTimeNow() -> Int64 {
-        var now = timespec()
-        // CLOCK_BOOTTIME always exists on Linux ≥ 2.6.39; the call cannot fail.
-        clock_gettime(CLOCK_BOOTTIME, &now)
-        return Int64(now.tv_sec) * 1_000_000_000 + Int64(now.tv_nsec)
-    }
-
     /// `instant` on CLOCK_BOOTTIME in nanoseconds. `ContinuousClock` reads CLOCK_BOOTTIME on
     /// Linux but keeps its instants opaque, so the distance from its `now` is added to a
     /// reading of the same clock (the two reads are nanoseconds apart).
     private static func bootTimeNanoseconds(at instant: ContinuousClock.Instant) -> Int64 {
         let remaining = ContinuousClock.now.duration(to: instant)
         // Past a century the deadline is as good as never; clamping keeps the sum in range.
-        return bootTimeNow() + min(remaining, .seconds(100 * 366 * 86_400)).inNanoseconds
+        return ClockReading.nanoseconds(CLOCK_BOOTTIME) + min(remaining, .seconds(100 * 366 * 86_400)).inNanoseconds
     }
 }

@@ -64,9 +64,16 @@ struct DaemonMQTTTests {
             let id = try self.id(of: try await node.request("schedule", ["configuration": configurationJSON(preAlert: 1, postAlert: 1)]))
             let alerting = try await node.event("alerting", alarmID: id)
             #expect(alerting["late"] != nil)
-            try await node.waitForMessage("buzzer on") { message in
+            let buzzerOn = try await node.waitForMessage("buzzer on") { message in
                 message.topic == node.topics.simulatedOutputs && NodeClient.object(message.payload)?["buzzer"] == .bool(true)
             }
+            // The line's wall-clock stamp: after the alert began (the event's `at`, to the ms), not in the future.
+            guard case .number(let realtime)? = NodeClient.object(buzzerOn.payload)?["realtime"],
+                  case .string(let text)? = alerting["at"], let alertedAt = AlarmJSON.date(from: text) else {
+                throw TestSupportError("no `realtime` on sim/outputs or no `at` on the event")
+            }
+            let lineSet = Date(timeIntervalSince1970: realtime / 1e9)
+            #expect(lineSet >= alertedAt.addingTimeInterval(-0.001) && lineSet <= Date(), "\(lineSet) vs \(alertedAt)")
             let mark = node.count
             let snoozed = try await node.request("countdown", ["id": .string(id.uuidString)])
             #expect(snoozed["alarm"]?["state"] == .string("countdown"))

@@ -115,7 +115,9 @@ struct ServiceNotifierService: Service {
 /// shown (an alarm stopped a millisecond after it sounded still shows its buzzer on, then off).
 /// The virtual buttons' edges go to `<base>/sim/buttons`. Both carry `at`, when the change
 /// happened, in nanoseconds on the daemon's monotonic clock since the simulation started: the
-/// time from a button's release to the buzzer going quiet is measured with them.
+/// time from a button's release to the buzzer going quiet is measured with them. The outputs
+/// also carry `realtime`, the same moment on the wall clock (nanoseconds since 1970), to
+/// compare with when an alarm was due.
 struct SimulationDisplayService: Service {
     let simulation: HardwareParts.Simulation
     let bridge: MQTTBridge
@@ -137,34 +139,38 @@ struct SimulationDisplayService: Service {
             ]
             continuation.onTermination = { _ in tasks.forEach { $0.cancel() } }
         }
-        func nanoseconds(at instant: ContinuousClock.Instant) -> Int64 {
-            max(.zero, started.duration(to: instant)).inNanoseconds
-        }
         var outputs = (buzzer: simulation.buzzer.isOn, led: simulation.led.isOn)
         var last: (buzzer: Bool, led: Bool)?
         for await change in merged.cancelOnGracefulShutdown() {
             switch change {
             case .buzzer(let line):
                 outputs.buzzer = line.isOn
-                show(outputs, &last, at: nanoseconds(at: line.at))
+                show(outputs, &last, at: line.at, started: started)
             case .led(let line):
                 outputs.led = line.isOn
-                show(outputs, &last, at: nanoseconds(at: line.at))
+                show(outputs, &last, at: line.at, started: started)
             case .button(let edge, let at):
                 let button = edge.button == .stop ? "stop" : "snooze"
                 bridge.publish(.init(topic: topics.simulatedButtons,
-                                     string: #"{"button":"\#(button)","pressed":\#(edge.pressed),"at":\#(nanoseconds(at: at))}"#, qos: 1))
+                                     string: #"{"button":"\#(button)","pressed":\#(edge.pressed),"at":\#(Self.nanoseconds(since: started, at: at))}"#, qos: 1))
             }
         }
         // The hardware is off by now: show that too.
-        show((simulation.buzzer.isOn, simulation.led.isOn), &last, at: nanoseconds(at: .now))
+        show((simulation.buzzer.isOn, simulation.led.isOn), &last, at: .now, started: started)
     }
 
-    private func show(_ outputs: (buzzer: Bool, led: Bool), _ last: inout (buzzer: Bool, led: Bool)?, at: Int64) {
+    private func show(_ outputs: (buzzer: Bool, led: Bool), _ last: inout (buzzer: Bool, led: Bool)?,
+                      at instant: ContinuousClock.Instant, started: ContinuousClock.Instant) {
         guard last.map({ $0 != outputs }) ?? true else { return }
         last = outputs
         StandardStream.output.write("[simulated hardware] buzzer \(outputs.buzzer ? "ON " : "off")  led \(outputs.led ? "ON " : "off")\n")
+        let at = Self.nanoseconds(since: started, at: instant), realtime = ClockReading.wallClockNanoseconds(at: instant)
         bridge.publish(.init(topic: topics.simulatedOutputs,
-                             string: #"{"buzzer":\#(outputs.buzzer),"led":\#(outputs.led),"at":\#(at)}"#, qos: 1, retain: true))
+                             string: #"{"buzzer":\#(outputs.buzzer),"led":\#(outputs.led),"at":\#(at),"realtime":\#(realtime)}"#,
+                             qos: 1, retain: true))
+    }
+
+    private static func nanoseconds(since started: ContinuousClock.Instant, at instant: ContinuousClock.Instant) -> Int64 {
+        max(.zero, started.duration(to: instant)).inNanoseconds
     }
 }
