@@ -1,11 +1,14 @@
 import Logging
+import Synchronization
 
 /// Drives the buzzer and the optional LED from the daemon's alarm state.
 ///
 /// The daemon calls ``update(alerting:countdownRunning:promptActive:)`` whenever
-/// its state changes; the outputs change at once. ``run()`` (a service's run
-/// loop) then sleeps on the injected clock exactly until the next edge of the
-/// buzzer pattern or LED blink, and nothing else wakes it.
+/// its state changes; the outputs change at once, on the caller's thread (an
+/// alarm's buzzer must not wait for a task to be scheduled). ``run()`` (a
+/// service's run loop) then sleeps on the injected clock exactly until the next
+/// edge of the buzzer pattern or LED blink, and nothing else wakes it. Writing
+/// an output line must be quick and must not block (a GPIO ioctl).
 ///
 /// - Buzzer: the alerting sound's pattern (escalating after
 ///   ``Configuration/escalateAfter``); otherwise the chirp while an
@@ -15,7 +18,7 @@ import Logging
 ///
 /// On cancellation of ``run()``, on ``shutdown()`` and after an output fails,
 /// both outputs are switched off.
-public actor HardwareDriver<C: Clock> where C.Duration == Duration {
+public final class HardwareDriver<C: Clock>: Sendable where C.Duration == Duration {
     /// An alert in progress: what to play, and since when (escalation and the
     /// pattern's phase count from `since`).
     public struct Alert: Sendable, Hashable {
@@ -45,13 +48,19 @@ public actor HardwareDriver<C: Clock> where C.Duration == Duration {
     private let logger: Logger
     private let wake = WakeSignal()
 
-    private var alert: Alert?
-    private var promptSince: C.Instant?
-    private var ledMode = LEDMode.off
-    private var ledSince: C.Instant
-    private var written: (buzzer: Bool?, led: Bool?) = (nil, nil)
-    private var isShutDown = false
-    private var failure: (any Error)?
+    /// What is shown and what was written. Lines are written with the lock held, so that an
+    /// update and the run loop never interleave their writes.
+    private struct State {
+        var alert: Alert?
+        var promptSince: C.Instant?
+        var ledMode = LEDMode.off
+        var ledSince: C.Instant
+        var written: (buzzer: Bool?, led: Bool?) = (nil, nil)
+        var isShutDown = false
+        var failure: (any Error)?
+    }
+
+    private let state: Mutex<State>
 
     public init(buzzer: any OutputLine, led: (any OutputLine)?, clock: C,
                 configuration: Configuration = Configuration(), logger: Logger) {
@@ -60,28 +69,31 @@ public actor HardwareDriver<C: Clock> where C.Duration == Duration {
         self.clock = clock
         self.configuration = configuration
         self.logger = logger
-        self.ledSince = clock.now
+        self.state = Mutex(State(ledSince: clock.now))
     }
 
-    /// Sets what the hardware shows. `alerting` is `nil` when no alarm alerts.
+    /// Sets what the hardware shows, writing the lines before it returns. `alerting` is `nil`
+    /// when no alarm alerts.
     public func update(alerting: Alert?, countdownRunning: Bool, promptActive: Bool) {
-        guard !isShutDown, failure == nil else { return }
-        let now = clock.now
-        alert = alerting
-        if !promptActive {
-            promptSince = nil
-        } else if promptSince == nil {
-            promptSince = now
-        }
-        let mode: LEDMode = alerting != nil ? .on : promptActive ? .fastBlink : countdownRunning ? .slowBlink : .off
-        if mode != ledMode {
-            ledMode = mode
-            ledSince = now
-        }
-        do {
-            _ = try apply(at: now)
-        } catch {
-            fail(error)
+        state.withLock { state in
+            guard !state.isShutDown, state.failure == nil else { return }
+            let now = clock.now
+            state.alert = alerting
+            if !promptActive {
+                state.promptSince = nil
+            } else if state.promptSince == nil {
+                state.promptSince = now
+            }
+            let mode: LEDMode = alerting != nil ? .on : promptActive ? .fastBlink : countdownRunning ? .slowBlink : .off
+            if mode != state.ledMode {
+                state.ledMode = mode
+                state.ledSince = now
+            }
+            do {
+                _ = try apply(at: now, to: &state)
+            } catch {
+                fail(error, &state)
+            }
         }
         wake.signal()
     }
@@ -92,61 +104,68 @@ public actor HardwareDriver<C: Clock> where C.Duration == Duration {
     public func run() async throws {
         logger.debug("hardware driver started")
         defer {
-            isShutDown = true
-            switchOff()
-        }
-        while !Task.isCancelled, !isShutDown {
-            if let failure { throw failure }
-            let next: C.Instant?
-            do {
-                next = try apply(at: clock.now)
-            } catch {
-                fail(error)
-                throw error
+            state.withLock { state in
+                state.isShutDown = true
+                switchOff(&state)
             }
-            await wake.wait(until: next, on: clock)
+        }
+        while !Task.isCancelled {
+            let next: Result<C.Instant?, any Error>? = state.withLock { state in
+                if state.isShutDown { return nil }
+                if let failure = state.failure { return .failure(failure) }
+                do {
+                    return .success(try apply(at: clock.now, to: &state))
+                } catch {
+                    fail(error, &state)
+                    return .failure(error)
+                }
+            }
+            guard let next else { break }
+            await wake.wait(until: try next.get(), on: clock)
         }
         logger.debug("hardware driver stopped")
     }
 
     /// Switches the buzzer and the LED off for good and ends ``run()``.
     public func shutdown() {
-        isShutDown = true
-        switchOff()
+        state.withLock { state in
+            state.isShutDown = true
+            switchOff(&state)
+        }
         wake.signal()
     }
 
     /// Writes the levels due at `now` and returns when the next change is due.
-    private func apply(at now: C.Instant) throws -> C.Instant? {
+    private func apply(at now: C.Instant, to state: inout State) throws -> C.Instant? {
         let buzzerLevel: SignalLevel<C.Instant>
-        if let alert {
+        if let alert = state.alert {
             buzzerLevel = BuzzerSound(named: alert.sound, escalateAfter: configuration.escalateAfter)
                 .level(startedAt: alert.since, at: now)
-        } else if let promptSince {
+        } else if let promptSince = state.promptSince {
             buzzerLevel = BuzzerPattern.chirp.level(startedAt: promptSince, at: now)
         } else {
             buzzerLevel = SignalLevel(isOn: false, nextChange: nil)
         }
-        if written.buzzer != buzzerLevel.isOn {
+        if state.written.buzzer != buzzerLevel.isOn {
             try buzzer.set(buzzerLevel.isOn)
-            written.buzzer = buzzerLevel.isOn
+            state.written.buzzer = buzzerLevel.isOn
         }
         guard let led else { return buzzerLevel.nextChange }
-        let ledLevel = ledMode.level(startedAt: ledSince, at: now)
-        if written.led != ledLevel.isOn {
+        let ledLevel = state.ledMode.level(startedAt: state.ledSince, at: now)
+        if state.written.led != ledLevel.isOn {
             try led.set(ledLevel.isOn)
-            written.led = ledLevel.isOn
+            state.written.led = ledLevel.isOn
         }
         return [buzzerLevel.nextChange, ledLevel.nextChange].compactMap { $0 }.min()
     }
 
-    private func fail(_ error: any Error) {
+    private func fail(_ error: any Error, _ state: inout State) {
         logger.error("hardware output failed; switching buzzer and LED off", metadata: ["error": "\(error)"])
-        failure = error
-        switchOff()
+        state.failure = error
+        switchOff(&state)
     }
 
-    private func switchOff() {
+    private func switchOff(_ state: inout State) {
         let lines: [(String, (any OutputLine)?)] = [("buzzer", buzzer), ("led", led)]
         for (name, line) in lines {
             guard let line else { continue }
@@ -156,6 +175,6 @@ public actor HardwareDriver<C: Clock> where C.Duration == Duration {
                 logger.error("cannot switch output off", metadata: ["output": "\(name)", "error": "\(error)"])
             }
         }
-        written = (false, led == nil ? nil : false)
+        state.written = (false, led == nil ? nil : false)
     }
 }

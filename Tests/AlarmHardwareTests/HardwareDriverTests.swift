@@ -56,7 +56,7 @@ private struct Rig {
     @Test func buzzerFollowsTheAlertPatternAndTheLEDIsLit() async throws {
         let rig = Rig()
         let run = Task { try await rig.driver.run() }
-        await rig.driver.update(alerting: .init(sound: "default", since: rig.clock.now),
+        rig.driver.update(alerting: .init(sound: "default", since: rig.clock.now),
                                 countdownRunning: false, promptActive: false)
         #expect(rig.buzzer.isOn && rig.led.isOn, "outputs change at once on update")
         await rig.expect([
@@ -73,7 +73,7 @@ private struct Rig {
         let run = Task { try await rig.driver.run() }
         // An alert that began before this update (e.g. restored after a restart): the phase counts from `since`.
         rig.clock.advance(to: .ms(500))
-        await rig.driver.update(alerting: .init(sound: "gentle", since: .ms(0)), countdownRunning: false,
+        rig.driver.update(alerting: .init(sound: "gentle", since: .ms(0)), countdownRunning: false,
                                 promptActive: false)
         #expect(!rig.buzzer.isOn)
         await rig.expect([
@@ -87,17 +87,17 @@ private struct Rig {
     @Test func buzzerStopsWhenNothingAlertsAndTheLEDShowsTheCountdown() async throws {
         let rig = Rig()
         let run = Task { try await rig.driver.run() }
-        await rig.driver.update(alerting: .init(sound: "urgent", since: rig.clock.now), countdownRunning: true,
+        rig.driver.update(alerting: .init(sound: "urgent", since: rig.clock.now), countdownRunning: true,
                                 promptActive: false)
         await rig.expect([(.ms(100), false, true)], thenSleepsUntil: .ms(200))
         // The clock is at 100 ms: the alert ends, a countdown still runs.
-        await rig.driver.update(alerting: nil, countdownRunning: true, promptActive: false)
+        rig.driver.update(alerting: nil, countdownRunning: true, promptActive: false)
         #expect(!rig.buzzer.isOn, "off as soon as nothing alerts")
         #expect(rig.led.isOn, "slow blink starts lit")
         await rig.clock.waitForSleeper(until: .ms(600))
         // The clock stays at 1100 ms, the LED lit, so the update below must switch it off.
         await rig.expect([(.ms(600), false, false), (.ms(1100), false, true)], thenSleepsUntil: .ms(1600))
-        await rig.driver.update(alerting: nil, countdownRunning: false, promptActive: false)
+        rig.driver.update(alerting: nil, countdownRunning: false, promptActive: false)
         #expect(!rig.buzzer.isOn && !rig.led.isOn)
         run.cancel()
         try await run.value
@@ -108,7 +108,7 @@ private struct Rig {
         let rig = Rig()
         let run = Task { try await rig.driver.run() }
         rig.clock.advance(to: .ms(1000))
-        await rig.driver.update(alerting: nil, countdownRunning: true, promptActive: true)
+        rig.driver.update(alerting: nil, countdownRunning: true, promptActive: true)
         #expect(rig.buzzer.isOn && rig.led.isOn)
         // chirp: on 40, off 80, on 40, off 1840; fast blink: on 100, off 100.
         await rig.expect([
@@ -116,7 +116,7 @@ private struct Rig {
             (.ms(1200), false, true),
         ], thenSleepsUntil: .ms(1300))
         // At 1200 ms an alarm alerts during the prompt and wins: its pattern, LED steady on.
-        await rig.driver.update(alerting: .init(sound: "urgent", since: rig.clock.now), countdownRunning: true,
+        rig.driver.update(alerting: .init(sound: "urgent", since: rig.clock.now), countdownRunning: true,
                                 promptActive: true)
         #expect(rig.buzzer.isOn && rig.led.isOn)
         await rig.clock.waitForSleeper(until: .ms(1300))
@@ -129,13 +129,13 @@ private struct Rig {
     @Test func shutdownSwitchesOffEndsRunAndIgnoresLaterUpdates() async throws {
         let rig = Rig()
         let run = Task { try await rig.driver.run() }
-        await rig.driver.update(alerting: .init(sound: "default", since: rig.clock.now), countdownRunning: false,
+        rig.driver.update(alerting: .init(sound: "default", since: rig.clock.now), countdownRunning: false,
                                 promptActive: false)
         #expect(rig.buzzer.isOn)
-        await rig.driver.shutdown()
+        rig.driver.shutdown()
         #expect(!rig.buzzer.isOn && !rig.led.isOn)
         try await run.value
-        await rig.driver.update(alerting: .init(sound: "default", since: rig.clock.now), countdownRunning: true,
+        rig.driver.update(alerting: .init(sound: "default", since: rig.clock.now), countdownRunning: true,
                                 promptActive: false)
         #expect(!rig.buzzer.isOn && !rig.led.isOn)
     }
@@ -146,7 +146,7 @@ private struct Rig {
         let led = SimulatedLine(name: "led")
         let driver = HardwareDriver(buzzer: buzzer, led: led, clock: clock, logger: Logger(label: "test"))
         let run = Task { try await driver.run() }
-        await driver.update(alerting: .init(sound: "default", since: clock.now), countdownRunning: false,
+        driver.update(alerting: .init(sound: "default", since: clock.now), countdownRunning: false,
                             promptActive: false)
         #expect(led.isOn)
         await clock.waitForSleeper(until: .ms(100))

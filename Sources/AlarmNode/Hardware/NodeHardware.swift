@@ -46,8 +46,6 @@ public final class NodeHardware: Service, AuthorizationPrompt, Sendable {
     private let promptDuration: Duration
     private let publishEvent: @Sendable (AlarmEvent) -> Void
     private let logger: Logger
-    private let displays: AsyncStream<Display>
-    private let displayInput: AsyncStream<Display>.Continuation
     private let state = Mutex(State())
 
     private struct State {
@@ -69,11 +67,11 @@ public final class NodeHardware: Service, AuthorizationPrompt, Sendable {
         detector = ButtonPressDetector(
             timing: ButtonTiming(debounce: .seconds(configuration.debounce), longPress: .seconds(configuration.longPress)),
             layout: parts.layout, clock: clock, logger: logger)
-        (displays, displayInput) = AsyncStream.makeStream(of: Display.self, bufferingPolicy: .bufferingNewest(1))
     }
 
     /// Shows the engine's state: the oldest alert's sound while anything alerts, a blinking LED
-    /// while a countdown runs. Non-blocking; the latest state wins.
+    /// while a countdown runs. The outputs change before it returns (writing a line does not
+    /// block), so the buzzer sounds in the same turn of the node that starts the alert.
     public func show(_ engine: AlarmEngine) {
         let oldest = engine.alerting.first
         update { display in
@@ -82,11 +80,19 @@ public final class NodeHardware: Service, AuthorizationPrompt, Sendable {
         }
     }
 
+    /// Changes what the outputs show and hands it to the driver, under the lock, so that the
+    /// driver receives changes in the order they were made.
     private func update(_ change: (inout Display) -> Void) {
         state.withLock { state in
             let before = state.display
             change(&state.display)
-            if state.display != before { displayInput.yield(state.display) }
+            guard state.display != before else { return }
+            let display = state.display
+            driver.update(
+                alerting: display.alert.map { alert in
+                    .init(sound: alert.sound, since: ContinuousClock.now - .seconds(max(0, Date().timeIntervalSince(alert.since))))
+                },
+                countdownRunning: display.countdownRunning, promptActive: display.promptActive)
         }
     }
 
@@ -117,22 +123,12 @@ public final class NodeHardware: Service, AuthorizationPrompt, Sendable {
             group.addTask { try await self.driver.run() }
             group.addTask { try await self.detector.run(edges: self.parts.buttons) }
             group.addTask {
-                for await display in self.displays {
-                    await self.driver.update(
-                        alerting: display.alert.map { alert in
-                            .init(sound: alert.sound, since: ContinuousClock.now - .seconds(max(0, Date().timeIntervalSince(alert.since))))
-                        },
-                        countdownRunning: display.countdownRunning, promptActive: display.promptActive)
-                }
-            }
-            group.addTask {
                 for await press in self.detector.presses { await self.handle(press) }
             }
             try await gracefulShutdown()
             group.cancelAll()
         }
-        await driver.shutdown()
-        displayInput.finish()
+        driver.shutdown()
         logger.info("hardware off")
     }
 
