@@ -1,7 +1,7 @@
 import AlarmKit
 import Foundation
 
-/// 8. In process: how `AlarmEngine.schedule`, `nextDeadline` and `advance(to:)` (with nothing
+/// 8. In process: how long a command takes to read, and how `AlarmEngine.schedule`, `nextDeadline` and `advance(to:)` (with nothing
 /// due) grow from 100 to 10,000 alarms. Logarithmic growth would make 10,000 about twice 100.
 struct EngineScale {
     let repetitions: Int
@@ -52,6 +52,33 @@ struct EngineScale {
         }
         bench.report.goal(section, "per-operation cost logarithmic (10,000 / 100 ≤ 3×)",
                           measured: "see the ratios", met: logarithmic)
+        sink += decoding(bench, section: section)
         if sink == -1 { print(sink) }
+    }
+
+    /// Reading a command's payload: `NodeCommand.decode` (AlarmKit's JSON parser, then the
+    /// configuration's `Codable`) for a schedule and a pause, beside the baseline of the same
+    /// payloads read by `JSONDecoder` into a `JSONValue`, as the decoder did before.
+    private func decoding(_ bench: Bench, section: String) -> Double {
+        let schedule = Array(Workloads.schedule(id: UUID(), configuration: Workloads.timer(seconds: 600)).utf8)
+        let pause = Array(Workloads.alarmID(UUID()).utf8)
+        var sink = 0.0
+        for (name, operation, payload) in [("schedule", "schedule", schedule), ("pause", "pause", pause)] {
+            var decoded: [Int64] = [], baseline: [Int64] = []
+            for _ in 0..<repetitions {
+                var start = Nanos.monotonic()
+                if case .success = NodeCommand.decode(operation: operation, payload: payload) { sink += 1 }
+                decoded.append(Nanos.monotonic() - start)
+                start = Nanos.monotonic()
+                if (try? JSONDecoder().decode(JSONValue.self, from: Data(payload))) != nil { sink += 1 }
+                baseline.append(Nanos.monotonic() - start)
+            }
+            let stats = Stats(nanoseconds: decoded), base = Stats(nanoseconds: baseline)
+            bench.report.add(section, "JSONDecoder into JSONValue, \(name) payload (\(payload.count) B)", base,
+                             inMicroseconds: true, baseline: true)
+            bench.report.add(section, "NodeCommand.decode, \(name) payload", stats, inMicroseconds: true,
+                             note: "median \(ratio(stats.p50, base.p50)) of the baseline's")
+        }
+        return sink
     }
 }
