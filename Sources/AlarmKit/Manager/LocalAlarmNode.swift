@@ -24,9 +24,18 @@ public protocol AlarmNodeDelegate: Sendable {
     /// the replies of the changes it covers are given; a throw answers them with `internal`,
     /// and the state is written again with the next change.
     func persist(_ state: NodeState) throws
-    /// Carries out effects as soon as a change is applied (the buzzer must not wait for the
-    /// disk): publish, sound, run intents. Called on the node's actor; must not block.
+    /// Shows a change on the outputs that must not wait for anything (the buzzer, the LED):
+    /// called first, before the change's write starts and before ``perform(_:engine:authorization:)``.
+    /// Called on the node's actor after every change that has effects; must not block. The
+    /// default does nothing.
+    func show(_ engine: AlarmEngine)
+    /// Carries out effects as soon as a change is applied, while its write runs: publish, run
+    /// intents. Called on the node's actor; must not block.
     func perform(_ effects: [AlarmEffect], engine: AlarmEngine, authorization: AlarmManager.AuthorizationState)
+}
+
+extension AlarmNodeDelegate {
+    public func show(_ engine: AlarmEngine) {}
 }
 
 /// Asks a person on the node whether apps may schedule alarms (the hardware prompt).
@@ -350,13 +359,15 @@ public actor LocalAlarmNode {
         }
     }
 
-    /// Makes `next` the engine, starts writing it when the change must reach the disk, then
-    /// carries out the effects (so the disk works while they are published). Returns the
-    /// change's number, or nil when nothing needs writing.
+    /// Makes `next` the engine, shows it on the outputs (an alarm's buzzer waits for nothing),
+    /// starts writing it when the change must reach the disk, then carries out the effects (so
+    /// the disk works while they are published). Returns the change's number, or nil when
+    /// nothing needs writing.
     @discardableResult
     private func commit(_ next: AlarmEngine, _ effects: [AlarmEffect]) -> Int? {
         engine = next
         guard !effects.isEmpty else { return nil }
+        delegate?.show(engine)
         let version = effects.changesState ? markChanged() : nil
         delegate?.perform(effects, engine: engine, authorization: authorization)
         if effects.changesState {

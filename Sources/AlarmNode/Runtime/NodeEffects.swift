@@ -2,8 +2,8 @@ import AlarmKit
 import Logging
 import Synchronization
 
-/// Carries out the engine's effects for the daemon: the state file first, then MQTT and the
-/// hardware. The outputs are attached once they exist (they need the node, which needs this).
+/// Carries out the engine's effects for the daemon: the hardware first, then the state file
+/// and MQTT. The outputs are attached once they exist (they need the node, which needs this).
 final class NodeEffects: AlarmNodeDelegate {
     private let store: StateStore
     private let memoryRelease = QuietMemoryRelease()
@@ -22,9 +22,11 @@ final class NodeEffects: AlarmNodeDelegate {
         try store.save(state)
     }
 
+    func show(_ engine: AlarmEngine) {
+        outputs.withLock { $0.hardware }?.show(engine)
+    }
+
     func perform(_ effects: [AlarmEffect], engine: AlarmEngine, authorization: AlarmManager.AuthorizationState) {
-        let (bridge, hardware) = outputs.withLock { $0 }
-        hardware?.show(engine)
-        bridge?.publish(effects, engine: engine, authorization: authorization)
+        outputs.withLock { $0.bridge }?.publish(effects, engine: engine, authorization: authorization)
     }
 }

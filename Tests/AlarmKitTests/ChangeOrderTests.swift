@@ -1,0 +1,47 @@
+import Foundation
+import MosquittoTestSupport
+import Synchronization
+import Testing
+@testable import AlarmKit
+
+/// The order in which a node hands a change to its delegate: the outputs first.
+@Suite("What a change does first")
+struct ChangeOrderTests {
+    /// Records each call by name, in the order the calls begin.
+    final class OrderRecorder: AlarmNodeDelegate {
+        let calls = Mutex<[String]>([])
+
+        func show(_ engine: AlarmEngine) {
+            calls.withLock { $0.append(engine.alerting.isEmpty ? "show" : "show alerting") }
+        }
+
+        func persist(_ state: NodeState) throws {
+            calls.withLock { $0.append("persist") }
+        }
+
+        func perform(_ effects: [AlarmEffect], engine: AlarmEngine, authorization: AlarmManager.AuthorizationState) {
+            calls.withLock { $0.append("perform") }
+        }
+    }
+
+    @Test("An alert reaches the outputs before its write starts and before it is published")
+    func alertShownFirst() async throws {
+        let start = date("2026-11-22T10:00:00Z")
+        let clock = ManualAlarmClock(now: start)
+        let recorder = OrderRecorder()
+        let node = LocalAlarmNode(configuration: EngineConfiguration(timeZone: zone("Europe/Berlin")), clock: clock,
+                                  delegate: recorder)
+        let timer = Task { await node.run() }
+        defer { timer.cancel() }
+        _ = try await node.schedule(id: UUID(), configuration: configuration(preAlert: 60))
+        while clock.sleeperCount == 0 { await Task.yield() }
+        let before = recorder.calls.withLock { $0.count }
+
+        clock.advance(by: 60)
+        _ = try await firstValue(of: node.documentUpdates.stream()) { $0.first?.state == .alerting }
+        #expect(await node.flush() == nil)
+        let calls = recorder.calls.withLock { Array($0[before...]) }
+        #expect(calls.first == "show alerting", "calls: \(calls)")
+        #expect(calls.contains("persist") && calls.contains("perform"), "calls: \(calls)")
+    }
+}
