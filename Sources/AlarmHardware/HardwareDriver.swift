@@ -7,7 +7,7 @@ import Synchronization
 /// its state changes; the outputs change at once, on the caller's thread (an
 /// alarm's buzzer must not wait for a task to be scheduled). ``run()`` (a
 /// service's run loop) then sleeps on the injected clock exactly until the next
-/// edge of the buzzer pattern or LED blink, and nothing else wakes it. Writing
+/// edge of the buzzer pattern or LED blink, or until the next update. Writing
 /// an output line must be quick and must not block (a GPIO ioctl).
 ///
 /// - Buzzer: the alerting sound's pattern (escalating after

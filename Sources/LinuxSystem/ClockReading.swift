@@ -12,9 +12,13 @@ public enum ClockReading {
 
     /// The wall clock (CLOCK_REALTIME, nanoseconds since 1970) at `instant`, a moment of the
     /// recent past or near future: now's reading plus the monotonic distance to `instant`, so
-    /// that a moment stamped cheaply with `ContinuousClock` can be reported in wall time.
+    /// that a moment stamped cheaply with `ContinuousClock` can be reported in wall time. The
+    /// wall clock is read between two monotonic readings and set against their midpoint, so
+    /// that the time between the readings does not shift the result.
     public static func wallClockNanoseconds(at instant: ContinuousClock.Instant) -> Int64 {
-        let distance = ContinuousClock.now.duration(to: instant)
-        return nanoseconds(CLOCK_REALTIME) + distance.inNanoseconds
+        let before = ContinuousClock.now
+        let wall = nanoseconds(CLOCK_REALTIME)
+        let midpoint = before.advanced(by: before.duration(to: .now) / 2)
+        return wall + midpoint.duration(to: instant).inNanoseconds
     }
 }

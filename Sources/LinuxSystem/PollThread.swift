@@ -31,7 +31,7 @@ public final class PollThread: Sendable {
     ///     its readiness; returns false to end the thread.
     ///   - finished: called once on the thread as it ends: with nil when `handle` or ``stop()``
     ///     ended it, with the error when poll(2) failed.
-    /// - Throws: when the stop eventfd cannot be created (`eventfd`).
+    /// - Throws: when the stop eventfd (`eventfd`) or the thread (`pthread_create`) cannot be created.
     public static func start<State: Sendable>(
         name: String, waitingAction: String, descriptors: [Int32], state: State,
         handle: @escaping @Sendable (inout State, Int, Readiness) -> Bool,

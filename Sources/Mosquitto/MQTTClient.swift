@@ -96,7 +96,8 @@ public final class MQTTClient: Sendable {
     /// ``MQTTEvent/connected(sessionPresent:)``. Settings are checked earlier, by ``init(configuration:logger:)``.
     ///
     /// - Throws: ``MQTTError`` with ``MQTTError/Code/alreadyConnected`` or ``MQTTError/Code/clientClosed``
-    ///   when the client was already started or disconnected.
+    ///   when the client was already started or disconnected, or ``MQTTError/Code/outOfMemory`` when
+    ///   its thread cannot be started (`pthread_create`).
     public func connect() throws(MQTTError) {
         try state.withLock { state throws(MQTTError) in
             switch state.lifecycle {
@@ -111,8 +112,21 @@ public final class MQTTClient: Sendable {
         do {
             try startDedicatedThread(named: "mqtt-network") { [self] in runNetworkLoop() }
         } catch {
-            state.withLock { $0.lifecycle = .idle }
-            throw MQTTError(code: .outOfMemory, message: "the MQTT client for \(configuration.brokerAddress) could not start its network thread: \(error)")
+            // A disconnect() that came meanwhile waits for a thread that never started: end it.
+            let disconnecting = state.withLock { state -> [CheckedContinuation<Void, Never>]? in
+                guard state.lifecycle == .stopping else {
+                    state.lifecycle = .idle
+                    return nil
+                }
+                state.lifecycle = .stopped
+                defer { state.networkThreadWaiters = [] }
+                return state.networkThreadWaiters
+            }
+            if let disconnecting {
+                finishEvents(discarding: state.withLock { $0.outgoing.count })
+                for waiter in disconnecting { waiter.resume() }
+            }
+            throw MQTTError(code: .outOfMemory, message: "the MQTT client for \(configuration.brokerAddress) could not start its network thread (\(error)); free memory or raise the process's thread limit, then connect again")
         }
     }
 

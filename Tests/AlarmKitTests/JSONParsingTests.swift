@@ -30,6 +30,8 @@ struct JSONParsingTests {
         (#""\u00e9\u20AC\ud83d\ude00 é€😀""#, .string("é€😀 é€😀")),
         (#"{"a":1,"a":2}"#, .object(["a": .number(1)])),
         ("-0", .number(-0.0)),
+        ("0e-400", .number(0)),
+        ("5e-324", .number(5e-324)),
         ("0.1e-2", .number(0.001)),
         ("123456789012345678901234567890", .number(123456789012345678901234567890)),
         ("1E+2", .number(100)),
@@ -43,12 +45,41 @@ struct JSONParsingTests {
 
     @Test("Refusals", arguments: [
         "", " ", "{", "[,]", "{,}", "[1,,]", "[1,,2]", "{a:1}", "01", "-", "1.", ".5", "+1", "1e", "1e+", "0x10", "1e400", "-1e400",
-        "tru", "nul", "True", "NaN", "Infinity", "\"abc", "\"\\x\"", "\"\\u12\"", "\"\\ud800\"", "\"\\udc00\"",
+        "1e-400", "-2e-324", "0.1e-999", "tru", "nul", "True", "NaN", "Infinity", "\"abc", "\"\\x\"", "\"\\u12\"", "\"\\ud800\"", "\"\\udc00\"",
         "\"\\ud800\\u0041\"", "\"a\u{01}b\"", "[1] [2]", "{} x", "'a'", "[1 2]", "{\"a\" 1}", "{\"a\":1 \"b\":2}",
     ])
     func refusals(text: String) {
         #expect(Self.parsed(Array(text.utf8)) == nil)
         #expect(Self.decoded(Array(text.utf8)) == nil)
+    }
+
+    @Test("Zero written with an exponent is zero; an underflow is refused")
+    func zeroAndUnderflow() {
+        // JSONDecoder refuses some of these ("0e5", "0.000e5") and not others ("0.0e5"): its
+        // check for an underflow looks at the digits unevenly. A zero significand is zero here.
+        for text in ["0e5", "0.0e5", "0.000e5", "-0.0e1", "0E+9"] {
+            #expect(Self.parsed(Array(text.utf8)) == .number(0), "\(text)")
+        }
+        for text in ["1e-400", "10e-400", "0.0001e-400"] {
+            #expect(Self.parsed(Array(text.utf8)) == nil, "\(text)")
+        }
+    }
+
+    @Test("Negative zero keeps its sign")
+    func negativeZero() throws {
+        guard case .number(let value) = try JSONValue(parsing: Array("-0.0".utf8)) else {
+            Issue.record("not a number")
+            return
+        }
+        #expect(value.sign == .minus && value == 0)
+    }
+
+    @Test("A malformed value under a repeated name is refused, though JSONDecoder skips it")
+    func repeatedNameWithMalformedValue() {
+        for text in [#"{"a":1,"a":"\q"}"#, #"{"a":1,"a":1e400}"#] {
+            #expect(Self.parsed(Array(text.utf8)) == nil)
+            #expect(Self.decoded(Array(text.utf8)) == .object(["a": .number(1)]))
+        }
     }
 
     @Test("Invalid UTF-8 is refused, inside and outside strings")

@@ -114,6 +114,12 @@ public actor LocalAlarmNode {
 
     public var currentEngine: AlarmEngine { engine }
 
+    /// Calls `body` with the engine on the node's actor, so that no change lands between reading
+    /// it and what `body` does (show it on the hardware, say). `body` must not block.
+    public func withEngine<Result: Sendable>(_ body: @Sendable (AlarmEngine) -> Result) -> Result {
+        body(engine)
+    }
+
     public var authorizationState: AlarmManager.AuthorizationState { authorization }
 
     // MARK: Operations

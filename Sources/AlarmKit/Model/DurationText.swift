@@ -4,7 +4,7 @@ import FoundationEssentials
 public enum DurationText {
     /// The number of seconds `text` names, or nil when it is not a duration.
     public static func seconds(from text: String) -> TimeInterval? {
-        let text = text.trimming(where: { $0 == " " || $0 == "\t" }).lowercased()
+        let text = text.trimming(where: { $0.isWhitespace && !$0.isNewline }).lowercased()
         if let plain = Double(text) { return plain.isFinite ? plain : nil }
         let units: [Character: Double] = ["d": 86_400, "h": 3600, "m": 60, "s": 1]
         var total = 0.0
@@ -35,7 +35,7 @@ public enum DurationText {
             rest -= count * size
         }
         if rest > 0 || parts.isEmpty {
-            let tenths = Int((rest * 10).rounded())
+            let tenths = Int((rest * 10).rounded(.toNearestOrEven))
             parts.append(rest.rounded(.down) == rest ? "\(Int(rest))s" : "\(tenths / 10).\(tenths % 10)s")
         }
         return parts.joined()

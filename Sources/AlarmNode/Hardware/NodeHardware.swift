@@ -9,8 +9,9 @@ import Synchronization
 /// The node's buzzer, LED and buttons, real or simulated: shows the alarms' state on the
 /// outputs, turns presses into alarm operations, and asks the authorization prompt.
 ///
-/// `show(_:)` is called (non-blocking) after every engine change; `run()` drives the outputs
-/// and reads the buttons until shutdown, and leaves the buzzer and LED off.
+/// `show(_:)` is called on the node's actor for every change, before the change is written: it
+/// sets the outputs at once, without blocking. `run()` keeps the buzzer's pattern and the LED's
+/// blinking going and reads the buttons until shutdown, and leaves the buzzer and LED off.
 public final class NodeHardware: Service, AuthorizationPrompt, Sendable {
     /// What the outputs should show.
     struct Display: Sendable, Equatable {
@@ -117,8 +118,9 @@ public final class NodeHardware: Service, AuthorizationPrompt, Sendable {
     // MARK: Running
 
     public func run() async throws {
-        // A restored node may already be counting down (or alerting): show it from the start.
-        show(await node.currentEngine)
+        // A restored node may already be counting down (or alerting): show it from the start,
+        // on the node's actor, so that a change made meanwhile is not overwritten by an older state.
+        await node.withEngine { self.show($0) }
         try await withThrowingDiscardingTaskGroup { group in
             group.addTask { try await self.driver.run() }
             group.addTask { try await self.detector.run(edges: self.parts.buttons) }
