@@ -308,12 +308,23 @@ public actor LocalAlarmNode {
         while !Task.isCancelled {
             advanceTime { engine, now in engine.advance(to: now) }
             let deadline = engine.nextDeadline ?? .distantFuture
-            let sleep = Task { [clock] in _ = try? await clock.sleep(until: deadline) }
+            // The waiting task (on the node's actor, as it uses `self`) carries out what fell due
+            // itself, as soon as the clock wakes it: handing back to this loop first would cost
+            // another trip through the pool before an alarm sounds. The loop then re-plans.
+            let sleep = Task { [clock] in
+                guard (try? await clock.sleep(until: deadline)) != nil else { return }
+                self.advanceToNow()
+            }
             sleeper = sleep
             sleepingUntil = deadline
             await withTaskCancellationHandler { await sleep.value } onCancel: { sleep.cancel() }
             sleepingUntil = nil
         }
+    }
+
+    /// Carries out what is due now.
+    private func advanceToNow() {
+        advanceTime { engine, now in engine.advance(to: now) }
     }
 
     // MARK: Internals
