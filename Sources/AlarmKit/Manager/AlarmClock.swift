@@ -8,7 +8,7 @@ public protocol AlarmClock: Sendable {
     /// The current wall-clock time.
     var now: Date { get }
     /// Suspends until the clock reads `deadline` or later. Throws `CancellationError` when the
-    /// task is cancelled.
+    /// task is cancelled, including when it was cancelled before the call.
     func sleep(until deadline: Date) async throws
 }
 
@@ -65,12 +65,15 @@ public final class ManualAlarmClock: AlarmClock {
         let id = UUID()
         try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-                let resumeNow: Bool = state.withLock { state in
-                    if deadline <= state.now { return true }
+                // Checked under the lock: a cancellation before it has already run `onCancel`,
+                // which found no sleeper to resume; one after it finds this one.
+                let outcome: Result<Void, any Error>? = state.withLock { state in
+                    if Task.isCancelled { return .failure(CancellationError()) }
+                    if deadline <= state.now { return .success(()) }
                     state.sleepers[id] = Sleeper(deadline: deadline, continuation: continuation)
-                    return false
+                    return nil
                 }
-                if resumeNow { continuation.resume() }
+                if let outcome { continuation.resume(with: outcome) }
             }
         } onCancel: {
             state.withLock { $0.sleepers.removeValue(forKey: id) }?.continuation.resume(throwing: CancellationError())

@@ -35,9 +35,22 @@ public enum DurationText {
             rest -= count * size
         }
         if rest > 0 || parts.isEmpty {
-            let tenths = Int((rest * 10).rounded(.toNearestOrEven))
+            let tenths = Int(roundedTenths(rest))
             parts.append(rest.rounded(.down) == rest ? "\(Int(rest))s" : "\(tenths / 10).\(tenths % 10)s")
         }
         return parts.joined()
+    }
+
+    /// `seconds` × 10 rounded as `printf("%.1f")` rounds `seconds`: by its exact binary value,
+    /// half to even only on a true tie. The product alone can round onto a tie that is not one
+    /// (0.45 is a little more than 0.45; 0.45 × 10 is exactly 4.5).
+    static func roundedTenths(_ seconds: Double) -> Double {
+        let scaled = seconds * 10
+        let down = scaled.rounded(.down)
+        guard scaled - down == 0.5 else { return scaled.rounded() }
+        // What the multiplication rounded away, exactly (a fused multiply-add).
+        let lost = (-scaled).addingProduct(seconds, 10)
+        if lost != 0 { return lost > 0 ? down + 1 : down }
+        return down.truncatingRemainder(dividingBy: 2) == 0 ? down : down + 1
     }
 }

@@ -108,7 +108,11 @@ public final class MQTTBridge: Service, Sendable {
         for (topic, configuration) in homeAssistant.configurations() {
             send(MQTTMessage(topic: topic, payload: announcesToHomeAssistant ? Self.encode(configuration) : [], qos: 1, retain: true))
         }
-        if announcesToHomeAssistant { publishHomeAssistantState(HomeAssistantState(engine: await node.currentEngine), force: true) }
+        // On the node's actor, where changes are published too: a change made meanwhile is not
+        // overwritten by an older state.
+        if announcesToHomeAssistant {
+            await node.withEngine { self.publishHomeAssistantState(HomeAssistantState(engine: $0), force: true) }
+        }
     }
 
     /// Publishes an event that does not come from the engine (a button press).

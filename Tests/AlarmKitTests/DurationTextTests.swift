@@ -1,0 +1,40 @@
+import Foundation
+import Testing
+@testable import AlarmKit
+
+@Suite("Durations as people write them")
+struct DurationTextTests {
+    @Test("Reading", arguments: [
+        ("90s", 90.0), ("10m", 600), ("1h30m", 5400), ("1d", 86_400), ("45", 45), ("2.5", 2.5),
+        (" 1m30s\t", 90), ("\u{00A0}10m\u{3000}", 600),
+    ])
+    func reading(text: String, seconds: Double) {
+        #expect(DurationText.seconds(from: text) == seconds)
+    }
+
+    @Test("Refused", arguments: ["", "m", "1m1h", "1x", "1 m", "inf", "1m\n"])
+    func refused(text: String) {
+        #expect(DurationText.seconds(from: text) == nil)
+    }
+
+    @Test("Writing", arguments: [
+        (0.0, "0s"), (45, "45s"), (90.5, "1m30.5s"), (5400, "1h30m"), (86_461, "1d1m1s"),
+        (0.05, "0.1s"), (0.15, "0.1s"), (0.25, "0.2s"), (0.45, "0.5s"), (-3, "0s"),
+    ])
+    func writing(seconds: Double, text: String) {
+        #expect(DurationText.format(seconds) == text)
+    }
+
+    /// The tenths are rounded as `String(format: "%.1f")` rounds, which the formatter used
+    /// before it left Foundation.
+    @Test("Tenths as printf rounds them, on 100,000 seeded values")
+    func tenthsLikePrintf() {
+        var generator = SplitMix64(seed: 0x7E47)
+        for _ in 0..<100_000 {
+            let whole = Double(generator.next() % 60)
+            let rest = whole + Double(generator.next() % 1000) / 1000 + Double(generator.next() % 3) * 0.0005
+            guard rest.rounded(.down) != rest else { continue }
+            #expect(DurationText.format(rest) == String(format: "%.1fs", rest), "\(rest)")
+        }
+    }
+}
