@@ -2,9 +2,9 @@ import Glibc
 
 /// Readings of the kernel's clocks, in nanoseconds.
 public enum ClockReading {
-    /// `clock_gettime(clock)`; CLOCK_REALTIME and CLOCK_BOOTTIME always exist on Linux ≥ 2.6.39,
-    /// so the call cannot fail for them.
-    static func nanoseconds(_ clock: clockid_t) -> Int64 {
+    /// `clock_gettime(clock)`; CLOCK_REALTIME, CLOCK_MONOTONIC and CLOCK_BOOTTIME always exist on
+    /// Linux ≥ 2.6.39, so the call cannot fail for them.
+    public static func nanoseconds(_ clock: clockid_t) -> Int64 {
         var now = timespec()
         clock_gettime(clock, &now)
         return Int64(now.tv_sec) * 1_000_000_000 + Int64(now.tv_nsec)

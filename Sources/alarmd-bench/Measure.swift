@@ -1,17 +1,12 @@
 import Foundation
 import Glibc
+import LinuxSystem
 
 /// Clock readings in nanoseconds: the monotonic clock for durations, the wall clock for lateness
 /// against wall-clock instants (alarms are scheduled in wall-clock time).
 enum Nanos {
-    static func monotonic() -> Int64 { read(CLOCK_MONOTONIC) }
-    static func realtime() -> Int64 { read(CLOCK_REALTIME) }
-
-    private static func read(_ clock: clockid_t) -> Int64 {
-        var now = timespec()
-        clock_gettime(clock, &now)
-        return Int64(now.tv_sec) * 1_000_000_000 + Int64(now.tv_nsec)
-    }
+    static func monotonic() -> Int64 { ClockReading.nanoseconds(CLOCK_MONOTONIC) }
+    static func realtime() -> Int64 { ClockReading.nanoseconds(CLOCK_REALTIME) }
 }
 
 /// p50, p99 and max of a sample, in microseconds. Percentiles are nearest-rank.

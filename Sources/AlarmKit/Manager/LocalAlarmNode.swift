@@ -104,18 +104,12 @@ public actor LocalAlarmNode {
 
     public var documents: [AlarmDocument] { engine.documents }
 
-    /// Calls `body` with every alarm's document on the node's actor, so that no change lands
-    /// between reading them and what `body` does with them (publish them all, say). The
-    /// delegate's `perform` runs on the same actor, so the two never interleave. `body` must
-    /// not block.
-    public func withDocuments<Result: Sendable>(_ body: @Sendable ([AlarmDocument]) -> Result) -> Result {
-        body(engine.documents)
-    }
-
     public var currentEngine: AlarmEngine { engine }
 
     /// Calls `body` with the engine on the node's actor, so that no change lands between reading
-    /// it and what `body` does (show it on the hardware, say). `body` must not block.
+    /// it and what `body` does (show it on the hardware, publish every document, say). The
+    /// delegate's `show` and `perform` run on the same actor, so the two never interleave.
+    /// `body` must not block.
     public func withEngine<Result: Sendable>(_ body: @Sendable (AlarmEngine) -> Result) -> Result {
         body(engine)
     }

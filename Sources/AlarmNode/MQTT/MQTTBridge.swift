@@ -206,7 +206,8 @@ public final class MQTTBridge: Service, Sendable {
     private func republishEverything() async {
         // On the node's actor: a change published meanwhile would otherwise be overtaken by
         // this older copy of its document, or dropped from the known alarms.
-        await node.withDocuments { documents in
+        await node.withEngine { engine in
+            let documents = engine.documents
             knownAlarms.withLock { $0 = Set(documents.map(\.id)) }
             publishStatus(status.withLock { $0 })
             for document in documents {
