@@ -64,3 +64,71 @@ struct TimerFDClockTests {
         }
     }
 }
+
+/// The timer thread as a `TaskExecutor`: tasks that prefer it run there, including when they
+/// resume from a sleep, and every job enqueued from any thread runs.
+@Suite("TimerFDClock.wakeExecutor")
+struct TimerFDClockExecutorTests {
+    private let clock = TimerFDClock()
+
+    /// The name of the thread running the caller, from /proc (prctl names it; see DedicatedThread).
+    private static func currentThreadName() -> String {
+        ((try? String(contentsOfFile: "/proc/thread-self/comm", encoding: .utf8)) ?? "").trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    @Test func aTaskThatPrefersItRunsOnTheTimerThreadAndResumesThereFromASleep() async throws {
+        let executor = try #require(TimerFDClock.wakeExecutor)
+        let task = Task(executorPreference: executor) { [clock] in
+            let before = Self.currentThreadName()
+            try await clock.sleep(until: clock.now.advanced(by: .milliseconds(5)))
+            return (before, Self.currentThreadName())
+        }
+        let (before, after) = try await value(of: task, within: .seconds(10), waitingFor: "a task on the timer thread")
+        #expect(before == "alarmd-timer")
+        #expect(after == "alarmd-timer")
+    }
+
+    /// A task without the preference is not moved there: sleeps resume on Swift's pool.
+    @Test func aTaskWithoutThePreferenceResumesElsewhere() async throws {
+        let task = Task { [clock] in
+            try await clock.sleep(until: clock.now.advanced(by: .milliseconds(5)))
+            return Self.currentThreadName()
+        }
+        let name = try await value(of: task, within: .seconds(10), waitingFor: "a task on the pool")
+        #expect(name != "alarmd-timer")
+    }
+
+    private actor Counter {
+        var count = 0
+        var threads: Set<String> = []
+        func increment() {
+            count += 1
+            threads.insert(TimerFDClockExecutorTests.currentThreadName())
+        }
+    }
+
+    /// Many tasks enqueued at once from the pool's threads, some sleeping first, each calling a
+    /// default actor: every job runs (none is stranded by the thread going back to poll(2) as
+    /// one arrives), and the actor's code runs on the timer thread with them.
+    @Test func everyJobEnqueuedFromAnyThreadRuns() async throws {
+        let executor = try #require(TimerFDClock.wakeExecutor)
+        let counter = Counter()
+        let all = Task {
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for index in 0..<400 {
+                    group.addTask {
+                        let task = Task(executorPreference: executor) { [clock] in
+                            if index.isMultiple(of: 4) { try await clock.sleep(until: clock.now.advanced(by: .microseconds(index * 10))) }
+                            await counter.increment()
+                        }
+                        try await task.value
+                    }
+                }
+                try await group.waitForAll()
+            }
+        }
+        try await value(of: all, within: .seconds(20), waitingFor: "400 tasks on the timer thread")
+        #expect(await counter.count == 400)
+        #expect(await counter.threads == ["alarmd-timer"])
+    }
+}

@@ -72,7 +72,7 @@ public final class AlarmDaemon: Sendable {
         let prompt = PromptForwarder()
         let clockSynchronized = (try? ClockSynchronization.status().isSynchronized) ?? false
         let node = LocalAlarmNode(configuration: configuration.engineConfiguration(timeZone: timeZone), state: state,
-                                  clock: SystemAlarmClock(sleepingOn: TimerFDClock()), clockTrusted: clockSynchronized, authorizationPrompt: prompt,
+                                  clock: SystemAlarmClock(sleepingOn: TimerFDClock(), wakingOn: TimerFDClock.wakeExecutor), clockTrusted: clockSynchronized, authorizationPrompt: prompt,
                                   delegate: effects, logger: logger)
 
         let topics = configuration.topics
