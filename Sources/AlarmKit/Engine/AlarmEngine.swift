@@ -53,11 +53,16 @@ public struct AlarmEngine: Sendable {
     public private(set) var isClockTrusted = true
     /// The alarms held while the clock is not trusted.
     public private(set) var heldAlarms: Set<UUID> = []
+    /// The alarms alerting now, and the countdowns running, kept with `records`: the outputs
+    /// read them after every change, which then costs O(alerting), not O(alarms).
+    private var alertingIDs: Set<UUID> = []
+    private var runningCountdownIDs: Set<UUID> = []
 
     public init(configuration: EngineConfiguration = .init(), records: [AlarmRecord] = [], clockTrusted: Bool = true) {
         self.configuration = configuration
         self.records = OrderedDictionary(uniqueKeysWithValues: records.map { ($0.id, $0) })
         self.isClockTrusted = clockTrusted
+        for record in records { index(record.id, as: record) }
         rebuildDeadlines()
     }
 
@@ -77,6 +82,7 @@ public struct AlarmEngine: Sendable {
     /// deadline is looked at again (and held again if it too is past the grace).
     private mutating func store(_ record: AlarmRecord) {
         records[record.id] = record
+        index(record.id, as: record)
         heldAlarms.remove(record.id)
         if let date = deadline(of: record) { deadlines.insert(Deadline(date: date, id: record.id)) }
     }
@@ -85,6 +91,13 @@ public struct AlarmEngine: Sendable {
     private mutating func removeRecord(_ id: UUID) {
         records[id] = nil
         heldAlarms.remove(id)
+        index(id, as: nil)
+    }
+
+    /// Files alarm `id` under what it is now (`record`, nil once removed) in the state indexes.
+    private mutating func index(_ id: UUID, as record: AlarmRecord?) {
+        if case .alerting? = record?.phase { alertingIDs.insert(id) } else { alertingIDs.remove(id) }
+        if record?.state == .countdown { runningCountdownIDs.insert(id) } else { runningCountdownIDs.remove(id) }
     }
 
     /// True when `entry` still is its alarm's deadline and the alarm is not held.
@@ -136,16 +149,19 @@ public struct AlarmEngine: Sendable {
     }
 
     /// The alarms alerting now with their sounds, oldest alert first.
+    /// Ties (alarms that began alerting at the same instant) come in scheduling order.
     public var alerting: [(id: UUID, sound: AlertConfiguration.AlertSound, since: Date)] {
-        records.values.compactMap { record in
-            guard case .alerting(let since, _) = record.phase else { return nil }
-            return (record.id, record.configuration.sound, since)
-        }.sorted { $0.since < $1.since }
+        alertingIDs.compactMap { id -> (index: Int, alert: (id: UUID, sound: AlertConfiguration.AlertSound, since: Date))? in
+            guard let index = records.index(forKey: id), case .alerting(let since, _) = records.values[index].phase else { return nil }
+            return (index, (id, records.values[index].configuration.sound, since))
+        }
+        .sorted { $0.alert.since != $1.alert.since ? $0.alert.since < $1.alert.since : $0.index < $1.index }
+        .map(\.alert)
     }
 
     /// True when at least one countdown is running.
     public var hasRunningCountdown: Bool {
-        records.values.contains { $0.state == .countdown }
+        !runningCountdownIDs.isEmpty
     }
 
     // MARK: Operations (SPEC §3 "Lifecycle")
