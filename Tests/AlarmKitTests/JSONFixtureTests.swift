@@ -163,7 +163,23 @@ struct ReplyTests {
         let document = try AlarmJSON.decoder.decode(AlarmDocument.self, from: JSONFixtureTests.fixture("alarm-countdown"))
         let published = Array(try AlarmJSON.encoder.encode(document))
         let reply = NodeReply.alarm(document)
-        #expect(String(decoding: reply.payload(correlationID: correlationID, encodedDocument: published), as: UTF8.self)
+        #expect(String(decoding: reply.payload(correlationID: correlationID, encodedDocument: { _ in published }), as: UTF8.self)
                 == String(decoding: reply.payload(correlationID: correlationID), as: UTF8.self))
+    }
+
+    /// A list reply made of documents' published bytes where there are some, and of documents
+    /// encoded alone where not, is the reply encoded whole.
+    @Test("A list reply assembled around documents' bytes is the reply encoded whole",
+          arguments: [nil, JSONValue.number(7), .string("a \"quoted\" id")])
+    func listReplyAroundEncodedDocuments(correlationID: JSONValue?) throws {
+        let documents = try ["alarm-countdown", "alarm-fixed-paused", "alarm-relative-scheduled", "alarm-weekly-alerting"].map {
+            try AlarmJSON.decoder.decode(AlarmDocument.self, from: JSONFixtureTests.fixture($0))
+        }
+        let published = try Dictionary(uniqueKeysWithValues: documents.dropFirst(2).map { ($0.id, Array(try AlarmJSON.encoder.encode($0))) })
+        for listed in [documents, [], Array(documents.prefix(1)), documents.reversed()] {
+            let reply = NodeReply.alarms(listed)
+            #expect(String(decoding: reply.payload(correlationID: correlationID, encodedDocument: { published[$0.id] }), as: UTF8.self)
+                    == String(decoding: reply.payload(correlationID: correlationID), as: UTF8.self))
+        }
     }
 }

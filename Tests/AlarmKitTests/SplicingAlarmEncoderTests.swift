@@ -53,4 +53,14 @@ struct SplicingAlarmEncoderTests {
         encoder.forget(document.id)
         #expect(encoder.cachedCount == 0)
     }
+
+    @Test func aDocumentEncodedWithoutRememberingLeavesTheCacheAsItWas() throws {
+        let document = try AlarmJSON.decoder.decode(AlarmDocument.self, from: JSONFixtureTests.fixture("alarm-countdown"))
+        let encoder = SplicingAlarmEncoder()
+        #expect(text(try encoder.encode(document, remembering: false)) == text(try AlarmJSON.encoder.encode(document)))
+        #expect(encoder.cachedCount == 0)
+        _ = try encoder.encode(document)
+        #expect(text(try encoder.encode(document, remembering: false)) == text(try AlarmJSON.encoder.encode(document)))
+        #expect(encoder.cachedCount == 1)
+    }
 }

@@ -25,8 +25,11 @@ public final class SplicingAlarmEncoder: Sendable {
     public init() {}
 
     /// `document` as `AlarmJSON.encoder` writes it.
-    public func encode(_ document: AlarmDocument) throws -> [UInt8] {
-        let configuration = try cachedConfiguration(document.configuration, of: document.id)
+    ///
+    /// - Parameter remembering: false for a document that may be of an alarm removed meanwhile (a
+    ///   reply's): its configuration is then used if kept, but not kept if it was not.
+    public func encode(_ document: AlarmDocument, remembering: Bool = true) throws -> [UInt8] {
+        let configuration = try cachedConfiguration(document.configuration, of: document.id, remembering: remembering)
         let restBytes = Array(try Self.encoderOmittingConfiguration.encode(document))
         return JSONObjectMembers.merge(
             (restBytes, JSONObjectMembers.split(restBytes)),
@@ -60,12 +63,12 @@ public final class SplicingAlarmEncoder: Sendable {
     }
 
     private func cachedConfiguration(
-        _ value: AlarmManager.AlarmConfiguration<JSONValue>, of id: UUID
+        _ value: AlarmManager.AlarmConfiguration<JSONValue>, of id: UUID, remembering: Bool = true
     ) throws -> Configuration {
         if let cached = configurations.withLock({ $0[id] }), cached.value == value { return cached }
         let bytes = Array(try AlarmJSON.encoder.encode(value))
         let configuration = Configuration(value: value, bytes: bytes, members: JSONObjectMembers.split(bytes))
-        configurations.withLock { $0[id] = configuration }
+        if remembering { configurations.withLock { $0[id] = configuration } }
         return configuration
     }
 

@@ -145,19 +145,38 @@ public enum NodeReply: Sendable, Hashable {
 
     /// The reply's JSON, with `correlationID` echoed when the request carried one in its payload.
     ///
-    /// - Parameter encodedDocument: for an `.alarm` reply, its document already encoded by
-    ///   `AlarmJSON.encoder` (the node has just published it): the reply is then assembled
-    ///   around those bytes instead of encoding the document again.
-    public func payload(correlationID: JSONValue? = nil, encodedDocument: [UInt8]? = nil) -> [UInt8] {
-        if case .alarm(.some) = self, let encodedDocument {
-            // The keys in the order the key-sorted encoder writes them: alarm, correlationID, ok.
-            var bytes = Array(#"{"alarm":"#.utf8) + encodedDocument
-            if let correlationID, let encoded = try? AlarmJSON.encoder.encode(correlationID) {
-                bytes += Array(#","correlationID":"#.utf8) + encoded
+    /// - Parameter encodedDocument: a document's bytes as `AlarmJSON.encoder` writes it, when the
+    ///   caller has them (the node has just published it), or nil: the reply to an operation or
+    ///   to `list` is then assembled around those bytes instead of encoding the documents again.
+    public func payload(correlationID: JSONValue? = nil, encodedDocument: (AlarmDocument) -> [UInt8]? = { _ in nil }) -> [UInt8] {
+        // The keys in the order the key-sorted encoder writes them: alarm or alarms, correlationID, ok.
+        var bytes: [UInt8]
+        switch self {
+        case .alarm(let document?):
+            guard let encoded = encodedDocument(document) else { return encodedWhole(correlationID: correlationID) }
+            bytes = Array(#"{"alarm":"#.utf8) + encoded
+        case .alarms(let documents):
+            bytes = Array(#"{"alarms":["#.utf8)
+            for (index, document) in documents.enumerated() {
+                guard let encoded = encodedDocument(document) ?? (try? AlarmJSON.encoder.encode(document)).map(Array.init) else {
+                    return encodedWhole(correlationID: correlationID)
+                }
+                if index > 0 { bytes.append(UInt8(ascii: ",")) }
+                bytes += encoded
             }
-            return bytes + Array(#","ok":true}"#.utf8)
+            bytes.append(UInt8(ascii: "]"))
+        default:
+            return encodedWhole(correlationID: correlationID)
         }
-        return Array((try? AlarmJSON.encoder.encode(ReplyWire(reply: self, correlationID: correlationID))) ?? Data())
+        if let correlationID, let encoded = try? AlarmJSON.encoder.encode(correlationID) {
+            bytes += Array(#","correlationID":"#.utf8) + encoded
+        }
+        return bytes + Array(#","ok":true}"#.utf8)
+    }
+
+    /// The reply encoded in one piece by `AlarmJSON.encoder`.
+    private func encodedWhole(correlationID: JSONValue?) -> [UInt8] {
+        Array((try? AlarmJSON.encoder.encode(ReplyWire(reply: self, correlationID: correlationID))) ?? Data())
     }
 
     /// The reply as written: documents are encoded once, straight into the reply.

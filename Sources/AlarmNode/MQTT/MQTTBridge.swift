@@ -303,9 +303,11 @@ public final class MQTTBridge: Service, Sendable {
 
     private func reply(_ reply: NodeReply, to route: NodeCommand.ReplyRoute?) {
         guard let route else { return }
-        var encodedDocument: [UInt8]?
-        if case .alarm(let document?) = reply {
-            encodedDocument = recentDocuments.withLock { $0.encoded(document) }
+        // A document the node has just published is sent as published; any other is encoded with
+        // its configuration spliced in from the shared cache (without adding to it: the alarm may
+        // have been removed since the reply was made).
+        let encodedDocument = { (document: AlarmDocument) -> [UInt8]? in
+            self.recentDocuments.withLock { $0.encoded(document) } ?? (try? self.alarmEncoder.encode(document, remembering: false))
         }
         switch route.correlation {
         case .data(let data)?:
