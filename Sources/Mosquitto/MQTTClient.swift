@@ -657,11 +657,21 @@ extension MQTTClient {
             let granted = grantedQoS.map { Array(UnsafeBufferPointer(start: $0, count: Int(count))) } ?? []
             MQTTClient.client(from: userData).subscriptionAcknowledged(messageID: messageID, grantedQoS: granted)
         }
-        mosquitto_log_callback_set(pointer) { _, userData, level, text in
-            guard let text else { return }
-            MQTTClient.client(from: userData).libraryLogged(level: level, text: String(cString: text))
+        // libmosquitto formats a message for every packet sent and received (malloc, vsnprintf)
+        // whenever a log callback is set, before any level applies: about a tenth of the daemon's
+        // CPU per command in a profile. Its messages are debug and trace ones, apart from two
+        // warnings a QoS 1 client does not meet, so the callback is set only when they are shown.
+        if logger.logLevel <= Self.libraryLogThreshold {
+            mosquitto_log_callback_set(pointer) { _, userData, level, text in
+                guard let text else { return }
+                MQTTClient.client(from: userData).libraryLogged(level: level, text: String(cString: text))
+            }
         }
     }
+
+    /// The log level from which libmosquitto's own messages are passed on (its info and notice
+    /// ones are logged at this level, its debug ones at trace).
+    static let libraryLogThreshold: Logger.Level = .debug
 
     private func connectionAcknowledged(result: Int32, flags: Int32) {
         if result == MOSQ_ERR_SUCCESS.rawValue {
@@ -759,7 +769,7 @@ extension MQTTClient {
         let logLevel: Logger.Level = switch level {
         case MOSQ_LOG_ERR: .error
         case MOSQ_LOG_WARNING: .warning
-        case MOSQ_LOG_NOTICE, MOSQ_LOG_INFO: .debug
+        case MOSQ_LOG_NOTICE, MOSQ_LOG_INFO: Self.libraryLogThreshold
         default: .trace
         }
         logger.log(level: logLevel, "libmosquitto", metadata: ["mosquitto.log": "\(text)"])

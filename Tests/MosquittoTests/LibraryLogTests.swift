@@ -1,0 +1,53 @@
+import Logging
+import Mosquitto
+import MosquittoTestSupport
+import Synchronization
+import Testing
+
+/// libmosquitto's own messages are passed to the log only from `MQTTClient.libraryLogThreshold`
+/// on (below it the client does not ask libmosquitto for them, which formats one per packet).
+@Suite("libmosquitto's messages in the log", .serialized, .timeLimit(.minutes(1)))
+struct LibraryLogTests {
+    /// Keeps every message it is given.
+    struct RecordingLogHandler: LogHandler {
+        let recorder: Recorder
+        var metadata: Logger.Metadata = [:]
+        var logLevel: Logger.Level
+
+        subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+            get { metadata[key] }
+            set { metadata[key] = newValue }
+        }
+
+        func log(level: Logger.Level, message: Logger.Message, metadata: Logger.Metadata?,
+                 source: String, file: String, function: String, line: UInt) {
+            let text = metadata?["mosquitto.log"].map { "\(message): \($0)" } ?? "\(message)"
+            recorder.messages.withLock { $0.append(text) }
+        }
+    }
+
+    final class Recorder: Sendable {
+        let messages = Mutex<[String]>([])
+        func logger(at level: Logger.Level) -> Logger {
+            Logger(label: "mqtt.library-log") { _ in RecordingLogHandler(recorder: self, logLevel: level) }
+        }
+    }
+
+    @Test("At trace level the packets libmosquitto sends and receives are logged")
+    func tracedPackets() async throws {
+        try await TestBroker.withBroker { broker in
+            let recorder = Recorder()
+            let client = try MQTTClient(configuration: broker.clientConfiguration(clientID: "traced"), logger: recorder.logger(at: .trace))
+            let events = EventRecorder(client)
+            try client.connect()
+            try client.subscribe("traced/#", qos: 1)
+            try await events.connected()
+            try client.publish(MQTTMessage(topic: "traced/x", string: "1", qos: 1))
+            _ = try await events.message(on: "traced/x")
+            await client.disconnect()
+            let library = recorder.messages.withLock { $0 }.filter { $0.hasPrefix("libmosquitto:") }
+            #expect(library.contains { $0.contains("sending CONNECT") }, "\(library)")
+            #expect(library.contains { $0.contains("sending PUBLISH") }, "\(library)")
+        }
+    }
+}
