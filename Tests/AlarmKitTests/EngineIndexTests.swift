@@ -36,44 +36,17 @@ struct EngineIndexTests {
     }
 
     private func walk(seed: UInt64, coverage: inout Coverage) {
-        var random = SplitMix64(seed: seed)
-        var now = date("2026-11-22T10:00:00Z")
-        var engine = AlarmEngine(configuration: EngineConfiguration(timeZone: zone("Europe/Berlin")))
-        var ids: [UUID] = []
-        let operations: [AlarmOperation] = AlarmOperation.allCases
-        for step in 0..<400 {
-            switch Int.random(in: 0..<10, using: &random) {
-            case 0, 1, 2:
-                // Timers whose pre-alerts often end together, so alerts tie on their instant.
-                let id = ids.count < 12 || Bool.random(using: &random) ? UUID() : ids.randomElement(using: &random)!
-                let preAlert = TimeInterval(Int.random(in: 1...4, using: &random) * 30)
-                let snooze: TimeInterval? = Bool.random(using: &random) ? 60 : nil
-                if (try? engine.schedule(id: id, configuration: configuration(preAlert: preAlert, postAlert: snooze,
-                                                                             secondary: snooze == nil ? nil : .countdown), now: now)) != nil,
-                   !ids.contains(id) {
-                    ids.append(id)
-                }
-            case 3, 4:
-                if let id = ids.randomElement(using: &random) {
-                    _ = try? engine.perform(operations.randomElement(using: &random)!, id: id, now: now)
-                }
-            case 5:
-                if let id = ids.randomElement(using: &random) { _ = try? engine.secondaryAction(id: id, now: now) }
-            case 6:
-                _ = engine.wallClockStepped(by: TimeInterval(Int.random(in: -90...90, using: &random)), now: now)
-            case 7:
-                _ = engine.setClockTrusted(Bool.random(using: &random), now: now)
-            default:
-                now += TimeInterval(Int.random(in: 0...90, using: &random))
-                _ = engine.advance(to: now)
-            }
+        var last: AlarmEngine?
+        randomEngineWalk(seed: seed, steps: 400) { engine, step in
             Self.expectIndexesMatchScan(engine, step: step, seed: seed)
             let alerting = engine.alerting
             coverage.alerting = coverage.alerting || !alerting.isEmpty
             coverage.tiedAlerts = coverage.tiedAlerts || Set(alerting.map(\.since)).count < alerting.count
             coverage.runningCountdown = coverage.runningCountdown || engine.hasRunningCountdown
+            last = engine
         }
         // An engine restored from the same records indexes them as they are.
+        guard let engine = last else { return }
         let restored = AlarmEngine(configuration: engine.configuration, records: Array(engine.records.values))
         Self.expectIndexesMatchScan(restored, step: -1, seed: seed)
         #expect(restored.alerting.map(\.id) == engine.alerting.map(\.id))

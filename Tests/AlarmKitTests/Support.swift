@@ -53,3 +53,49 @@ extension Array where Element == AlarmEffect {
         compactMap { if case .removed(let id) = $0 { id } else { nil } }
     }
 }
+
+/// A seeded random walk through the engine's operations: timers whose pre-alerts often end
+/// together (so alerts tie), some with a snooze, weekly and one-off alarms, every operation on a
+/// random alarm, snoozes, wall-clock steps, clock trust and time passing. `visit` sees the engine
+/// after every step.
+func randomEngineWalk(seed: UInt64, steps: Int, _ visit: (AlarmEngine, Int) -> Void) {
+    var random = SplitMix64(seed: seed)
+    var now = date("2026-11-22T10:00:00Z")
+    var engine = AlarmEngine(configuration: EngineConfiguration(timeZone: zone("Europe/Berlin")))
+    var ids: [UUID] = []
+    for step in 0..<steps {
+        switch Int.random(in: 0..<11, using: &random) {
+        case 0, 1, 2:
+            let id = ids.count < 12 || Bool.random(using: &random) ? UUID() : ids.randomElement(using: &random)!
+            let preAlert = TimeInterval(Int.random(in: 1...4, using: &random) * 30)
+            let snooze: TimeInterval? = Bool.random(using: &random) ? 60 : nil
+            if (try? engine.schedule(id: id, configuration: configuration(preAlert: preAlert, postAlert: snooze,
+                                                                         secondary: snooze == nil ? nil : .countdown), now: now)) != nil,
+               !ids.contains(id) {
+                ids.append(id)
+            }
+        case 3:
+            let id = UUID()
+            let minute = Int.random(in: 0...59, using: &random)
+            let schedule = Bool.random(using: &random) ? weekly(10, minute, [.sunday, .monday]) : once(11, minute)
+            if (try? engine.schedule(id: id, configuration: configuration(schedule: schedule, postAlert: 120, secondary: .countdown,
+                                                                         title: "Wake \"up\" / \u{1F514}"), now: now)) != nil {
+                ids.append(id)
+            }
+        case 4, 5:
+            if let id = ids.randomElement(using: &random) {
+                _ = try? engine.perform(AlarmOperation.allCases.randomElement(using: &random)!, id: id, now: now)
+            }
+        case 6:
+            if let id = ids.randomElement(using: &random) { _ = try? engine.secondaryAction(id: id, now: now) }
+        case 7:
+            _ = engine.wallClockStepped(by: TimeInterval(Int.random(in: -90...90, using: &random)), now: now)
+        case 8:
+            _ = engine.setClockTrusted(Bool.random(using: &random), now: now)
+        default:
+            now += TimeInterval(Int.random(in: 0...90, using: &random)) + Double(Int.random(in: 0...999, using: &random)) / 1000
+            _ = engine.advance(to: now)
+        }
+        visit(engine, step)
+    }
+}

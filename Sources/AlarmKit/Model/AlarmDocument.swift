@@ -41,7 +41,7 @@ public struct AlarmDocument: Identifiable, Sendable, Hashable, Codable {
         var container = encoder.container(keyedBy: CodingKeys.self)
         try container.encode(id, forKey: .id)
         try container.encode(state, forKey: .state)
-        if !encoder.omitsAlarmConfiguration { try configuration.encode(to: encoder) }
+        try configuration.encode(to: encoder)
         try container.encodeOrNull(presentationState, forKey: .presentationState)
         try container.encodeDate(nextAlertDate, forKey: .nextAlertDate)
     }

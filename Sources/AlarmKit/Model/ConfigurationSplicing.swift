@@ -7,8 +7,8 @@ import Synchronization
 /// A configuration (title, buttons, colours, schedule, intents) is most of an alarm's JSON and
 /// changes only when the alarm is scheduled again, while its state changes with every pause,
 /// resume or alert. This encoder keeps each alarm's encoded configuration and splices it into
-/// the freshly encoded rest: `AlarmJSON.encoder` sorts keys by their UTF-8 bytes, so merging
-/// two key-sorted member lists gives the same object.
+/// the rest, written by `CompactJSON`: `AlarmJSON.encoder` sorts keys by their UTF-8 bytes, so
+/// merging two key-sorted member lists gives the same object.
 ///
 /// The cache holds one configuration per alarm id (about 0.5 KB); ``forget(_:)`` drops one.
 public final class SplicingAlarmEncoder: Sendable {
@@ -30,7 +30,7 @@ public final class SplicingAlarmEncoder: Sendable {
     ///   reply's): its configuration is then used if kept, but not kept if it was not.
     public func encode(_ document: AlarmDocument, remembering: Bool = true) throws -> [UInt8] {
         let configuration = try cachedConfiguration(document.configuration, of: document.id, remembering: remembering)
-        let restBytes = Array(try Self.encoderOmittingConfiguration.encode(document))
+        let restBytes = document.jsonOmittingConfiguration
         return JSONObjectMembers.merge(
             (restBytes, JSONObjectMembers.split(restBytes)),
             (configuration.bytes, configuration.members))
@@ -41,7 +41,7 @@ public final class SplicingAlarmEncoder: Sendable {
         let configuration = try cachedConfiguration(record.configuration, of: record.id)
         var nested = Array(#""configuration":"#.utf8)
         nested += configuration.bytes
-        let restBytes = Array(try Self.encoderOmittingConfiguration.encode(record))
+        let restBytes = record.jsonOmittingConfiguration
         return JSONObjectMembers.merge(
             (restBytes, JSONObjectMembers.split(restBytes)),
             (nested, [0..<nested.count]))
@@ -71,22 +71,6 @@ public final class SplicingAlarmEncoder: Sendable {
         if remembering { configurations.withLock { $0[id] = configuration } }
         return configuration
     }
-
-    /// An `AlarmJSON.encoder` whose documents and records leave their configuration out.
-    private static var encoderOmittingConfiguration: JSONEncoder {
-        let encoder = AlarmJSON.encoder
-        encoder.userInfo[.alarmOmitsConfiguration] = true
-        return encoder
-    }
-}
-
-extension CodingUserInfoKey {
-    /// Set to `true` to make documents and records leave out their configuration (for splicing).
-    static let alarmOmitsConfiguration = CodingUserInfoKey(rawValue: "alarmkit.omitsConfiguration")!
-}
-
-extension Encoder {
-    var omitsAlarmConfiguration: Bool { userInfo[.alarmOmitsConfiguration] as? Bool == true }
 }
 
 /// The top-level members of a compact JSON object, as `JSONEncoder` writes one: `{"a":1,"b":[2]}`.

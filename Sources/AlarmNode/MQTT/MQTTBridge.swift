@@ -78,7 +78,7 @@ public final class MQTTBridge: Service, Sendable {
                 alarmEncoder.forget(id)
                 send(MQTTMessage(topic: topics.alarm(id), payload: [], qos: 1, retain: true))
             case .event(let event):
-                send(MQTTMessage(topic: topics.events, payload: Self.encode(event), qos: 1, retain: false))
+                send(MQTTMessage(topic: topics.events, payload: event.json, qos: 1, retain: false))
             case .runIntent(let intent, let alarmID):
                 guard case .publish(let topic, _, let retain) = intent else { continue }
                 logger.info("intent run", metadata: ["alarmID": "\(alarmID)", "topic": "\(topic)"])
@@ -117,7 +117,7 @@ public final class MQTTBridge: Service, Sendable {
 
     /// Publishes an event that does not come from the engine (a button press).
     public func publish(event: AlarmEvent) {
-        send(MQTTMessage(topic: topics.events, payload: Self.encode(event), qos: 1, retain: false))
+        send(MQTTMessage(topic: topics.events, payload: event.json, qos: 1, retain: false))
     }
 
     /// Publishes any message (the simulation's outputs).
