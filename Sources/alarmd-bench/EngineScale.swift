@@ -1,7 +1,7 @@
 import AlarmKit
 import Foundation
 
-/// 8. In process: how long a command takes to read, and how `AlarmEngine.schedule`, `nextDeadline` and `advance(to:)` (with nothing
+/// 8. In process: how long a command takes to read, what a change's JSON takes to write, and how `AlarmEngine.schedule`, `nextDeadline` and `advance(to:)` (with nothing
 /// due) grow from 100 to 10,000 alarms. Logarithmic growth would make 10,000 about twice 100.
 struct EngineScale {
     let repetitions: Int
@@ -53,6 +53,7 @@ struct EngineScale {
         bench.report.goal(section, "per-operation cost logarithmic (10,000 / 100 ≤ 3×)",
                           measured: "see the ratios", met: logarithmic)
         sink += decoding(bench, section: section)
+        sink += try writing(bench, section: section)
         if sink == -1 { print(sink) }
     }
 
@@ -84,6 +85,35 @@ struct EngineScale {
                              note: "median \(ratio(stats.p50, base.p50)) of the baseline's")
             bench.report.add(section, "NodeCommand.decode, \(name) payload, whole", Stats(nanoseconds: whole), inMicroseconds: true)
         }
+        return sink
+    }
+
+    /// Writing what a paused timer's change publishes and keeps: its document and its event, the
+    /// way the node writes them (the document's configuration spliced in from the encoder's cache,
+    /// the rest by `CompactJSON`), against `AlarmJSON.encoder` writing the same values whole.
+    private func writing(_ bench: Bench, section: String) throws -> Double {
+        var engine = AlarmEngine(configuration: EngineConfiguration(timeZone: TimeZone(identifier: "UTC")!))
+        let id = UUID(), now = Date()
+        _ = try engine.schedule(id: id, configuration: try Workloads.configuration(Workloads.timer(seconds: 600)), now: now)
+        let effects = try engine.pause(id: id, now: now + 5)
+        guard let document = engine.document(for: id),
+              let event = effects.lazy.compactMap({ effect -> AlarmEvent? in if case .event(let event) = effect { event } else { nil } }).first
+        else { throw BenchError("pausing a timer gave no document or event") }
+        let encoder = SplicingAlarmEncoder()
+        var sink = 0.0
+        var written: [Int64] = [], baseline: [Int64] = []
+        for _ in 0..<repetitions {
+            var start = Nanos.monotonic()
+            sink += Double(try encoder.encode(document).count + event.json.count)
+            written.append(Nanos.monotonic() - start)
+            start = Nanos.monotonic()
+            sink += Double(try AlarmJSON.encoder.encode(document).count + AlarmJSON.encoder.encode(event).count)
+            baseline.append(Nanos.monotonic() - start)
+        }
+        let stats = Stats(nanoseconds: written), base = Stats(nanoseconds: baseline)
+        bench.report.add(section, "JSONEncoder, a paused timer's document and event", base, inMicroseconds: true, baseline: true)
+        bench.report.add(section, "as the node writes them (cached configuration, CompactJSON)", stats, inMicroseconds: true,
+                         note: "median \(ratio(stats.p50, base.p50)) of the baseline's")
         return sink
     }
 }
