@@ -164,8 +164,10 @@ final class TimerThread: TaskExecutor, Sendable {
     private func takeDueSleepers() -> [Sleeper] {
         state.withLock { state in
             let now = ClockReading.nanoseconds(CLOCK_BOOTTIME)
-            // The timer is always armed for the earliest sleeper: nothing is due before it.
-            guard let armed = state.armedFor, armed <= now else { return [] }
+            // The timer is armed for the earliest sleeper: nothing is due before it. (Disarmed with
+            // sleepers left means a re-arm failed: look at them all.)
+            if let armed = state.armedFor, armed > now { return [] }
+            guard !state.sleepers.isEmpty else { return [] }
             let dueIDs = state.sleepers.compactMap { $0.value.deadline <= now ? $0.key : nil }
             // Several may be due after a late wake-up: the earliest is resumed first.
             let due = dueIDs.compactMap { state.sleepers.removeValue(forKey: $0) }.sorted { $0.deadline < $1.deadline }
@@ -175,7 +177,9 @@ final class TimerThread: TaskExecutor, Sendable {
         }
     }
 
-    /// Runs the queued jobs, and those they enqueue, until none is left.
+    /// Runs the queued jobs, and those they enqueue, until none is left. Sleepers that fall due
+    /// meanwhile are resumed between jobs, so their jobs queue up behind the one running rather
+    /// than behind the whole batch.
     private func runQueuedJobs() {
         while true {
             let batch = state.withLock { state in
@@ -183,7 +187,10 @@ final class TimerThread: TaskExecutor, Sendable {
                 return state.jobs
             }
             guard !batch.isEmpty else { return }
-            for job in batch { job.runSynchronously(on: asUnownedTaskExecutor()) }
+            for job in batch {
+                job.runSynchronously(on: asUnownedTaskExecutor())
+                for sleeper in takeDueSleepers() { sleeper.continuation.resume() }
+            }
         }
     }
 

@@ -658,10 +658,11 @@ extension MQTTClient {
             MQTTClient.client(from: userData).subscriptionAcknowledged(messageID: messageID, grantedQoS: granted)
         }
         // libmosquitto formats a message for every packet sent and received (malloc, vsnprintf)
-        // whenever a log callback is set, before any level applies: about a tenth of the daemon's
-        // CPU per command in a profile. Its messages are debug and trace ones, apart from two
-        // warnings a QoS 1 client does not meet, so the callback is set only when they are shown.
-        if logger.logLevel <= Self.libraryLogThreshold {
+        // whenever a log callback is set, before any level applies (printf-family code was 1.5 %
+        // of the daemon's CPU in a profile). Without TLS its messages are debug and trace ones,
+        // apart from two warnings a QoS 1 client does not meet, so the callback is set only when
+        // they are shown; with TLS, OpenSSL's errors come only this way, so it is always set.
+        if logger.logLevel <= Self.libraryLogThreshold || configuration.tls != nil {
             mosquitto_log_callback_set(pointer) { _, userData, level, text in
                 guard let text else { return }
                 MQTTClient.client(from: userData).libraryLogged(level: level, text: String(cString: text))

@@ -34,7 +34,7 @@ struct ChangeOrderTests {
         let timer = Task { await node.run() }
         defer { timer.cancel() }
         _ = try await node.schedule(id: UUID(), configuration: configuration(preAlert: 60))
-        while clock.sleeperCount == 0 { await Task.yield() }
+        try await waitUntil("the node's timer to sleep") { clock.sleeperCount > 0 }
         let before = recorder.calls.withLock { $0.count }
 
         clock.advance(by: 60)

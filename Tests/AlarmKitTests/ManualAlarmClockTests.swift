@@ -34,7 +34,7 @@ struct ManualAlarmClockTests {
         let clock = ManualAlarmClock(now: start)
         let woken = Task { try await clock.sleep(until: start + 60) }
         let cancelled = Task { try await clock.sleep(until: start + 60) }
-        while clock.sleeperCount < 2 { await Task.yield() }
+        try await waitUntil("both sleepers") { clock.sleeperCount >= 2 }
         cancelled.cancel()
         await #expect(throws: CancellationError.self) { try await cancelled.value }
         clock.advance(by: 60)

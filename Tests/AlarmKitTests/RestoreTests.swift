@@ -49,7 +49,7 @@ struct RestoreTests {
         let node = LocalAlarmNode(configuration: berlin, state: state, clock: clock, clockTrusted: clockTrusted, delegate: delegate)
         let timer = Task { await node.run() }
         // The timer has carried out what was due once it sleeps.
-        while clock.sleeperCount == 0 { await Task.yield() }
+        try await waitUntil("the node's timer to sleep") { clock.sleeperCount > 0 }
         return (node, clock, delegate, timer)
     }
 

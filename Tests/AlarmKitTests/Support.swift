@@ -99,3 +99,18 @@ func randomEngineWalk(seed: UInt64, steps: Int, _ visit: (AlarmEngine, Int) -> V
         visit(engine, step)
     }
 }
+
+/// Gave up waiting for something a test waits for.
+struct WaitTimedOut: Error, CustomStringConvertible {
+    let what: String
+    var description: String { "gave up waiting for \(what)" }
+}
+
+/// Yields until `condition` holds; throws `WaitTimedOut` after `limit` instead of spinning forever.
+func waitUntil(_ what: String, within limit: Duration = .seconds(10), _ condition: () -> Bool) async throws {
+    let start = ContinuousClock.now
+    while !condition() {
+        guard ContinuousClock.now - start < limit else { throw WaitTimedOut(what: what) }
+        await Task.yield()
+    }
+}

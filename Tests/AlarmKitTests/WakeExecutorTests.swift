@@ -56,7 +56,10 @@ struct WakeExecutorTests {
         let timer = Task { await node.run() }
         defer { timer.cancel() }
         _ = try await node.schedule(id: UUID(), configuration: configuration(preAlert: 60))
-        while clock.manual.sleeperCount == 0 { await Task.yield() }
+        try await waitUntil("the node's timer to sleep") { clock.manual.sleeperCount > 0 }
+        // The timer's loop may still be on the node's actor, about to wait for the sleeping task:
+        // a call to the actor returns once it is free, so the wake-up below finds it idle.
+        await node.withEngine { _ in }
 
         clock.manual.advance(by: 60)
         _ = try await firstValue(of: node.documentUpdates.stream()) { $0.first?.state == .alerting }

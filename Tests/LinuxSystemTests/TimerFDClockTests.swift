@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import Synchronization
 import Testing
 @testable import LinuxSystem
 
@@ -72,7 +73,7 @@ struct TimerFDClockExecutorTests {
     private let clock = TimerFDClock()
 
     /// The name of the thread running the caller, from /proc (prctl names it; see DedicatedThread).
-    private static func currentThreadName() -> String {
+    static func currentThreadName() -> String {
         ((try? String(contentsOfFile: "/proc/thread-self/comm", encoding: .utf8)) ?? "").trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
@@ -95,6 +96,7 @@ struct TimerFDClockExecutorTests {
             return Self.currentThreadName()
         }
         let name = try await value(of: task, within: .seconds(10), waitingFor: "a task on the pool")
+        #expect(!name.isEmpty)
         #expect(name != "alarmd-timer")
     }
 
@@ -130,5 +132,55 @@ struct TimerFDClockExecutorTests {
         try await value(of: all, within: .seconds(20), waitingFor: "400 tasks on the timer thread")
         #expect(await counter.count == 400)
         #expect(await counter.threads == ["alarmd-timer"])
+    }
+}
+
+/// A default actor that a task preferring the timer thread has entered is run (drained) on that
+/// thread, jobs of other tasks included. A task with an explicit preference for Swift's pool goes
+/// back to the pool when it leaves the actor, rather than staying on the timer thread: the daemon
+/// runs its services so (AlarmDaemon.run).
+@Suite("Leaving an actor drained on the timer thread")
+struct TimerThreadAdoptionTests {
+    /// Set by the visiting task just before it calls the actor.
+    final class Flag: Sendable {
+        /// Set by the holder once it holds the actor.
+        let holding = Atomic(false)
+        let raised = Atomic(false)
+    }
+
+    actor Gate {
+        /// Holds the actor, spinning, until `flag` is raised and a little longer, so that the
+        /// visitor's call is queued behind this one (on the timer thread: the test's only blocking).
+        func hold(until flag: Flag) {
+            flag.holding.store(true, ordering: .releasing)
+            let start = ContinuousClock.now
+            while !flag.raised.load(ordering: .acquiring), ContinuousClock.now - start < .seconds(5) {}
+            let raisedAt = ContinuousClock.now
+            while ContinuousClock.now - raisedAt < .milliseconds(3) {}
+        }
+
+        func visit() -> String { TimerFDClockExecutorTests.currentThreadName() }
+    }
+
+    @Test func aTaskPreferringThePoolLeavesTheTimerThreadWithTheActor() async throws {
+        let executor = try #require(TimerFDClock.wakeExecutor)
+        let gate = Gate(), flag = Flag()
+        let holder = Task(executorPreference: executor) { await gate.hold(until: flag) }
+        // Let the holder take the actor first. (Not a sleep on TimerFDClock: the holder keeps
+        // the timer thread busy.)
+        let waitStart = ContinuousClock.now
+        while !flag.holding.load(ordering: .acquiring), ContinuousClock.now - waitStart < .seconds(10) {
+            try await Task.sleep(for: .milliseconds(1))
+        }
+        let visitor = Task(executorPreference: globalConcurrentExecutor) { () throws -> (String, String) in
+            flag.raised.store(true, ordering: .releasing)
+            let onActor = await gate.visit()
+            return (onActor, TimerFDClockExecutorTests.currentThreadName())
+        }
+        let (onActor, afterwards) = try await value(of: visitor, within: .seconds(10), waitingFor: "the visitor")
+        await holder.value
+        #expect(onActor == "alarmd-timer", "the actor was not drained on the timer thread: the test did not set up what it checks")
+        #expect(afterwards != "alarmd-timer")
+        #expect(!afterwards.isEmpty)
     }
 }

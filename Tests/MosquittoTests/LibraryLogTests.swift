@@ -50,4 +50,29 @@ struct LibraryLogTests {
             #expect(library.contains { $0.contains("sending PUBLISH") }, "\(library)")
         }
     }
+
+    /// With TLS, OpenSSL's errors reach the log only through libmosquitto's callback, so it is set
+    /// at every level: a broker whose certificate the configured authority did not sign is
+    /// reported at info level.
+    @Test("With TLS, libmosquitto's OpenSSL errors are logged at the default level")
+    func tlsErrorsAtInfo() async throws {
+        try await TestBroker.withBroker(started: false, tls: true) { otherAuthority in
+            try await TestBroker.withBroker(tls: true) { broker in
+                let recorder = Recorder()
+                var configuration = broker.clientConfiguration(clientID: "wrong-ca")
+                configuration.tls = .init(caFile: try #require(otherAuthority.tlsCAFile))
+                let client = try MQTTClient(configuration: configuration, logger: recorder.logger(at: .info))
+                try client.connect()
+                let start = ContinuousClock.now
+                func openSSLErrors() -> [String] {
+                    recorder.messages.withLock { $0 }.filter { $0.hasPrefix("libmosquitto:") && $0.contains("OpenSSL") }
+                }
+                while openSSLErrors().isEmpty, ContinuousClock.now - start < .seconds(10) {
+                    try await Task.sleep(for: .milliseconds(20))
+                }
+                await client.disconnect()
+                #expect(!openSSLErrors().isEmpty, "\(recorder.messages.withLock { $0 })")
+            }
+        }
+    }
 }

@@ -395,8 +395,9 @@ public actor LocalAlarmNode {
         let version = effects.changesState ? markChanged() : nil
         delegate?.perform(effects, engine: engine, authorization: authorization)
         if effects.changesState {
-            // Built from the store when someone looks: at once while observed, else on the next read.
-            documentUpdates.sendLazily { [engineStore] in engineStore.read { $0.documents } }
+            // Built from the store when someone looks: at once while observed, else on the next
+            // read. From a copy taken under the lock, so that building them holds no change up.
+            documentUpdates.sendLazily { [engineStore] in engineStore.read { $0 }.documents }
         }
         // Wake the timer to plan again only when the next deadline is now earlier than its wait:
         // a later one costs at most one wake-up with nothing due, and most changes (a pause, a

@@ -30,7 +30,10 @@ enum CompactJSON {
     }
 
     /// Appends `number` as `JSONEncoder` writes a `Double`: its `description`, less a trailing `.0`.
+    /// JSON has no NaN or infinity (`JSONEncoder` throws on them): they are written as `null`, so
+    /// that a document or event still goes out. Nothing in the model produces them.
     static func append(number: Double, to bytes: inout [UInt8]) {
+        guard number.isFinite else { return bytes += "null".utf8 }
         let text = number.description
         bytes += text.hasSuffix(".0") ? text.utf8.dropLast(2) : text.utf8[...]
     }

@@ -133,7 +133,13 @@ public final class AlarmDaemon: Sendable {
             "stateDirectory": "\(configuration.node.stateDirectory)", "hardware": "\(simulation == nil ? "gpio" : "simulated")",
         ])
         let group = ServiceGroup(services: services, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
-        try await group.run()
+        // The node's timer and the hardware run on the timer thread (TimerFDClock.wakeExecutor),
+        // so the node's actor is sometimes run there. A task with no executor preference that
+        // meets the actor there would go on running on that thread after it leaves the actor;
+        // the services' tasks prefer Swift's pool explicitly, so they go back to it.
+        try await withTaskExecutorPreference(globalConcurrentExecutor) {
+            try await group.run()
+        }
         logger.info("alarmd stopped")
     }
 
