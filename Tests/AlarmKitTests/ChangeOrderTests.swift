@@ -26,20 +26,12 @@ struct ChangeOrderTests {
 
     @Test("An alert reaches the outputs before its write starts and before it is published")
     func alertShownFirst() async throws {
-        let start = date("2026-11-22T10:00:00Z")
-        let clock = ManualAlarmClock(now: start)
+        let clock = ManualAlarmClock(now: date("2026-11-22T10:00:00Z"))
         let recorder = OrderRecorder()
-        let node = LocalAlarmNode(configuration: EngineConfiguration(timeZone: zone("Europe/Berlin")), clock: clock,
-                                  delegate: recorder)
-        let timer = Task { await node.run() }
-        defer { timer.cancel() }
-        _ = try await node.schedule(id: UUID(), configuration: configuration(preAlert: 60))
-        try await waitUntil("the node's timer to sleep") { clock.sleeperCount > 0 }
-        let before = recorder.calls.withLock { $0.count }
-
-        clock.advance(by: 60)
-        _ = try await firstValue(of: node.documentUpdates.stream()) { $0.first?.state == .alerting }
-        #expect(await node.flush() == nil)
+        var before = 0
+        try await alertOneTimer(clock: clock, manual: clock, delegate: recorder,
+                                beforeAlert: { before = recorder.calls.withLock { $0.count } },
+                                afterAlert: { node in #expect(await node.flush() == nil) })
         let calls = recorder.calls.withLock { Array($0[before...]) }
         #expect(calls.first == "show alerting", "calls: \(calls)")
         #expect(calls.contains("persist") && calls.contains("perform"), "calls: \(calls)")

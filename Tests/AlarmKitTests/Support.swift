@@ -1,4 +1,5 @@
 import Foundation
+import MosquittoTestSupport
 @testable import AlarmKit
 
 /// An instant written as ISO 8601, for readable tests.
@@ -113,4 +114,25 @@ func waitUntil(_ what: String, within limit: Duration = .seconds(10), _ conditio
         guard ContinuousClock.now - start < limit else { throw WaitTimedOut(what: what) }
         await Task.yield()
     }
+}
+
+/// Runs a node on `clock` (driven by `manual`) with `delegate`, schedules a 60 s timer, waits until
+/// the node's timer sleeps with its actor free, calls `beforeAlert`, moves the clock to the timer's
+/// end, and once the node reports the alarm alerting calls `afterAlert` with the node.
+func alertOneTimer(
+    clock: any AlarmClock, manual: ManualAlarmClock, delegate: any AlarmNodeDelegate,
+    beforeAlert: () -> Void = {}, afterAlert: (LocalAlarmNode) async throws -> Void = { _ in }
+) async throws {
+    let node = LocalAlarmNode(configuration: EngineConfiguration(timeZone: zone("Europe/Berlin")), clock: clock, delegate: delegate)
+    let timer = Task { await node.run() }
+    defer { timer.cancel() }
+    _ = try await node.schedule(id: UUID(), configuration: configuration(preAlert: 60))
+    try await waitUntil("the node's timer to sleep") { manual.sleeperCount > 0 }
+    // The timer's loop may still be on the node's actor, about to wait for the sleeping task:
+    // a call to the actor returns once it is free, so the wake-up below finds it idle.
+    await node.withEngine { _ in }
+    beforeAlert()
+    manual.advance(by: 60)
+    _ = try await firstValue(of: node.documentUpdates.stream()) { $0.first?.state == .alerting }
+    try await afterAlert(node)
 }

@@ -51,18 +51,7 @@ struct WakeExecutorTests {
         let executor = MarkedQueueExecutor()
         let clock = ClockWithExecutor(manual: ManualAlarmClock(now: date("2026-11-22T10:00:00Z")), wakeExecutor: executor)
         let recorder = ShowRecorder()
-        let node = LocalAlarmNode(configuration: EngineConfiguration(timeZone: zone("Europe/Berlin")), clock: clock,
-                                  delegate: recorder)
-        let timer = Task { await node.run() }
-        defer { timer.cancel() }
-        _ = try await node.schedule(id: UUID(), configuration: configuration(preAlert: 60))
-        try await waitUntil("the node's timer to sleep") { clock.manual.sleeperCount > 0 }
-        // The timer's loop may still be on the node's actor, about to wait for the sleeping task:
-        // a call to the actor returns once it is free, so the wake-up below finds it idle.
-        await node.withEngine { _ in }
-
-        clock.manual.advance(by: 60)
-        _ = try await firstValue(of: node.documentUpdates.stream()) { $0.first?.state == .alerting }
+        try await alertOneTimer(clock: clock, manual: clock.manual, delegate: recorder)
         #expect(executor.enqueued.withLock { $0 } > 0)
         #expect(recorder.alertShownOnExecutor.withLock { $0 } == [true])
     }
