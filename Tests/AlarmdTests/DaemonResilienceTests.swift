@@ -50,7 +50,9 @@ struct DaemonResilienceTests {
                 let document = try await withDaemonProcess(broker: broker, node: nodeName, stateDirectory: directory) { first in
                     try await node.waitForMessage("online") { $0.topic == node.topics.status && NodeClient.object($0.payload)?["state"] == .string("online") }
                     let reply = try await node.request("schedule", ["configuration": configurationJSON(preAlert: 3600)])
+                    let beforeKill = node.count
                     await first.kill()
+                    try await node.waitForWill(after: beforeKill)
                     return try AlarmJSON.decoder.decode(AlarmDocument.self, from: AlarmJSON.encoder.encode(reply["alarm"]!))
                 }
                 let mark = node.count

@@ -80,6 +80,16 @@ final class NodeClient: Sendable {
         return found
     }
 
+    /// Waits for the node's last will (`{"state":"offline"}` on its status topic) after the first
+    /// `after` messages. The broker sends it once the killed daemon's connection is gone, after
+    /// everything that daemon published; so a status that arrives later (the next daemon's
+    /// "online") cannot be one of the killed daemon's, still on its way.
+    func waitForWill(after: Int, within timeout: Duration = .seconds(10)) async throws {
+        try await waitForMessage("the node's last will", after: after, within: timeout) {
+            $0.topic == self.topics.status && Self.object($0.payload)?["state"] == .string("offline")
+        }
+    }
+
     /// The next event named `name` (after the first `after` messages).
     func event(_ name: String, alarmID: UUID? = nil, after: Int = 0, within timeout: Duration = .seconds(10)) async throws -> [String: JSONValue] {
         let message = try await waitForMessage("event \(name)", after: after, within: timeout) { message in
