@@ -2,9 +2,10 @@ import Foundation
 import Testing
 @testable import AlarmKit
 
-/// The engine's indexes of alerting alarms and running countdowns (read after every change, by
-/// the outputs) against a scan of every record, over seeded random sequences of operations.
-@Suite("The engine's alerting and countdown indexes")
+/// The engine's indexes of alerting alarms, running countdowns and soonest dates (read after
+/// every change, by the outputs) against a scan of every record, over seeded random sequences
+/// of operations.
+@Suite("The engine's alerting, countdown and soonest-date indexes")
 struct EngineIndexTests {
     /// What `alerting` must be: every alerting record, oldest alert first, ties in scheduling order.
     private static func scannedAlerting(_ engine: AlarmEngine) -> [UUID] {
@@ -19,6 +20,10 @@ struct EngineIndexTests {
     private static func expectIndexesMatchScan(_ engine: AlarmEngine, step: Int, seed: UInt64) {
         #expect(engine.alerting.map(\.id) == scannedAlerting(engine), "seed \(seed), step \(step)")
         #expect(engine.hasRunningCountdown == engine.records.values.contains { $0.state == .countdown }, "seed \(seed), step \(step)")
+        #expect(engine.isAlerting == engine.records.values.contains { $0.state == .alerting }, "seed \(seed), step \(step)")
+        #expect(engine.soonestAlertDate == engine.records.values.compactMap(\.nextAlertDate).min(), "seed \(seed), step \(step)")
+        #expect(engine.soonestCountdownEnd == engine.records.values.filter { $0.state == .countdown }.compactMap(\.nextAlertDate).min(),
+                "seed \(seed), step \(step)")
     }
 
     /// What the random walks went through, so that the test shows it exercised the indexes.
@@ -26,13 +31,17 @@ struct EngineIndexTests {
         var alerting = false
         var tiedAlerts = false
         var runningCountdown = false
+        /// The soonest date moved later: its entry went stale (a pause, a stop, a cancel).
+        var soonestAlertMovedLater = false
+        var soonestCountdownMovedLater = false
     }
 
     @Test("They agree with a scan after every operation")
     func agreeWithScan() {
         var coverage = Coverage()
         for seed in 1...8 as ClosedRange<UInt64> { walk(seed: seed, coverage: &coverage) }
-        #expect(coverage.alerting && coverage.tiedAlerts && coverage.runningCountdown, "\(coverage)")
+        #expect(coverage.alerting && coverage.tiedAlerts && coverage.runningCountdown
+                && coverage.soonestAlertMovedLater && coverage.soonestCountdownMovedLater, "\(coverage)")
     }
 
     private func walk(seed: UInt64, coverage: inout Coverage) {
@@ -43,6 +52,12 @@ struct EngineIndexTests {
             coverage.alerting = coverage.alerting || !alerting.isEmpty
             coverage.tiedAlerts = coverage.tiedAlerts || Set(alerting.map(\.since)).count < alerting.count
             coverage.runningCountdown = coverage.runningCountdown || engine.hasRunningCountdown
+            if let before = last?.soonestAlertDate, let after = engine.soonestAlertDate, after > before {
+                coverage.soonestAlertMovedLater = true
+            }
+            if let before = last?.soonestCountdownEnd, let after = engine.soonestCountdownEnd, after > before {
+                coverage.soonestCountdownMovedLater = true
+            }
             last = engine
         }
         // An engine restored from the same records indexes them as they are.
@@ -50,5 +65,6 @@ struct EngineIndexTests {
         let restored = AlarmEngine(configuration: engine.configuration, records: Array(engine.records.values))
         Self.expectIndexesMatchScan(restored, step: -1, seed: seed)
         #expect(restored.alerting.map(\.id) == engine.alerting.map(\.id))
+        #expect(restored.soonestAlertDate == engine.soonestAlertDate && restored.soonestCountdownEnd == engine.soonestCountdownEnd)
     }
 }

@@ -1,5 +1,4 @@
 import FoundationEssentials
-import HeapModule
 import OrderedCollections
 
 /// The node's settings that shape the lifecycle.
@@ -43,10 +42,13 @@ public struct AlarmEngine: Sendable {
     public internal(set) var configuration: EngineConfiguration
     /// The alarms, in the order they were first scheduled.
     public private(set) var records: OrderedDictionary<UUID, AlarmRecord>
-    /// Every alarm's next deadline, soonest first, so that finding what is due costs O(log n).
-    /// Entries go stale when an alarm changes; stale ones are skipped and dropped, and after
-    /// every operation the soonest entry is a live one.
-    private var deadlines = Heap<Deadline>()
+    /// Every alarm's next deadline (when `advance` must next look at it), so that finding what
+    /// is due costs O(log n); held alarms have none. After every operation the soonest is live.
+    private var deadlines = SoonestDates()
+    /// Every alarm's `nextAlertDate`, and every running countdown's end, for what the outputs
+    /// show after every change (the next alarm, the soonest countdown) at O(log n), not O(alarms).
+    private var alertDates = SoonestDates()
+    private var countdownEnds = SoonestDates()
     /// False while the wall clock may be wrong (not yet synchronized after boot): alerts that
     /// look later than the grace are then held, neither sounded nor declared missed, until
     /// `setClockTrusted(true, now:)`.
@@ -60,31 +62,29 @@ public struct AlarmEngine: Sendable {
 
     public init(configuration: EngineConfiguration = .init(), records: [AlarmRecord] = [], clockTrusted: Bool = true) {
         self.configuration = configuration
-        self.records = OrderedDictionary(uniqueKeysWithValues: records.map { ($0.id, $0) })
+        self.records = OrderedDictionary(uniqueKeysWithValues: records.map { record in
+            var record = record
+            record.stampRevision()
+            return (record.id, record)
+        })
         self.isClockTrusted = clockTrusted
-        for record in records { index(record.id, as: record) }
+        for record in self.records.values { index(record.id, as: record) }
         rebuildDeadlines()
+        alertDates.rebuild(from: self.records, dateOf: { $0.nextAlertDate })
+        countdownEnds.rebuild(from: self.records, dateOf: Self.countdownEnd(of:))
     }
 
-    /// When `advance` must next look at an alarm.
-    private struct Deadline: Comparable {
-        var date: Date
-        var id: UUID
-
-        /// Ties by id, in the order of their text (UUID compares its bytes as the text does),
-        /// without building the text.
-        static func < (lhs: Deadline, rhs: Deadline) -> Bool {
-            lhs.date != rhs.date ? lhs.date < rhs.date : lhs.id < rhs.id
-        }
-    }
-
-    /// Stores an alarm and indexes its deadline. A changed alarm is no longer held: its new
-    /// deadline is looked at again (and held again if it too is past the grace).
+    /// Stores an alarm, with a new revision, and indexes its dates. A changed alarm is no longer
+    /// held: its new deadline is looked at again (and held again if it too is past the grace).
     private mutating func store(_ record: AlarmRecord) {
+        var record = record
+        record.stampRevision()
         records[record.id] = record
         index(record.id, as: record)
         heldAlarms.remove(record.id)
-        if let date = deadline(of: record) { deadlines.insert(Deadline(date: date, id: record.id)) }
+        deadlines.add(Self.deadline(of: record, alertTimeout: configuration.alertTimeout), for: record.id)
+        alertDates.add(record.nextAlertDate, for: record.id)
+        countdownEnds.add(Self.countdownEnd(of: record), for: record.id)
     }
 
     /// Removes an alarm; its index entries go stale.
@@ -100,23 +100,26 @@ public struct AlarmEngine: Sendable {
         if record?.state == .countdown { runningCountdownIDs.insert(id) } else { runningCountdownIDs.remove(id) }
     }
 
-    /// True when `entry` still is its alarm's deadline and the alarm is not held.
-    private func isLive(_ entry: Deadline) -> Bool {
-        guard let record = records[entry.id], !heldAlarms.contains(entry.id) else { return false }
-        return deadline(of: record) == entry.date
+    /// When `advance` must next look at an alarm: nil while it is held.
+    private var liveDeadline: (AlarmRecord) -> Date? {
+        let held = heldAlarms, alertTimeout = configuration.alertTimeout
+        return { record in held.contains(record.id) ? nil : Self.deadline(of: record, alertTimeout: alertTimeout) }
     }
 
-    /// Drops stale entries from the top, and rebuilds the index when stale ones pile up.
+    /// After every operation: drops stale entries from the top of the indexes of dates.
     private mutating func tidyDeadlines() {
-        if deadlines.count > 2 * records.count + 64 { rebuildDeadlines() }
-        while let top = deadlines.min, !isLive(top) { deadlines.removeMin() }
+        deadlines.tidy(in: records, dateOf: liveDeadline)
+        alertDates.tidy(in: records, dateOf: { $0.nextAlertDate })
+        countdownEnds.tidy(in: records, dateOf: Self.countdownEnd(of:))
     }
 
     private mutating func rebuildDeadlines() {
-        deadlines = Heap(records.values.compactMap { record in
-            guard !heldAlarms.contains(record.id), let date = deadline(of: record) else { return nil }
-            return Deadline(date: date, id: record.id)
-        })
+        deadlines.rebuild(from: records, dateOf: liveDeadline)
+    }
+
+    /// When a running countdown (pre-alert, timer or snooze) ends; nil in any other phase.
+    private static func countdownEnd(of record: AlarmRecord) -> Date? {
+        record.state == .countdown ? record.nextAlertDate : nil
     }
 
     // MARK: Reading
@@ -145,7 +148,22 @@ public struct AlarmEngine: Sendable {
 
     /// The next instant at which `advance(to:)` has something to do, or nil when nothing is due.
     public var nextDeadline: Date? {
-        deadlines.min?.date
+        deadlines.soonest?.date
+    }
+
+    /// The soonest `nextAlertDate` of any alarm (held ones too), or nil. O(1).
+    public var soonestAlertDate: Date? {
+        alertDates.soonest?.date
+    }
+
+    /// When the soonest running countdown (pre-alert, timer or snooze) ends, or nil. O(1).
+    public var soonestCountdownEnd: Date? {
+        countdownEnds.soonest?.date
+    }
+
+    /// True while at least one alarm alerts.
+    public var isAlerting: Bool {
+        !alertingIDs.isEmpty
     }
 
     /// The alarms alerting now with their sounds, oldest alert first.
@@ -291,9 +309,10 @@ public struct AlarmEngine: Sendable {
         var effects: [AlarmEffect] = []
         // Each step moves one alarm forward; the bound only guards against a logic error looping.
         for _ in 0..<(2 * deadlines.count + 4) {
-            guard let top = deadlines.min, top.date <= now else { break }
-            deadlines.removeMin()
-            guard isLive(top), let due = records[top.id] else { continue }
+            guard let top = deadlines.soonest, top.date <= now else { break }
+            _ = deadlines.removeSoonest()
+            guard let due = records[top.id], !heldAlarms.contains(top.id),
+                  Self.deadline(of: due, alertTimeout: configuration.alertTimeout) == top.date else { continue }
             if !isClockTrusted, isLaterThanGrace(due, at: now) {
                 heldAlarms.insert(due.id)
                 continue
@@ -390,8 +409,8 @@ public struct AlarmEngine: Sendable {
         return record
     }
 
-    /// When `advance` must next look at this record.
-    private func deadline(of record: AlarmRecord) -> Date? {
+    /// When `advance` must next look at this record (held or not).
+    private static func deadline(of record: AlarmRecord, alertTimeout: TimeInterval) -> Date? {
         switch record.phase {
         case .scheduled(let alertDate):
             alertDate - (record.configuration.countdownDuration?.preAlert ?? 0)
@@ -400,7 +419,7 @@ public struct AlarmEngine: Sendable {
         case .paused:
             nil
         case .alerting(let since, _):
-            since + configuration.alertTimeout
+            since + alertTimeout
         }
     }
 

@@ -1,16 +1,51 @@
 import FoundationEssentials
+import Synchronization
 
 /// What the engine knows of one alarm: its configuration and where it stands in its lifecycle.
 /// This is what the node persists; `AlarmDocument` is what it publishes.
 public struct AlarmRecord: Identifiable, Sendable, Hashable, Codable {
     public let id: UUID
-    public var configuration: AlarmManager.AlarmConfiguration<JSONValue>
-    public var phase: Phase
+    public var configuration: AlarmManager.AlarmConfiguration<JSONValue> { didSet { revision = 0 } }
+    public var phase: Phase { didSet { revision = 0 } }
     /// For a relative schedule: the local day of the occurrence the alarm is heading for.
-    public var pendingOccurrenceDay: LocalDay?
+    public var pendingOccurrenceDay: LocalDay? { didSet { revision = 0 } }
     /// For a relative schedule: the local day of the last occurrence that alerted or was missed.
     /// An occurrence on this day or before never alerts again, whatever the clock does.
-    public var lastOccurrenceDay: LocalDay?
+    public var lastOccurrenceDay: LocalDay? { didSet { revision = 0 } }
+
+    /// Which stored version of the alarm this is: `AlarmEngine` stamps every record it stores
+    /// with a number no other record in the process had, and any change to the record sets it
+    /// back to 0. So two records with the same nonzero revision are the same, which lets an
+    /// encoder that kept a record's bytes reuse them without comparing every field. 0: not
+    /// stamped (decoded, made or changed outside the engine). Neither saved nor compared.
+    public internal(set) var revision: UInt64 = 0
+
+    private static let revisions = Atomic<UInt64>(0)
+
+    /// Stamps the record with a new revision.
+    mutating func stampRevision() {
+        revision = Self.revisions.wrappingAdd(1, ordering: .relaxed).newValue
+    }
+
+    /// True when `other` is known to be this very version of the alarm without comparing it
+    /// field by field: both carry the same stamp.
+    public func isSameRevision(as other: AlarmRecord) -> Bool {
+        revision != 0 && revision == other.revision && id == other.id
+    }
+
+    /// Equal content, whatever the revisions.
+    public static func == (lhs: AlarmRecord, rhs: AlarmRecord) -> Bool {
+        lhs.id == rhs.id && lhs.configuration == rhs.configuration && lhs.phase == rhs.phase
+            && lhs.pendingOccurrenceDay == rhs.pendingOccurrenceDay && lhs.lastOccurrenceDay == rhs.lastOccurrenceDay
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(id)
+        hasher.combine(configuration)
+        hasher.combine(phase)
+        hasher.combine(pendingOccurrenceDay)
+        hasher.combine(lastOccurrenceDay)
+    }
 
     public init(id: UUID, configuration: AlarmManager.AlarmConfiguration<JSONValue>, phase: Phase,
                 pendingOccurrenceDay: LocalDay? = nil, lastOccurrenceDay: LocalDay? = nil) {

@@ -96,18 +96,11 @@ public struct HomeAssistantState: Sendable, Hashable, Encodable {
     /// When the soonest running countdown ends, or nil.
     public var countdownEnds: Date?
 
+    /// From the engine's indexes: this runs after every change, so it must not visit every alarm.
     public init(engine: AlarmEngine) {
-        // One pass: this runs after every change, over every alarm.
-        nextAlarm = nil
-        alerting = false
-        countdownEnds = nil
-        for record in engine.records.values {
-            let state = record.state
-            if state == .alerting { alerting = true }
-            guard let date = record.nextAlertDate else { continue }
-            if nextAlarm.map({ date < $0 }) ?? true { nextAlarm = date }
-            if state == .countdown, countdownEnds.map({ date < $0 }) ?? true { countdownEnds = date }
-        }
+        nextAlarm = engine.soonestAlertDate
+        alerting = engine.isAlerting
+        countdownEnds = engine.soonestCountdownEnd
     }
 
     private enum CodingKeys: String, CodingKey { case nextAlarm, alerting, countdownEnds }
