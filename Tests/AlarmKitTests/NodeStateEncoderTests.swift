@@ -59,6 +59,40 @@ struct NodeStateEncoderTests {
         try expectSameBytes(encoder, state(engine))
     }
 
+    /// Revisions let the cache skip comparing records; a record changed outside the engine must
+    /// not pass for the one it was copied from.
+    @Test func aRecordChangedOutsideTheEngineIsEncodedAgain() throws {
+        let encoder = NodeStateEncoder()
+        let (engine, ids) = try engineInEveryPhase()
+        try expectSameBytes(encoder, state(engine))
+        var alarms = Array(engine.records.values)
+        let index = try #require(alarms.firstIndex { $0.id == ids[3] })
+        #expect(alarms[index].revision != 0)
+        alarms[index].phase = .paused(totalCountdownDuration: 300, previouslyElapsedDuration: 42)
+        #expect(alarms[index].revision == 0)
+        try expectSameBytes(encoder, NodeState(authorization: .authorized, alarms: alarms))
+        // Restored from disk (no revisions), then stamped by an engine: the same bytes again.
+        let decoded = try AlarmJSON.decoder.decode(NodeState.self, from: Data(try encoder.encode(state(engine))))
+        #expect(decoded.alarms.allSatisfy { $0.revision == 0 })
+        try expectSameBytes(encoder, decoded)
+        let restored = AlarmEngine(configuration: engine.configuration, records: decoded.alarms)
+        try expectSameBytes(encoder, state(restored))
+    }
+
+    @Test func revisionsAreUniqueAndLeftOutOfEquality() throws {
+        var (engine, ids) = try engineInEveryPhase()
+        let before = try #require(engine.records[ids[3]])
+        _ = try engine.perform(.resume, id: ids[3], now: start + 30)
+        _ = try engine.perform(.pause, id: ids[3], now: start + 30)
+        let after = try #require(engine.records[ids[3]])
+        #expect(Set(engine.records.values.map(\.revision)).count == ids.count)
+        #expect(!after.isSameRevision(as: before) && after.revision > before.revision)
+        var unstamped = after
+        unstamped.lastOccurrenceDay = after.lastOccurrenceDay
+        #expect(unstamped.revision == 0 && unstamped == after && unstamped.hashValue == after.hashValue)
+        #expect(!unstamped.isSameRevision(as: unstamped))
+    }
+
     @Test func dropsTheConfigurationsOfAlarmsNoLongerInTheState() throws {
         let shared = SplicingAlarmEncoder()
         let encoder = NodeStateEncoder(records: shared)

@@ -10,12 +10,26 @@ import Synchronization
 /// one encoded copy per alarm (about as many bytes as the state file) and drops the records
 /// that are gone at each call.
 public final class NodeStateEncoder: Sendable {
-    private struct Encoded {
+    /// A class, so that looking one up retains one object rather than every field of a record.
+    private final class Encoded: Sendable {
         let record: AlarmRecord
         let bytes: [UInt8]
+
+        init(record: AlarmRecord, bytes: [UInt8]) {
+            self.record = record
+            self.bytes = bytes
+        }
     }
 
-    private let cache = Mutex<[UUID: Encoded]>([:])
+    private struct Cache {
+        /// Each alarm's record and bytes as last encoded.
+        var entries: [UUID: Encoded] = [:]
+        /// The size of the last state encoded, to allocate the next one at once.
+        var lastSize = 0
+    }
+
+    /// Held for the whole of `encode`: one writer calls it at a time, so it is never contended.
+    private let cache = Mutex(Cache())
     private let records: SplicingAlarmEncoder
 
     /// - Parameter records: encodes the records that changed; share it with whatever encodes
@@ -26,30 +40,39 @@ public final class NodeStateEncoder: Sendable {
 
     /// `state` as compact, key-sorted JSON: `{"alarms":[…],"authorization":…,"schemaVersion":…}`,
     /// the order `AlarmJSON.encoder` writes `NodeState`'s keys in.
+    ///
+    /// A record the engine stamped is known unchanged by its revision alone; others are compared.
     public func encode(_ state: NodeState) throws -> [UInt8] {
-        let previous = cache.withLock { $0 }
-        var current: [UUID: Encoded] = [:]
-        current.reserveCapacity(state.alarms.count)
-        var bytes = Array(#"{"alarms":["#.utf8)
-        for (index, record) in state.alarms.enumerated() {
-            let encoded: Encoded
-            if let cached = previous[record.id], cached.record == record {
-                encoded = cached
-            } else {
-                encoded = Encoded(record: record, bytes: try records.encode(record))
+        try cache.withLock { cache in
+            var bytes = Array(#"{"alarms":["#.utf8)
+            bytes.reserveCapacity(cache.lastSize)
+            for index in state.alarms.indices {
+                if index > 0 { bytes.append(UInt8(ascii: ",")) }
+                if let cached = cache.entries[state.alarms[index].id],
+                   cached.record.isSameRevision(as: state.alarms[index]) || cached.record == state.alarms[index] {
+                    bytes += cached.bytes
+                } else {
+                    let record = state.alarms[index]
+                    let encoded = try records.encode(record)
+                    cache.entries[record.id] = Encoded(record: record, bytes: encoded)
+                    bytes += encoded
+                }
             }
-            current[record.id] = encoded
-            if index > 0 { bytes.append(UInt8(ascii: ",")) }
-            bytes += encoded.bytes
+            // Records of alarms that are gone: the cache holds every alarm of the state, so more
+            // entries than alarms means some.
+            if cache.entries.count > state.alarms.count {
+                let ids = Set(state.alarms.map(\.id))
+                cache.entries = cache.entries.filter { ids.contains($0.key) }
+            }
+            bytes += Array(#"],"authorization":"#.utf8)
+            CompactJSON.append(string: state.authorization.rawValue, to: &bytes)
+            bytes += Array(#","schemaVersion":\#(state.schemaVersion)}"#.utf8)
+            // A record encoded here just after its alarm was removed (an older snapshot still in
+            // the writer's hands) puts its configuration back into the shared cache: drop what no
+            // alarm of this state has, so removed alarms cannot pile up over months.
+            if records.cachedCount > state.alarms.count { records.keepOnly(Set(cache.entries.keys)) }
+            cache.lastSize = bytes.count
+            return bytes
         }
-        bytes += Array(#"],"authorization":"#.utf8)
-        bytes += try AlarmJSON.encoder.encode(state.authorization)
-        bytes += Array(#","schemaVersion":\#(state.schemaVersion)}"#.utf8)
-        cache.withLock { $0 = current }
-        // A record encoded here just after its alarm was removed (an older snapshot still in
-        // the writer's hands) puts its configuration back into the shared cache: drop what no
-        // alarm of this state has, so removed alarms cannot pile up over months.
-        if records.cachedCount > state.alarms.count { records.keepOnly(Set(current.keys)) }
-        return bytes
     }
 }
