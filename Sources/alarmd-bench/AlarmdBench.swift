@@ -26,6 +26,10 @@ struct AlarmdBench: AsyncParsableCommand {
     @Option(help: "Alarms for the alert precision (default 500 over a minute, 100 with --quick).")
     var alarms: Int?
 
+    @Option(name: .customLong("requests-per-requester"),
+            help: "Requests each of the 100 requesters sends per kind in sections 2-3 (default 50, 10 with --quick); more makes the rate phase longer, e.g. for a profiler.")
+    var requestsPerRequester: Int?
+
     @Option(name: .customLong("swift-version"), help: "The Swift version to record (scripts/bench passes it).")
     var swiftVersion: String?
 
@@ -34,6 +38,12 @@ struct AlarmdBench: AsyncParsableCommand {
 
     @Flag(help: .hidden)
     var runtimeFloorChild = false
+
+    func validate() throws {
+        for (name, value) in [("--idle-seconds", idleSeconds), ("--alarms", alarms), ("--requests-per-requester", requestsPerRequester)] {
+            if let value, value < 1 { throw ValidationError("\(name) must be at least 1, not \(value)") }
+        }
+    }
 
     func run() async throws {
         if runtimeFloorChild { await Footprint.idleAsSwiftProgram() }
@@ -101,7 +111,7 @@ struct AlarmdBench: AsyncParsableCommand {
         }
         await bench.phase("2-3 command round trips and rate") {
             try alive()
-            try await RoundTrips(single: quick ? 300 : 1000, perRequester: quick ? 10 : 50).run(bench, daemon: daemon)
+            try await RoundTrips(single: quick ? 300 : 1000, perRequester: requestsPerRequester ?? (quick ? 10 : 50)).run(bench, daemon: daemon)
         }
         await bench.phase("4 button to buzzer off") {
             try alive()

@@ -1,8 +1,11 @@
 import AlarmKit
 import Foundation
 
-/// 8. In process: how long a command takes to read, what a change's JSON takes to write, and how `AlarmEngine.schedule`, `nextDeadline` and `advance(to:)` (with nothing
-/// due) grow from 100 to 10,000 alarms. Logarithmic growth would make 10,000 about twice 100.
+/// 8. In process: how long a command takes to read, what a change's JSON takes to write, and how
+/// `AlarmEngine.schedule`, `nextDeadline` and `advance(to:)` (with nothing due) grow from 100 to
+/// 10,000 alarms. Logarithmic growth would make 10,000 about twice 100. At each size also what
+/// the node does after every change besides the engine: the outputs' summary and the state file's
+/// encoding.
 struct EngineScale {
     let repetitions: Int
 
@@ -52,6 +55,8 @@ struct EngineScale {
             }
             bench.report.add(section, "schedule while a snapshot is kept (copy-on-write), \(size) alarms", Stats(nanoseconds: onCopy),
                              inMicroseconds: true)
+            sink += summary(bench, section: section, engine: engine, count: count)
+            sink += try stateEncoding(bench, section: section, engine: &engine, count: count)
         }
         var logarithmic = true
         for name in ["schedule", "nextDeadline", "advance(to:), nothing due"] {
@@ -67,6 +72,78 @@ struct EngineScale {
         sink += decoding(bench, section: section)
         sink += try writing(bench, section: section)
         if sink == -1 { print(sink) }
+    }
+
+    /// The outputs' summary of the alarms after a change (the next alarm, whether one alerts, the
+    /// soonest countdown: what the Home Assistant state shows), from the engine's indexes; the
+    /// baseline is a scan of every record, how it was computed until the indexes existed.
+    private func summary(_ bench: Bench, section: String, engine: AlarmEngine, count: Int) -> Double {
+        var sink = 0.0
+        var indexed: [Int64] = [], scanned: [Int64] = []
+        for _ in 0..<count {
+            var start = Nanos.monotonic()
+            sink += (engine.soonestAlertDate?.timeIntervalSince1970 ?? 0) + (engine.soonestCountdownEnd?.timeIntervalSince1970 ?? 0)
+                + (engine.isAlerting ? 1 : 0)
+            indexed.append(Nanos.monotonic() - start)
+            start = Nanos.monotonic()
+            var next: Date?, countdownEnds: Date?, alerting = false
+            for record in engine.records.values {
+                if record.state == .alerting { alerting = true }
+                guard let date = record.nextAlertDate else { continue }
+                if next.map({ date < $0 }) ?? true { next = date }
+                if record.state == .countdown, countdownEnds.map({ date < $0 }) ?? true { countdownEnds = date }
+            }
+            sink += (next?.timeIntervalSince1970 ?? 0) + (countdownEnds?.timeIntervalSince1970 ?? 0) + (alerting ? 1 : 0)
+            scanned.append(Nanos.monotonic() - start)
+        }
+        let size = engine.records.count
+        let stats = Stats(nanoseconds: indexed), base = Stats(nanoseconds: scanned)
+        bench.report.add(section, "outputs' summary by scanning every record, \(size) alarms", base, inMicroseconds: true, baseline: true)
+        bench.report.add(section, "outputs' summary from the engine's indexes, \(size) alarms", stats, inMicroseconds: true,
+                         note: "median \(ratio(stats.p50, base.p50)) of the scan's")
+        return sink
+    }
+
+    /// Encoding the state file after a change of one alarm (a timer paused or resumed, as in
+    /// section 3), as the node's writer does: every other alarm's bytes are reused, known unchanged by the
+    /// revision the engine stamped on it. The baseline gets copies without revisions, so that each
+    /// is compared field by field with the one encoded before, how it was done until revisions.
+    private func stateEncoding(_ bench: Bench, section: String, engine: inout AlarmEngine, count: Int) throws -> Double {
+        let id = UUID(), now = Date()
+        _ = try engine.schedule(id: id, configuration: try Workloads.configuration(Workloads.timer(seconds: 6 * 3600)), now: now)
+        let stamped = NodeStateEncoder(), compared = NodeStateEncoder()
+        var sink = 0.0
+        var byRevision: [Int64] = [], byComparison: [Int64] = []
+        for iteration in 0..<(count + 1) {
+            _ = try engine.perform(iteration % 2 == 0 ? .pause : .resume, id: id, now: now + Double(iteration))
+            let state = NodeState(authorization: .authorized, alarms: Array(engine.records.values))
+            let unstamped = NodeState(authorization: .authorized, alarms: state.alarms.map { record in
+                var copy = record
+                copy.lastOccurrenceDay = record.lastOccurrenceDay  // any change clears the revision
+                return copy
+            })
+            var start = Nanos.monotonic()
+            let first = try stamped.encode(state)
+            let stampedTime = Nanos.monotonic() - start
+            start = Nanos.monotonic()
+            let second = try compared.encode(unstamped)
+            let comparedTime = Nanos.monotonic() - start
+            guard first == second else { throw BenchError("the state encoded by revision differs from the state encoded by comparison") }
+            sink += Double(first.count)
+            // The first round fills both caches.
+            if iteration > 0 {
+                byRevision.append(stampedTime)
+                byComparison.append(comparedTime)
+            }
+        }
+        _ = try engine.cancel(id: id, now: now)
+        let size = engine.records.count
+        let stats = Stats(nanoseconds: byRevision), base = Stats(nanoseconds: byComparison)
+        bench.report.add(section, "state file encoded after one change, records compared, \(size) alarms", base,
+                         inMicroseconds: true, baseline: true)
+        bench.report.add(section, "state file encoded after one change, by revision, \(size) alarms", stats, inMicroseconds: true,
+                         note: "median \(ratio(stats.p50, base.p50)) of the comparison's")
+        return sink
     }
 
     /// Reading a command's payload, for a schedule and a pause: its first step, the JSON text
