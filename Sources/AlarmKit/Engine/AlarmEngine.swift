@@ -107,7 +107,7 @@ public struct AlarmEngine: Sendable {
     }
 
     /// After every operation: drops stale entries from the top of the indexes of dates.
-    private mutating func tidyDeadlines() {
+    private mutating func tidyIndexes() {
         deadlines.tidy(in: records, dateOf: liveDeadline)
         alertDates.tidy(in: records, dateOf: { $0.nextAlertDate })
         countdownEnds.tidy(in: records, dateOf: Self.countdownEnd(of:))
@@ -233,7 +233,7 @@ public struct AlarmEngine: Sendable {
 
     /// Removes the alarm in any state, repeating or not.
     public mutating func cancel(id: UUID, now: Date) throws(AlarmManager.AlarmError) -> [AlarmEffect] {
-        defer { tidyDeadlines() }
+        defer { tidyIndexes() }
         let record = try existing(id)
         var effects: [AlarmEffect] = []
         if record.state == .alerting { effects.append(.alertEnded(id)) }
@@ -246,7 +246,7 @@ public struct AlarmEngine: Sendable {
     /// Stops an alerting alarm: a one-shot alarm is removed, a repeating one waits for its next occurrence.
     /// Runs the alarm's stop intent.
     public mutating func stop(id: UUID, now: Date) throws(AlarmManager.AlarmError) -> [AlarmEffect] {
-        defer { tidyDeadlines() }
+        defer { tidyIndexes() }
         let record = try existing(id, in: .alerting, for: "stop")
         var effects: [AlarmEffect] = [.alertEnded(id), .event(AlarmEvent(.stopped, alarmID: id, at: now))]
         if let intent = record.configuration.stopIntent { effects += intentEffects(intent, record: record, now: now) }
@@ -255,7 +255,7 @@ public struct AlarmEngine: Sendable {
 
     /// Snoozes an alerting alarm (or repeats a timer): a countdown of `postAlert`, else `preAlert`.
     public mutating func countdown(id: UUID, now: Date) throws(AlarmManager.AlarmError) -> [AlarmEffect] {
-        defer { tidyDeadlines() }
+        defer { tidyIndexes() }
         let record = try existing(id, in: .alerting, for: "countdown")
         guard let duration = record.snoozeDuration else {
             throw .invalidState("alarm \(id.uuidString) has neither a postAlert nor a preAlert duration, so it cannot count down again: stop it instead")
@@ -266,7 +266,7 @@ public struct AlarmEngine: Sendable {
 
     /// Pauses a running countdown, keeping the time already elapsed.
     public mutating func pause(id: UUID, now: Date) throws(AlarmManager.AlarmError) -> [AlarmEffect] {
-        defer { tidyDeadlines() }
+        defer { tidyIndexes() }
         var record = try existing(id, in: .countdown, for: "pause")
         guard case .countdown(let countdown) = record.phase else { return [] }
         let elapsed = countdown.previouslyElapsedDuration + max(0, now.timeIntervalSince(countdown.startDate))
@@ -278,7 +278,7 @@ public struct AlarmEngine: Sendable {
 
     /// Resumes a paused countdown for its remaining time.
     public mutating func resume(id: UUID, now: Date) throws(AlarmManager.AlarmError) -> [AlarmEffect] {
-        defer { tidyDeadlines() }
+        defer { tidyIndexes() }
         var record = try existing(id, in: .paused, for: "resume")
         guard case .paused(let total, let elapsed) = record.phase else { return [] }
         record.phase = .countdown(.starting(at: now, total: total, elapsed: elapsed))
@@ -289,7 +289,7 @@ public struct AlarmEngine: Sendable {
     /// What the alert's secondary button does: `.countdown` snoozes, `.custom` runs the
     /// secondary intent and leaves the state as it is. An alarm with no secondary button ignores it.
     public mutating func secondaryAction(id: UUID, now: Date) throws(AlarmManager.AlarmError) -> [AlarmEffect] {
-        defer { tidyDeadlines() }
+        defer { tidyIndexes() }
         let record = try existing(id, in: .alerting, for: "the secondary action")
         switch record.configuration.attributes.presentation.alert.secondaryButtonBehavior {
         case .countdown?:
@@ -319,7 +319,7 @@ public struct AlarmEngine: Sendable {
             }
             effects += step(due, now: now)
         }
-        tidyDeadlines()
+        tidyIndexes()
         return effects
     }
 

@@ -48,8 +48,12 @@ public final class NodeStateEncoder: Sendable {
             bytes.reserveCapacity(cache.lastSize)
             for index in state.alarms.indices {
                 if index > 0 { bytes.append(UInt8(ascii: ",")) }
-                if let cached = cache.entries[state.alarms[index].id],
-                   cached.record.isSameRevision(as: state.alarms[index]) || cached.record == state.alarms[index] {
+                if let cached = cache.entries[state.alarms[index].id], cached.record.isSameRevision(as: state.alarms[index]) {
+                    bytes += cached.bytes
+                } else if let cached = cache.entries[state.alarms[index].id], cached.record == state.alarms[index] {
+                    // Unchanged, but stamped anew (or not stamped): keep the new stamp, so the next
+                    // write knows it by its revision again.
+                    cache.entries[state.alarms[index].id] = Encoded(record: state.alarms[index], bytes: cached.bytes)
                     bytes += cached.bytes
                 } else {
                     let record = state.alarms[index]

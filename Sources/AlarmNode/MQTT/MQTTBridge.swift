@@ -169,18 +169,21 @@ public final class MQTTBridge: Service, Sendable {
             }
         }
         try client.connect()
-        // Graceful shutdown cancels the loop, which ends it. The loop reads the client's events
-        // directly: merged with the shutdown signal (`cancelOnGracefulShutdown()` on the
-        // sequence), every event went through one more task on its way in, one more thread
+        // Graceful shutdown cancels the loop, which then stops at the next event. The loop reads
+        // the client's events directly: merged with the shutdown signal (`cancelOnGracefulShutdown()`
+        // on the sequence), every event went through one more task on its way in, one more thread
         // wake-up per command (6.3 against 5.0 context switches per `list`).
         await cancelWhenGracefulShutdown { await self.handleEvents() }
         await shutDown()
     }
 
-    /// Handles connections and messages until the events end or the task is cancelled.
+    /// Handles connections and messages until the events end or the task is cancelled. Events
+    /// still queued when it is cancelled are left alone, as a stopped node would: a command among
+    /// them gets no reply and changes nothing, rather than a change whose reply might be lost.
     private func handleEvents() async {
         await withDiscardingTaskGroup { group in
             for await event in client.events {
+                guard !Task.isCancelled else { break }
                 switch event {
                 case .connected:
                     logger.info("broker connected; republishing state")
