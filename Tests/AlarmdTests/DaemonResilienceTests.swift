@@ -1,4 +1,5 @@
 import AlarmKit
+@testable import AlarmNode
 import Foundation
 import Mosquitto
 import MosquittoTestSupport
@@ -99,6 +100,15 @@ struct DaemonResilienceTests {
     @Test("The broker dies while an alarm falls due: it alerts on time, and everything is republished on return")
     func brokerRestart() async throws {
         try await withDaemon { broker, daemon, node in
+            // More alarms than the node republishes in one turn on its actor, so that every chunk is seen.
+            var others: [UUID] = []
+            for _ in 0..<(2 * MQTTBridge.republishChunk + 3) {
+                let reply = try await node.request("schedule", ["configuration": configurationJSON(preAlert: 3600)])
+                guard case .object(let alarm)? = reply["alarm"], case .string(let text)? = alarm["id"], let other = UUID(uuidString: text) else {
+                    throw TestSupportError("schedule gave no alarm: \(reply)")
+                }
+                others.append(other)
+            }
             let id = UUID()
             _ = try await node.request("schedule", ["id": .string(id.uuidString), "configuration": configurationJSON(preAlert: 2)])
             let document = try await node.document(id) { $0.state == .countdown }
@@ -120,6 +130,9 @@ struct DaemonResilienceTests {
             #expect(abs(alertedAt.timeIntervalSince(fireDate)) < 0.5)
             try await node.waitForMessage("status republished", after: mark) {
                 $0.topic == node.topics.status && NodeClient.object($0.payload)?["state"] == .string("online")
+            }
+            for other in others {
+                _ = try await node.document(other, after: mark) { $0.state == .countdown }
             }
             #expect(daemon.isRunning)
         }
