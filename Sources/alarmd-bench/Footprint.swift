@@ -83,7 +83,8 @@ struct Footprint {
         await large.stop()
         let (restarted, online) = try await bench.startDaemon(node: "bench-10k", stateDirectory: large.stateDirectory)
         let sentAt = Nanos.monotonic()
-        // The node handles messages in order: this answer comes after it has republished every alarm.
+        // The node answers commands while it republishes every alarm (before the late evening of
+        // 2026-11-22 it answered them only after).
         let reply = try await bench.clients[0].request(restarted.command("pause"), Workloads.alarmID(UUID()))
         let responsive = sentAt + reply.latency - restarted.process.spawnedAt
         await restarted.stop()
@@ -100,6 +101,6 @@ struct Footprint {
         report.add(s7, "spawn → status online, 10,000 alarms (seeded)", value: Double(firstStart) / 1e6, unit: "ms")
         report.add(s7, "restart: spawn → status online, 10,000 alarms", value: Double(online) / 1e6, unit: "ms")
         report.add(s7, "restart: spawn → first command answered", value: Double(responsive) / 1e6, unit: "ms",
-                   note: "after republishing 10,000 retained alarms")
+                   note: "while republishing 10,000 retained alarms")
     }
 }

@@ -27,6 +27,8 @@ public final class MQTTBridge: Service, Sendable {
     private let homeAssistant: HomeAssistantDiscovery
     private let announcesToHomeAssistant: Bool
     private let homeAssistantState: Mutex<HomeAssistantState?>
+    /// How many times the client connected: a republication stops when a newer connection starts its own.
+    private let connections = Mutex(0)
 
     /// A press of the virtual hardware, from `<base>/sim/press`.
     public struct SimulatedPress: Sendable, Decodable {
@@ -187,8 +189,15 @@ public final class MQTTBridge: Service, Sendable {
                 switch event {
                 case .connected:
                     logger.info("broker connected; republishing state")
-                    await republishEverything()
-                    await announceToHomeAssistant()
+                    let connection = connections.withLock { count in
+                        count += 1
+                        return count
+                    }
+                    // Beside the commands, which need not wait for every document to go out.
+                    group.addTask {
+                        await self.republishEverything { self.connections.withLock { $0 } == connection }
+                        await self.announceToHomeAssistant()
+                    }
                 case .disconnected(let reason):
                     logger.warning("broker connection lost; alarms keep running locally", metadata: ["reason": "\(reason)"])
                 case .message(let message) where topics.operationName(inTopic: message.topic) != nil:
@@ -222,8 +231,9 @@ public final class MQTTBridge: Service, Sendable {
     /// The documents go out a chunk at a time, each chunk read and sent in one turn on the node's
     /// actor: a change published meanwhile is never overtaken by an older copy of its document,
     /// and an alarm falling due waits for one chunk at most, not for every alarm (sending 10,000
-    /// took about a second).
-    private func republishEverything() async {
+    /// took about a second). Commands are handled meanwhile. Stops between chunks when
+    /// `isCurrent` turns false (a newer connection republishes everything itself) or on cancellation.
+    private func republishEverything(while isCurrent: @escaping @Sendable () -> Bool) async {
         let ids: [UUID] = await node.withEngine { engine in
             let ids = Array(engine.records.keys)
             knownAlarms.withLock { $0 = Set(ids) }
@@ -231,6 +241,7 @@ public final class MQTTBridge: Service, Sendable {
             return ids
         }
         for start in stride(from: 0, to: ids.count, by: Self.republishChunk) {
+            guard isCurrent(), !Task.isCancelled else { break }
             let chunk = ids[start..<min(start + Self.republishChunk, ids.count)]
             await node.withEngine { engine in
                 // An alarm removed meanwhile is skipped: its removal has been published.
