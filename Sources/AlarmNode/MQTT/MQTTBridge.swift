@@ -128,13 +128,13 @@ public final class MQTTBridge: Service, Sendable {
     }
 
     /// Changes the status and publishes it when it differs.
+    /// Sent under the lock, so that statuses reach the client in the order they were made.
     public func updateStatus(_ change: (inout NodeStatus) -> Void) {
-        let changed: NodeStatus? = status.withLock { status in
+        status.withLock { status in
             let before = status
             change(&status)
-            return status == before ? nil : status
+            if status != before { publishStatus(status) }
         }
-        if let changed { publishStatus(changed) }
     }
 
     private func publishStatus(_ status: NodeStatus) {
@@ -195,7 +195,9 @@ public final class MQTTBridge: Service, Sendable {
                     }
                     // Beside the commands, which need not wait for every document to go out.
                     group.addTask {
-                        await self.republishEverything { self.connections.withLock { $0 } == connection }
+                        let isCurrent = { @Sendable in self.connections.withLock { $0 } == connection }
+                        await self.republishEverything(while: isCurrent)
+                        guard isCurrent(), !Task.isCancelled else { return }
                         await self.announceToHomeAssistant()
                     }
                 case .disconnected(let reason):
@@ -233,11 +235,11 @@ public final class MQTTBridge: Service, Sendable {
     /// and an alarm falling due waits for one chunk at most, not for every alarm (sending 10,000
     /// took about a second). Commands are handled meanwhile. Stops between chunks when
     /// `isCurrent` turns false (a newer connection republishes everything itself) or on cancellation.
-    private func republishEverything(while isCurrent: @escaping @Sendable () -> Bool) async {
+    private func republishEverything(while isCurrent: @Sendable () -> Bool) async {
         let ids: [UUID] = await node.withEngine { engine in
             let ids = Array(engine.records.keys)
             knownAlarms.withLock { $0 = Set(ids) }
-            publishStatus(status.withLock { $0 })
+            status.withLock { publishStatus($0) }
             return ids
         }
         for start in stride(from: 0, to: ids.count, by: Self.republishChunk) {
