@@ -55,10 +55,10 @@ public struct AlarmEngine: Sendable {
     public private(set) var isClockTrusted = true
     /// The alarms held while the clock is not trusted.
     public private(set) var heldAlarms: Set<UUID> = []
-    /// The alarms alerting now, and the countdowns running, kept with `records`: the outputs
-    /// read them after every change, which then costs O(alerting), not O(alarms).
+    /// The alarms alerting now, kept with `records`: the outputs read them after every change,
+    /// which then costs O(alerting), not O(alarms). (Whether a countdown runs is read from
+    /// `countdownEnds`.)
     private var alertingIDs: Set<UUID> = []
-    private var runningCountdownIDs: Set<UUID> = []
 
     public init(configuration: EngineConfiguration = .init(), records: [AlarmRecord] = [], clockTrusted: Bool = true) {
         self.configuration = configuration
@@ -94,10 +94,10 @@ public struct AlarmEngine: Sendable {
         index(id, as: nil)
     }
 
-    /// Files alarm `id` under what it is now (`record`, nil once removed) in the state indexes.
+    /// Files alarm `id` under what it is now (`record`, nil once removed) in the index of
+    /// alerting alarms.
     private mutating func index(_ id: UUID, as record: AlarmRecord?) {
         if case .alerting? = record?.phase { alertingIDs.insert(id) } else { alertingIDs.remove(id) }
-        if record?.state == .countdown { runningCountdownIDs.insert(id) } else { runningCountdownIDs.remove(id) }
     }
 
     /// When `advance` must next look at an alarm: nil while it is held.
@@ -177,9 +177,10 @@ public struct AlarmEngine: Sendable {
         .map(\.alert)
     }
 
-    /// True when at least one countdown is running.
+    /// True when at least one countdown is running (every one has an entry among the countdown
+    /// ends, and the soonest entry is live).
     public var hasRunningCountdown: Bool {
-        !runningCountdownIDs.isEmpty
+        countdownEnds.soonest != nil
     }
 
     // MARK: Operations (SPEC §3 "Lifecycle")
