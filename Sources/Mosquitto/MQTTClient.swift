@@ -34,9 +34,9 @@ public final class MQTTClient: Sendable {
     /// Signalled by ``disconnect()`` to cut short the network thread's wait between reconnect attempts.
     private let reconnectWaitInterrupt = DispatchSemaphore(value: 0)
 
-    /// libmosquitto needs `mosquitto_lib_init` once per process before any other call; a static
-    /// `let` is initialised exactly once, thread-safely, on first use.
-    private static let libraryInitialization: Int32 = mosquitto_lib_init()
+    /// libmosquitto needs `mosquitto_lib_init` once per process before any other call (``MQTTRequestLoad``
+    /// too); a static `let` is initialised exactly once, thread-safely, on first use.
+    static let libraryInitialization: Int32 = mosquitto_lib_init()
 
     /// How long one `mosquitto_loop` call may wait for network activity. Publishing, subscribing and
     /// disconnecting wake it early, so this only bounds how often keepalive is checked: a quarter

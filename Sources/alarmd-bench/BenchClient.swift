@@ -1,3 +1,4 @@
+import AlarmKit
 import Foundation
 import Logging
 import Mosquitto
@@ -159,6 +160,17 @@ final class BenchClient: Sendable {
         }
     }
 }
+
+/// Whether a reply says the node refused the command (`"ok": false`). It runs on the load
+/// generator's thread for every reply, some of them the 80 KB of a `list`: the node writes `ok`
+/// as the top-level object's last member, so a reply that ends with `"ok":true}` is read no
+/// further; any other is parsed (with AlarmKit's parser).
+func isRefusal(_ payload: [UInt8]) -> Bool {
+    if payload.count >= acceptedEnding.count, payload.suffix(acceptedEnding.count).elementsEqual(acceptedEnding) { return false }
+    return (try? JSONValue(parsing: payload))?["ok"] == .bool(false)
+}
+
+private let acceptedEnding = Array(#""ok":true}"#.utf8)
 
 /// A JSON object from a payload, or nil.
 func jsonObject(_ payload: [UInt8]) -> [String: Any]? {

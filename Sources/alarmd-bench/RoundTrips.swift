@@ -1,5 +1,6 @@
 import Foundation
 import LinuxSystem
+import Mosquitto
 import Synchronization
 
 /// 2 and 3. Command round trips over the broker, for a read (`list`) and a durable state change
@@ -11,60 +12,30 @@ struct RoundTrips {
     /// Requests per requester with 100 requesters, per kind.
     let perRequester: Int
 
-    /// What a closed loop of requests gave.
+    /// What a series of requests gave.
     struct Loop {
         var latencies: [Int64] = []
         var failures = 0
         var lost = 0
-        /// Per requester, the payload of its last successful reply.
-        var lastReplies: [Int: [UInt8]] = [:]
-        var wall: Int64 = 0
-        var rate: Double { Double(latencies.count) / (Double(wall) / 1e9) }
     }
 
-    /// Each of `requesters` sends `count` requests one after the other (a closed loop), all at once.
-    static func closedLoop(_ requesters: [BenchClient], count: Int,
-                           _ request: @escaping @Sendable (_ requester: Int, _ iteration: Int) -> (String, String)) async -> Loop {
-        let start = Nanos.monotonic()
-        var loop = await withTaskGroup(of: (Int, Loop).self) { group in
-            for (number, client) in requesters.enumerated() {
-                group.addTask {
-                    var own = Loop()
-                    for iteration in 0..<count {
-                        let (topic, payload) = request(number, iteration)
-                        do {
-                            let reply = try await client.request(topic, payload)
-                            if jsonObject(reply.payload)?["ok"] as? Bool == false {
-                                own.failures += 1
-                            } else {
-                                own.latencies.append(reply.latency)
-                                own.lastReplies[number] = reply.payload
-                            }
-                        } catch {
-                            own.lost += 1
-                        }
-                    }
-                    return (number, own)
-                }
-            }
-            var all = Loop()
-            for await (_, own) in group {
-                all.latencies += own.latencies
-                all.failures += own.failures
-                all.lost += own.lost
-                all.lastReplies.merge(own.lastReplies) { $1 }
-            }
-            return all
-        }
-        loop.wall = Nanos.monotonic() - start
-        return loop
+    /// Each of 100 requesters (connections of ``MQTTRequestLoad``, driven by one thread of the
+    /// bench) sends `count` requests one after the other (a closed loop), all at once. `request`
+    /// runs for every request on that thread: it should hand out prepared values.
+    static func closedLoop(_ bench: Bench, count: Int,
+                           _ request: @escaping @Sendable (_ requester: Int, _ iteration: Int) -> (topic: String, payload: [UInt8])) async throws -> MQTTRequestLoad.Outcome {
+        try await MQTTRequestLoad.run(host: "127.0.0.1", port: bench.brokerPort, requesters: requesters, requestsPerRequester: count,
+                                      clientIDPrefix: "bench-load", request: request, accept: { !isRefusal($0) })
     }
+
+    /// The concurrent requesters of sections 2 and 3.
+    static let requesters = 100
 
     /// One request, added to `loop`.
     static func once(_ client: BenchClient, _ topic: String, _ payload: String, into loop: inout Loop) async {
         do {
             let reply = try await client.request(topic, payload)
-            if jsonObject(reply.payload)?["ok"] as? Bool == false { loop.failures += 1 } else { loop.latencies.append(reply.latency) }
+            if isRefusal(reply.payload) { loop.failures += 1 } else { loop.latencies.append(reply.latency) }
         } catch {
             loop.lost += 1
         }
@@ -72,43 +43,45 @@ struct RoundTrips {
 
     func run(_ bench: Bench, daemon: Daemon) async throws {
         let report = bench.report
-        let clients = bench.clients
-        let timers = (0..<clients.count).map { _ in UUID() }
+        let requester = bench.clients[0]
+        let timers = (0..<Self.requesters).map { _ in UUID() }
         let echo = BenchClient.echoTopic
 
         // One requester, one timer; echo, list and pause/resume interleaved, so that the three
         // see the same conditions over the run.
-        try await schedule(timers[0], by: clients[0], daemon: daemon)
-        let one = [clients[0]]
-        _ = await Self.closedLoop(one, count: 30) { _, i in i % 2 == 0 ? (echo, "{}") : (daemon.command("list"), "{}") }
+        try await schedule(timers[0], by: requester, daemon: daemon)
+        var warmUp = Loop()
+        for iteration in 0..<30 { await Self.once(requester, iteration % 2 == 0 ? echo : daemon.command("list"), "{}", into: &warmUp) }
         // The disk is shared too: one atomic write of the state's size per round as well.
         var echoOne = Loop(), listOne = Loop(), changeOne = Loop(), writes: [Int64] = []
         let stateBytes = daemon.stateFileSize
         for iteration in 0..<single {
-            await Self.once(clients[0], echo, "{}", into: &echoOne)
-            await Self.once(clients[0], daemon.command("list"), "{}", into: &listOne)
-            await Self.once(clients[0], daemon.command(iteration % 2 == 0 ? "pause" : "resume"), Workloads.alarmID(timers[0]),
+            await Self.once(requester, echo, "{}", into: &echoOne)
+            await Self.once(requester, daemon.command("list"), "{}", into: &listOne)
+            await Self.once(requester, daemon.command(iteration % 2 == 0 ? "pause" : "resume"), Workloads.alarmID(timers[0]),
                             into: &changeOne)
             writes.append(try Self.atomicWrite(bytes: stateBytes, in: daemon.stateDirectory))
         }
         let writeOne = (stats: Stats(nanoseconds: writes), bytes: stateBytes)
 
         // 100 requesters: echo, then list, then (with a timer each) pause/resume.
-        let many = clients
         let echoCPU = try CPUShares(bench, daemon: daemon)
-        let echoMany = await Self.closedLoop(many, count: perRequester) { _, _ in (echo, "{}") }
+        let emptyObject = Array("{}".utf8), listTopic = daemon.command("list")
+        let echoMany = try await Self.closedLoop(bench, count: perRequester) { _, _ in (echo, emptyObject) }
         let echoCost = try echoCPU.perOperation(echoMany.latencies.count)
-        let listMany = await Self.closedLoop(many, count: perRequester) { _, _ in (daemon.command("list"), "{}") }
-        for (number, id) in timers.enumerated().dropFirst() { try await schedule(id, by: clients[number], daemon: daemon) }
+        let listMany = try await Self.closedLoop(bench, count: perRequester) { _, _ in (listTopic, emptyObject) }
+        for id in timers.dropFirst() { try await schedule(id, by: requester, daemon: daemon) }
         // Timer 0 was left paused or running by the single requester: start everyone running.
-        _ = try? await clients[0].request(daemon.command("resume"), Workloads.alarmID(timers[0]))
+        _ = try? await requester.request(daemon.command("resume"), Workloads.alarmID(timers[0]))
         let changeCPU = try CPUShares(bench, daemon: daemon)
-        let changeMany = await Self.closedLoop(many, count: perRequester) { number, iteration in
-            (daemon.command(iteration % 2 == 0 ? "pause" : "resume"), Workloads.alarmID(timers[number]))
+        let changes = timers.map { id in
+            let payload = Array(Workloads.alarmID(id).utf8)
+            return [(topic: daemon.command("pause"), payload: payload), (topic: daemon.command("resume"), payload: payload)]
         }
+        let changeMany = try await Self.closedLoop(bench, count: perRequester) { number, iteration in changes[number][iteration % 2] }
         let changeCost = try changeCPU.perOperation(changeMany.latencies.count)
         let writeMany = try atomicWrites(bytes: daemon.stateFileSize, in: daemon.stateDirectory)
-        let consistent = try await finalStateMatches(changeMany, timers: timers, by: clients[0], daemon: daemon)
+        let consistent = try await finalStateMatches(changeMany, timers: timers, by: requester, daemon: daemon)
 
         let s2 = "2 command", s3 = "3 rate"
         let sizeOne = "state \(writeOne.bytes) B, 1 alarm", sizeMany = "state \(writeMany.bytes) B, \(timers.count) alarms"
@@ -128,7 +101,7 @@ struct RoundTrips {
         report.add(s3, "libmosquitto echo, 100 requesters", value: echoMany.rate, unit: "/s", baseline: true)
         report.add(s3, "1 / atomic write p50 (one fsync'd write per change)", value: 1e6 / writeMany.stats.p50, unit: "/s", baseline: true)
         report.add(s3, "durable state changes, 100 requesters", value: changeMany.rate, unit: "/s",
-                   note: "\(changeMany.latencies.count) ok, \(changeMany.failures) refused, \(changeMany.lost) lost; final state \(consistent ? "consistent" : "INCONSISTENT")")
+                   note: "\(changeMany.latencies.count) ok, \(changeMany.refused) refused, \(changeMany.lost) lost; final state \(consistent ? "consistent" : "INCONSISTENT")")
         report.add(s3, "CPU per echo: mosquitto / bench", value: echoCost.broker + echoCost.bench, unit: "ms", baseline: true,
                    note: "\(milliseconds(echoCost.broker * 1000)) / \(milliseconds(echoCost.bench * 1000)) ms")
         report.add(s3, "CPU per durable change: alarmd / mosquitto / bench", value: changeCost.total, unit: "ms",
@@ -143,9 +116,9 @@ struct RoundTrips {
                     measured: "\(milliseconds(change1.p99)) vs \(milliseconds(budget)) ms", met: change1.p99 <= budget && changeOne.failures + changeOne.lost == 0)
         report.goal(s3, "≥ 5,000 durable changes/s, 100 requesters, no lost reply, consistent",
                     measured: "\(Report.format(changeMany.rate))/s, \(changeMany.lost) lost, \(consistent ? "consistent" : "inconsistent")",
-                    met: changeMany.rate >= 5000 && changeMany.lost == 0 && changeMany.failures == 0 && consistent)
+                    met: changeMany.rate >= 5000 && changeMany.lost == 0 && changeMany.refused == 0 && consistent)
 
-        for id in timers { _ = try? await clients[0].request(daemon.command("cancel"), Workloads.alarmID(id)) }
+        for id in timers { _ = try? await requester.request(daemon.command("cancel"), Workloads.alarmID(id)) }
     }
 
     private func schedule(_ id: UUID, by client: BenchClient, daemon: Daemon) async throws {
@@ -168,14 +141,14 @@ struct RoundTrips {
     }
 
     /// Whether `list` shows every timer in the state its requester's last reply said.
-    private func finalStateMatches(_ loop: Loop, timers: [UUID], by client: BenchClient, daemon: Daemon) async throws -> Bool {
+    private func finalStateMatches(_ loop: MQTTRequestLoad.Outcome, timers: [UUID], by client: BenchClient, daemon: Daemon) async throws -> Bool {
         let reply = try await client.request(daemon.command("list"), "{}")
         let alarms = (jsonObject(reply.payload)?["alarms"] as? [[String: Any]]) ?? []
         let listed = Dictionary(alarms.compactMap { alarm in
             (alarm["id"] as? String).flatMap(UUID.init(uuidString:)).map { ($0, alarm["state"] as? String ?? "") }
         }, uniquingKeysWith: { $1 })
         for (number, id) in timers.enumerated() {
-            let said = loop.lastReplies[number].flatMap { (jsonObject($0)?["alarm"] as? [String: Any])?["state"] as? String }
+            let said = loop.lastAccepted[number].flatMap { (jsonObject($0)?["alarm"] as? [String: Any])?["state"] as? String }
             guard let said, listed[id] == said else { return false }
         }
         return true
