@@ -142,7 +142,7 @@ public enum AtomicFile {
         return timings
     }
 
-    private static func writeAll(_ bytes: some Collection<UInt8>, to descriptor: Int32, action: String, directory: String) throws(SystemError) {
+    static func writeAll(_ bytes: some Collection<UInt8>, to descriptor: Int32, action: String, directory: String) throws(SystemError) {
         func writeBuffer(_ buffer: UnsafeBufferPointer<UInt8>) -> Result<Void, SystemError> {
             var remaining = UnsafeRawBufferPointer(buffer)
             while !remaining.isEmpty {
@@ -162,7 +162,7 @@ public enum AtomicFile {
         try result.get()
     }
 
-    private static func syncDirectory(_ directory: String) throws(SystemError) {
+    static func syncDirectory(_ directory: String) throws(SystemError) {
         let descriptor = try systemCall("opening \(directory) to flush its entries", subject: directory) {
             open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         }
@@ -185,7 +185,7 @@ public enum AtomicFile {
 }
 
 /// A file path split into its directory and its name.
-private struct FileLocation {
+struct FileLocation {
     let directory: String
     let name: String
 

@@ -10,7 +10,10 @@ import LinuxSystem
 /// concurrency; a hundred of them, measuring a daemon on the same cores, spend more CPU than the
 /// broker does. Here one thread waits in `poll(2)` on every socket and drives libmosquitto with
 /// `mosquitto_loop_read`, `mosquitto_loop_write` and `mosquitto_loop_misc`; a reply is handled, and
-/// the next request published, in the message callback.
+/// the next request published, in the message callback. (libmosquitto 2.0 still writes a byte to
+/// an internal socket pair for every packet it queues, which only `mosquitto_loop` reads: one
+/// wasted `write(2)` each, failing with `EAGAIN` once the pair is full; 2.1's
+/// `MOSQ_OPT_DISABLE_SOCKETPAIR` would remove it.)
 public enum MQTTRequestLoad {
     /// What a run measured.
     public struct Outcome: Sendable {
@@ -132,7 +135,7 @@ private final class LoadRun {
             Self.installCallbacks(handle)
             let result = mosquitto_connect_bind_v5(handle, host, Int32(port), 60, nil, nil)
             guard result == MOSQ_ERR_SUCCESS.rawValue else {
-                throw MQTTError(mosquittoCode: result, errno: errno, during: .connect, broker: broker)
+                throw MQTTError(mosquittoCode: result, errno: Self.meaningfulErrno(after: result), during: .connect, broker: broker)
             }
         }
         let deadline = ClockReading.nanoseconds(CLOCK_MONOTONIC) + 10_000_000_000
@@ -204,7 +207,13 @@ private final class LoadRun {
 
     private func check(_ result: Int32) throws(MQTTError) {
         guard result != MOSQ_ERR_SUCCESS.rawValue else { return }
-        throw MQTTError(mosquittoCode: result, errno: errno, during: .connectionEnded, broker: broker)
+        throw MQTTError(mosquittoCode: result, errno: Self.meaningfulErrno(after: result), during: .connectionEnded, broker: broker)
+    }
+
+    /// `errno`, which means something only after `MOSQ_ERR_ERRNO` (libmosquitto's other calls
+    /// leave it as they find it, e.g. `EAGAIN` from its internal socket pair).
+    static func meaningfulErrno(after result: Int32) -> Int32 {
+        result == MOSQ_ERR_ERRNO.rawValue ? Glibc.errno : 0
     }
 
     /// Publishes the requester's next request (`mosquitto_publish_v5` with its response topic and
@@ -226,7 +235,7 @@ private final class LoadRun {
             mosquitto_publish_v5(requester.handle, nil, topic, Int32(bytes.count), bytes.baseAddress, 1, false, properties)
         }
         if result != MOSQ_ERR_SUCCESS.rawValue, failure == nil {
-            failure = MQTTError(mosquittoCode: result, errno: errno, during: .publish(topic: topic), broker: broker)
+            failure = MQTTError(mosquittoCode: result, errno: Self.meaningfulErrno(after: result), during: .publish(topic: topic), broker: broker)
         }
     }
 
@@ -260,13 +269,20 @@ private final class LoadRun {
                     ?? MQTTError(mosquittoCode: subscribed, during: .subscribe(filter: requester.replyTopic), broker: requester.load.broker)
             }
         }
-        mosquitto_subscribe_v5_callback_set(handle) { _, userData, _, _, _, _ in
-            Requester.from(userData).subscribed = true
+        mosquitto_subscribe_v5_callback_set(handle) { _, userData, _, count, grantedQoS, _ in
+            let requester = Requester.from(userData)
+            // A refused subscription (reason code 0x80 and up) would leave every request to time out.
+            guard count == 1, let grantedQoS, grantedQoS[0] < 0x80 else {
+                requester.load.failure = requester.load.failure
+                    ?? MQTTError(code: .connectionRefused, message: "the broker \(requester.load.broker) refused the load generator's subscription to \(requester.replyTopic): allow it in the broker's ACL")
+                return
+            }
+            requester.subscribed = true
         }
         mosquitto_disconnect_v5_callback_set(handle) { _, userData, result, _ in
             let requester = Requester.from(userData)
             requester.load.failure = requester.load.failure
-                ?? MQTTError(mosquittoCode: result == 0 ? MOSQ_ERR_CONN_LOST.rawValue : result, errno: errno, during: .connectionEnded, broker: requester.load.broker)
+                ?? MQTTError(mosquittoCode: result == 0 ? MOSQ_ERR_CONN_LOST.rawValue : result, during: .connectionEnded, broker: requester.load.broker)
         }
         mosquitto_message_v5_callback_set(handle) { _, userData, message, properties in
             guard let message = message?.pointee, let properties else { return }

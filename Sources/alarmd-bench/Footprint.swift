@@ -87,6 +87,7 @@ struct Footprint {
         // 2026-11-22 it answered them only after).
         let reply = try await bench.clients[0].request(restarted.command("pause"), Workloads.alarmID(UUID()))
         let responsive = sentAt + reply.latency - restarted.process.spawnedAt
+        let largeChanges = try await durableChanges(on: restarted, by: bench.clients[0])
         await restarted.stop()
 
         let s6 = "6 memory"
@@ -102,5 +103,26 @@ struct Footprint {
         report.add(s7, "restart: spawn → status online, 10,000 alarms", value: Double(online) / 1e6, unit: "ms")
         report.add(s7, "restart: spawn → first command answered", value: Double(responsive) / 1e6, unit: "ms",
                    note: "while republishing 10,000 retained alarms")
+        let s7b = "7 large"
+        report.add(s7b, "AtomicFile.measureWrite, state-sized", largeChanges.rewrite, baseline: true,
+                   note: "\(largeChanges.stateBytes / 1024) KiB: what each change cost before the journal")
+        report.add(s7b, "pause/resume (durable), 1 requester, 10,000 alarms", largeChanges.changes,
+                   note: "a journal line each; \(largeChanges.failures) failed")
+    }
+
+    /// 40 pause/resume round trips on a timer beside 10,000 alarms, once the restarted node has
+    /// republished them (after two that warm up; the first change of a process writes a whole
+    /// snapshot), and 5 atomic writes of the state's size.
+    private func durableChanges(on daemon: Daemon, by client: BenchClient) async throws -> (changes: Stats, rewrite: Stats, stateBytes: Int, failures: Int) {
+        try await Task.sleep(for: .seconds(3))  // past republishing the 10,000 documents after the restart
+        let timer = UUID()
+        _ = try await client.request(daemon.command("schedule"), Workloads.schedule(id: timer, configuration: Workloads.timer(seconds: 6 * 3600)))
+        var loop = RoundTrips.Loop()
+        for iteration in 0..<42 {
+            await RoundTrips.once(client, daemon.command(iteration % 2 == 0 ? "pause" : "resume"), Workloads.alarmID(timer), into: &loop)
+        }
+        let stateBytes = daemon.stateFileSize
+        let rewrites = try (0..<5).map { _ in try RoundTrips.atomicWrite(bytes: stateBytes, in: daemon.stateDirectory) }
+        return (Stats(nanoseconds: Array(loop.latencies.dropFirst(2))), Stats(nanoseconds: rewrites), stateBytes, loop.failures + loop.lost)
     }
 }

@@ -114,3 +114,94 @@ struct NodeStateEncoderTests {
         #expect(decoded == original)
     }
 }
+
+@Suite("NodeStateEncoder: journal lines, and the engine's changed alarms")
+struct NodeStateEncoderJournalTests {
+    let start = date("2026-11-22T10:00:00Z")
+
+    func engine() throws -> (AlarmEngine, [UUID]) {
+        var engine = AlarmEngine(configuration: .init(timeZone: zone("Europe/Berlin")), records: [], clockTrusted: true)
+        let ids = (0..<3).map { _ in UUID() }
+        for id in ids { _ = try engine.schedule(id: id, configuration: configuration(preAlert: 600), now: start) }
+        return (engine, ids)
+    }
+
+    func decode(_ line: [UInt8]?) throws -> NodeStateChange {
+        let line = try #require(line)
+        #expect(line.last == UInt8(ascii: "\n"))
+        #expect(line.dropLast().contains(UInt8(ascii: "\n")) == false)
+        return try AlarmJSON.decoder.decode(NodeStateChange.self, from: Data(line))
+    }
+
+    /// What the node's writer would append now: the engine's changed alarms since the last call.
+    func change(_ engine: inout AlarmEngine, _ authorization: AlarmManager.AuthorizationState = .authorized) -> NodeStateChange {
+        let (changed, removed) = engine.takeChangedIDs()
+        return NodeStateChange(alarms: changed.compactMap { engine.records[$0] }, authorization: authorization, removed: removed)
+    }
+
+    @Test func theEngineReportsWhatItStoredOrRemovedSinceItWasLastAsked() throws {
+        var (engine, ids) = try engine()
+        #expect(engine.takeChangedIDs().changed == ids)
+        #expect(engine.takeChangedIDs() == ([], []))
+        _ = try engine.perform(.pause, id: ids[2], now: start + 5)
+        _ = try engine.perform(.pause, id: ids[0], now: start + 5)
+        _ = try engine.perform(.cancel, id: ids[1], now: start + 6)
+        let taken = engine.takeChangedIDs()
+        #expect(taken.changed == [ids[0], ids[2]])  // in the engine's order
+        #expect(taken.removed == [ids[1]])
+        // Time passing changes alarms too: the timers' countdowns end.
+        _ = try engine.perform(.resume, id: ids[0], now: start + 7)
+        _ = engine.takeChangedIDs()
+        _ = engine.advance(to: start + 7 + 601)
+        #expect(engine.takeChangedIDs().changed == [ids[0]])
+    }
+
+    @Test func aLineHoldsTheChangeAndNothingWhenThereIsNone() throws {
+        var (engine, ids) = try engine()
+        let encoder = NodeStateEncoder()
+        _ = engine.takeChangedIDs()
+        _ = try encoder.encode(NodeState(authorization: .authorized, alarms: Array(engine.records.values)))
+        #expect(try encoder.encodeLine(change(&engine)) == nil)
+
+        _ = try engine.perform(.pause, id: ids[1], now: start + 5)
+        _ = try engine.perform(.cancel, id: ids[2], now: start + 6)
+        let line = try decode(try encoder.encodeLine(change(&engine)))
+        #expect(line.alarms == [try #require(engine.records[ids[1]])])
+        #expect(line.removed == [ids[2]])
+        #expect(line.authorization == .authorized)
+
+        let authorizationOnly = try decode(try encoder.encodeLine(change(&engine, .denied)))
+        #expect(authorizationOnly.alarms.isEmpty && authorizationOnly.removed.isEmpty && authorizationOnly.authorization == .denied)
+    }
+
+    @Test func linesAppliedToTheSnapshotGiveTheState() throws {
+        var (engine, ids) = try engine()
+        let encoder = NodeStateEncoder()
+        _ = engine.takeChangedIDs()
+        let snapshot = NodeState(authorization: .authorized, alarms: Array(engine.records.values))
+        _ = try encoder.encode(snapshot)
+        var changes: [NodeStateChange] = []
+        _ = try engine.perform(.pause, id: ids[0], now: start + 5)
+        changes.append(try decode(try encoder.encodeLine(change(&engine))))
+        _ = try engine.perform(.cancel, id: ids[1], now: start + 6)
+        _ = try engine.schedule(id: UUID(), configuration: configuration(preAlert: 60), now: start + 7)
+        changes.append(try decode(try encoder.encodeLine(change(&engine))))
+        let applied = snapshot.applying(changes)
+        #expect(applied.alarms == Array(engine.records.values))
+        // Applying the entries again changes nothing: records are whole.
+        #expect(applied.applying(changes) == applied)
+        // The next snapshot reuses the lines' records: the same bytes as the JSON encoder.
+        let whole = NodeState(authorization: .authorized, alarms: Array(engine.records.values))
+        #expect(try encoder.encode(whole) == Array(try AlarmJSON.encoder.encode(whole)))
+    }
+
+    @Test func aSnapshotWithAGenerationIsWhatTheJSONEncoderWrites() throws {
+        let (engine, _) = try engine()
+        var state = NodeState(authorization: .authorized, alarms: Array(engine.records.values))
+        state.journalGeneration = 7
+        let bytes = try NodeStateEncoder().encode(state)
+        #expect(String(decoding: bytes, as: UTF8.self) == String(decoding: try AlarmJSON.encoder.encode(state), as: UTF8.self))
+        #expect(NodeStateChange.generation(inJournalHeader: NodeStateChange.journalHeader(generation: 7).dropLast()) == 7)
+        #expect(NodeStateChange.generation(inJournalHeader: Array(#"{"journalGeneration":7x}"#.utf8)) == nil)
+    }
+}

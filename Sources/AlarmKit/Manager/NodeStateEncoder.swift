@@ -1,14 +1,13 @@
 import FoundationEssentials
 import Synchronization
 
-/// Encodes a ``NodeState`` to the same bytes as `AlarmJSON.encoder`, re-encoding only the
-/// records that changed since the previous call.
+/// Encodes a ``NodeState`` to the same bytes as `AlarmJSON.encoder` (a snapshot), or a
+/// ``NodeStateChange`` (a journal line), re-encoding only the records that changed.
 ///
-/// The node writes its whole state after every change (group commit shares a write among the
-/// changes made meanwhile), but a change touches one record: keeping each record's bytes makes
-/// a write cost one record's encoding plus a copy, instead of every record's. The cache holds
-/// one encoded copy per alarm (about as many bytes as the state file) and drops the records
-/// that are gone at each call.
+/// A change touches one record or a few: keeping each record's bytes makes a snapshot cost one
+/// record's encoding plus a copy, instead of every record's; a journal line's records are kept
+/// for the next snapshot. The cache holds one encoded copy per alarm (about as many bytes as the
+/// snapshot) and drops the records that are gone.
 public final class NodeStateEncoder: Sendable {
     /// A class, so that looking one up retains one object rather than every field of a record.
     private final class Encoded: Sendable {
@@ -26,6 +25,8 @@ public final class NodeStateEncoder: Sendable {
         var entries: [UUID: Encoded] = [:]
         /// The size of the last state encoded, to allocate the next one at once.
         var lastSize = 0
+        /// The authorization of the last state encoded.
+        var authorization: AlarmManager.AuthorizationState?
     }
 
     /// Held for the whole of `encode`: one writer calls it at a time, so it is never contended.
@@ -38,7 +39,7 @@ public final class NodeStateEncoder: Sendable {
         self.records = records
     }
 
-    /// `state` as compact, key-sorted JSON: `{"alarms":[…],"authorization":…,"schemaVersion":…}`,
+    /// `state` as compact, key-sorted JSON: `{"alarms":[…],"authorization":…,"journalGeneration":…,"schemaVersion":…}`,
     /// the order `AlarmJSON.encoder` writes `NodeState`'s keys in.
     ///
     /// A record the engine stamped is known unchanged by its revision alone; others are compared.
@@ -48,35 +49,70 @@ public final class NodeStateEncoder: Sendable {
             bytes.reserveCapacity(cache.lastSize)
             for index in state.alarms.indices {
                 if index > 0 { bytes.append(UInt8(ascii: ",")) }
-                if let cached = cache.entries[state.alarms[index].id], cached.record.isSameRevision(as: state.alarms[index]) {
-                    bytes += cached.bytes
-                } else if let cached = cache.entries[state.alarms[index].id], cached.record == state.alarms[index] {
-                    // Unchanged, but stamped anew (or not stamped): keep the new stamp, so the next
-                    // write knows it by its revision again.
-                    cache.entries[state.alarms[index].id] = Encoded(record: state.alarms[index], bytes: cached.bytes)
-                    bytes += cached.bytes
-                } else {
-                    let record = state.alarms[index]
-                    let encoded = try records.encode(record)
-                    cache.entries[record.id] = Encoded(record: record, bytes: encoded)
-                    bytes += encoded
-                }
+                bytes += try encoded(state.alarms[index], in: &cache)
             }
-            // Records of alarms that are gone: the cache holds every alarm of the state, so more
-            // entries than alarms means some.
-            if cache.entries.count > state.alarms.count {
-                let ids = Set(state.alarms.map(\.id))
-                cache.entries = cache.entries.filter { ids.contains($0.key) }
-            }
+            dropGone(from: &cache, keeping: state)
             bytes += Array(#"],"authorization":"#.utf8)
             CompactJSON.append(string: state.authorization.rawValue, to: &bytes)
+            if let generation = state.journalGeneration { bytes += Array(#","journalGeneration":\#(generation)"#.utf8) }
             bytes += Array(#","schemaVersion":\#(state.schemaVersion)}"#.utf8)
-            // A record encoded here just after its alarm was removed (an older snapshot still in
-            // the writer's hands) puts its configuration back into the shared cache: drop what no
-            // alarm of this state has, so removed alarms cannot pile up over months.
-            if records.cachedCount > state.alarms.count { records.keepOnly(Set(cache.entries.keys)) }
             cache.lastSize = bytes.count
             return bytes
         }
+    }
+
+    /// `change` as one line of the state journal: compact, key-sorted JSON and a newline. Nil
+    /// when it holds nothing: no record, no removal, and the authorization last encoded. Its
+    /// records are kept for the next snapshot.
+    public func encodeLine(_ change: NodeStateChange) throws -> [UInt8]? {
+        try cache.withLock { cache in
+            for id in change.removed { cache.entries.removeValue(forKey: id) }
+            guard !change.alarms.isEmpty || !change.removed.isEmpty || change.authorization != cache.authorization else { return nil }
+            cache.authorization = change.authorization
+            var line = Array(#"{"alarms":["#.utf8)
+            for (index, record) in change.alarms.enumerated() {
+                if index > 0 { line.append(UInt8(ascii: ",")) }
+                line += try encoded(record, in: &cache)
+            }
+            line += Array(#"],"authorization":"#.utf8)
+            CompactJSON.append(string: change.authorization.rawValue, to: &line)
+            line += Array(#","generation":\#(change.generation),"removed":["#.utf8)
+            for (index, id) in change.removed.enumerated() {
+                if index > 0 { line.append(UInt8(ascii: ",")) }
+                CompactJSON.append(string: id.uuidString, to: &line)
+            }
+            line += Array("]}\n".utf8)
+            return line
+        }
+    }
+
+    /// A record's bytes: the cached ones when it is unchanged, else encoded now and cached.
+    private func encoded(_ record: AlarmRecord, in cache: inout Cache) throws -> [UInt8] {
+        if let cached = cache.entries[record.id] {
+            if cached.record.isSameRevision(as: record) { return cached.bytes }
+            if cached.record == record {
+                // Unchanged, but stamped anew (or not stamped): keep the new stamp, so the next
+                // write knows it by its revision again.
+                cache.entries[record.id] = Encoded(record: record, bytes: cached.bytes)
+                return cached.bytes
+            }
+        }
+        let bytes = try records.encode(record)
+        cache.entries[record.id] = Encoded(record: record, bytes: bytes)
+        return bytes
+    }
+
+    /// Forgets the records of alarms that `state` no longer has.
+    private func dropGone(from cache: inout Cache, keeping state: NodeState) {
+        // The cache holds every alarm of the state, so more entries than alarms means some are gone.
+        if cache.entries.count > state.alarms.count {
+            let ids = Set(state.alarms.map(\.id))
+            cache.entries = cache.entries.filter { ids.contains($0.key) }
+        }
+        cache.authorization = state.authorization
+        // A record encoded just after its alarm was removed (an older snapshot still in the
+        // writer's hands) puts its configuration back into the shared cache: drop what no alarm
+        // of this state has, so removed alarms cannot pile up over months.
+        if records.cachedCount > state.alarms.count { records.keepOnly(Set(cache.entries.keys)) }
     }
 }

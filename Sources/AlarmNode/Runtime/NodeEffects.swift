@@ -22,6 +22,13 @@ final class NodeEffects: AlarmNodeDelegate {
         try store.save(state)
     }
 
+    var wantsWholeState: Bool { store.wantsWholeState }
+
+    func persist(change: NodeStateChange) throws {
+        defer { memoryRelease.wrote() }
+        try store.append(change)
+    }
+
     func show(_ engine: AlarmEngine) {
         outputs.withLock { $0.hardware }?.show(engine)
     }

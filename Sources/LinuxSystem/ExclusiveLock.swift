@@ -1,0 +1,28 @@
+import Glibc
+
+/// An exclusive advisory lock on a file (`flock(2)` with `LOCK_EX | LOCK_NB`), held until this
+/// value is released; the kernel also drops it when the process dies, however it dies.
+public final class ExclusiveLock: Sendable {
+    private let descriptor: Int32
+
+    /// Takes the lock on `path`, creating the file if needed (`open(2)` with `O_CREAT`).
+    /// - Throws: ``SystemError`` with code `EWOULDBLOCK` when another process holds it.
+    public init(path: String, permissions: mode_t = 0o600) throws(SystemError) {
+        let descriptor = try systemCall("opening the lock file \(path)", subject: path) {
+            open(path, O_RDWR | O_CREAT | O_CLOEXEC, permissions)
+        }
+        do {
+            try systemCall("locking \(path)", subject: path, remedy: "another process holds it: stop that one first") {
+                flock(descriptor, LOCK_EX | LOCK_NB)
+            }
+        } catch {
+            _ = close(descriptor)
+            throw error
+        }
+        self.descriptor = descriptor
+    }
+
+    deinit {
+        _ = close(descriptor)
+    }
+}
