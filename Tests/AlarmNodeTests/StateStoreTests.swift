@@ -1,6 +1,7 @@
 import AlarmKit
 @testable import AlarmNode
 import Foundation
+import Glibc
 import Logging
 import Testing
 
@@ -128,6 +129,45 @@ struct StateStoreTests {
             _ = try engine.perform(.pause, id: id, now: now + 5)
             try store.save(state(engine))
             try FileManager.default.removeItem(atPath: store.journalPath)
+            #expect(try reload(folder).state?.alarms == state(engine).alarms)
+        }
+    }
+
+    @Test(.enabled(if: geteuid() == 0, "mounting a tmpfs needs root"))
+    func aFullDiskFailsTheAppendKeepsWhatWasAnsweredAndTheNextWriteIsASnapshot() throws {
+        try withFolder { folder in
+            guard mount("tmpfs", folder, "tmpfs", 0, "size=256k") == 0 else {
+                try Test.cancel("cannot mount a tmpfs here (\(String(cString: strerror(errno))))")
+            }
+            defer { umount(folder) }
+            let store = StateStore(directory: folder, logger: Self.logger)
+            var engine = try engine(timers: 4)
+            try store.save(state(engine))
+            // Fill the disk but for a few kilobytes: room for a line or two.
+            #expect(FileManager.default.createFile(atPath: folder + "/filler", contents: nil))
+            let filler = try #require(FileHandle(forWritingAtPath: folder + "/filler"))
+            while (try? filler.write(contentsOf: Data(count: 4096))) != nil {}
+            try filler.truncate(atOffset: filler.offsetInFile - 2 * 4096)
+            try filler.close()
+
+            let ids = Array(engine.records.keys)
+            var answered = state(engine).alarms
+            var failure: (any Error)?
+            for step in 0..<200 where failure == nil {
+                do {
+                    try write(step % 2 == 0 ? .pause : .resume, ids[step % 4 / 2 * 2], in: &engine, at: Double(step), to: store)
+                    answered = state(engine).alarms
+                } catch {
+                    failure = error
+                }
+            }
+            #expect("\(failure.map { "\($0)" } ?? "no failure")".contains("ENOSPC"))
+            #expect(store.wantsWholeState)
+            #expect(try reload(folder).state?.alarms == answered)
+
+            // Space again: the next write is a whole snapshot, and holds the change that failed.
+            try FileManager.default.removeItem(atPath: folder + "/filler")
+            try store.save(state(engine))
             #expect(try reload(folder).state?.alarms == state(engine).alarms)
         }
     }
