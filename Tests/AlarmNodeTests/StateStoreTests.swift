@@ -42,6 +42,24 @@ struct StateStoreTests {
         try store.append(NodeStateChange(alarms: changed.compactMap { engine.records[$0] }, authorization: authorization, removed: removed))
     }
 
+    /// A store in `folder` with a snapshot of `timers` timers, then the first one paused (a journal line).
+    func storeWithOnePause(in folder: String, timers: Int = 2) throws -> (StateStore, AlarmEngine, UUID) {
+        let store = StateStore(directory: folder, logger: Self.logger)
+        var engine = try engine(timers: timers)
+        try store.save(state(engine))
+        let id = try #require(engine.records.keys.first)
+        try write(.pause, id, in: &engine, at: 5, to: store)
+        return (store, engine, id)
+    }
+
+    /// Writes `text` at the end of the file at `path`, as a crash or stale disk blocks could leave it.
+    func appendRaw(_ text: String, to path: String) throws {
+        let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: path))
+        defer { try? handle.close() }
+        try handle.seekToEnd()
+        try handle.write(contentsOf: Data(text.utf8))
+    }
+
     /// What a new process would load from `folder`, as the loaded state and its problem.
     func reload(_ folder: String) throws -> StateStore.Loaded {
         try StateStore(directory: folder, logger: Self.logger).load()
@@ -90,18 +108,12 @@ struct StateStoreTests {
 
     @Test func anUnfinishedLastLineIsIgnored() throws {
         try withFolder { folder in
-            let store = StateStore(directory: folder, logger: Self.logger)
-            var engine = try engine(timers: 2)
-            try store.save(state(engine))
-            let id = try #require(engine.records.keys.first)
-            try write(.pause, id, in: &engine, at: 5, to: store)
+            let (store, paused, id) = try storeWithOnePause(in: folder)
+            var engine = paused
             let answered = state(engine).alarms
             // A crash in the middle of the next append: half a line, no newline.
             _ = try engine.perform(.resume, id: id, now: now + 9)
-            let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: store.journalPath))
-            try handle.seekToEnd()
-            try handle.write(contentsOf: Data(#"{"alarms":[{"id":"#.utf8))
-            try handle.close()
+            try appendRaw(#"{"alarms":[{"id":"#, to: store.journalPath)
 
             do {
                 let next = StateStore(directory: folder, logger: Self.logger)
@@ -183,11 +195,8 @@ struct StateStoreTests {
 
     @Test func aJournalFromBeforeTheSnapshotIsIgnored() throws {
         try withFolder { folder in
-            let store = StateStore(directory: folder, logger: Self.logger)
-            var engine = try engine(timers: 2)
-            try store.save(state(engine))
-            let id = try #require(engine.records.keys.first)
-            try write(.pause, id, in: &engine, at: 5, to: store)
+            let (store, paused, id) = try storeWithOnePause(in: folder)
+            var engine = paused
             let staleJournal = try Data(contentsOf: URL(fileURLWithPath: store.journalPath))
             // A new process writes a snapshot of generation 2 and dies before it resets the journal.
             do {
@@ -205,27 +214,18 @@ struct StateStoreTests {
 
     @Test func replayStopsAtALineOfAnotherGeneration() throws {
         try withFolder { folder in
-            var engine = try engine(timers: 1)
-            let id = try #require(engine.records.keys.first)
-            let oldLine: String
+            let (store, paused, id) = try storeWithOnePause(in: folder, timers: 1)
+            var engine = paused
+            let oldLine = try journalLines(store)[1]
             do {
-                let store = StateStore(directory: folder, logger: Self.logger)
-                _ = try store.load()
-                try store.save(state(engine))
-                try write(.pause, id, in: &engine, at: 5, to: store)
-                oldLine = try journalLines(store)[1]
-            }
-            do {
-                let store = StateStore(directory: folder, logger: Self.logger)
-                _ = try store.load()
+                // The next process: a snapshot of generation 2, then a resume.
+                let next = StateStore(directory: folder, logger: Self.logger)
+                _ = try next.load()
                 _ = engine.takeChangedIDs()
-                try store.save(state(engine))
-                try write(.resume, id, in: &engine, at: 9, to: store)
+                try next.save(state(engine))
+                try write(.resume, id, in: &engine, at: 9, to: next)
                 // Blocks of the old journal after the end, as a crash while the file grew can leave them.
-                let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: store.journalPath))
-                try handle.seekToEnd()
-                try handle.write(contentsOf: Data((oldLine + "\n").utf8))
-                try handle.close()
+                try appendRaw(oldLine + "\n", to: next.journalPath)
             }
             let answered = state(engine).alarms
             let loaded = try StateStore(directory: folder, logger: Self.logger).load()
@@ -236,11 +236,8 @@ struct StateStoreTests {
 
     @Test func aDamagedLineInTheMiddleKeepsTheJournalAsideAndReportsIt() throws {
         try withFolder { folder in
-            let store = StateStore(directory: folder, logger: Self.logger)
-            var engine = try engine(timers: 2)
-            try store.save(state(engine))
-            let id = try #require(engine.records.keys.first)
-            try write(.pause, id, in: &engine, at: 5, to: store)
+            let (store, paused, id) = try storeWithOnePause(in: folder)
+            var engine = paused
             let beforeDamage = state(engine).alarms
             try write(.resume, id, in: &engine, at: 9, to: store)
             try write(.cancel, id, in: &engine, at: 10, to: store)
@@ -286,11 +283,7 @@ struct StateStoreTests {
 
     @Test func aDamagedSnapshotIsKeptAsideWithItsJournal() throws {
         try withFolder { folder in
-            let store = StateStore(directory: folder, logger: Self.logger)
-            var engine = try engine(timers: 1)
-            try store.save(state(engine))
-            let id = try #require(engine.records.keys.first)
-            try write(.pause, id, in: &engine, at: 5, to: store)
+            let (store, _, _) = try storeWithOnePause(in: folder, timers: 1)
             try Data("{\"schemaVersion\":2,\"alarms\":[".utf8).write(to: URL(fileURLWithPath: store.path))
 
             let loaded = try reload(folder)

@@ -52,6 +52,7 @@ public final class NodeStateEncoder: Sendable {
                 bytes += try encoded(state.alarms[index], in: &cache)
             }
             dropGone(from: &cache, keeping: state)
+            cache.authorization = state.authorization
             bytes += Array(#"],"authorization":"#.utf8)
             CompactJSON.append(string: state.authorization.rawValue, to: &bytes)
             if let generation = state.journalGeneration { bytes += Array(#","journalGeneration":\#(generation)"#.utf8) }
@@ -109,7 +110,6 @@ public final class NodeStateEncoder: Sendable {
             let ids = Set(state.alarms.map(\.id))
             cache.entries = cache.entries.filter { ids.contains($0.key) }
         }
-        cache.authorization = state.authorization
         // A record encoded just after its alarm was removed (an older snapshot still in the
         // writer's hands) puts its configuration back into the shared cache: drop what no alarm
         // of this state has, so removed alarms cannot pile up over months.
