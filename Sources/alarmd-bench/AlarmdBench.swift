@@ -30,6 +30,9 @@ struct AlarmdBench: AsyncParsableCommand {
             help: "Requests each of the 100 requesters sends per kind in sections 2-3 (default 50, 10 with --quick); more makes the rate phase longer, e.g. for a profiler.")
     var requestsPerRequester: Int?
 
+    @Option(help: "Measure only these sections, comma-separated (e.g. 3, or 1,4); 2 and 3 run together, so do 5, 6 and 7. Default: all.")
+    var only: String?
+
     @Option(name: .customLong("swift-version"), help: "The Swift version to record (scripts/bench passes it).")
     var swiftVersion: String?
 
@@ -43,6 +46,17 @@ struct AlarmdBench: AsyncParsableCommand {
         for (name, value) in [("--idle-seconds", idleSeconds), ("--alarms", alarms), ("--requests-per-requester", requestsPerRequester)] {
             if let value, value < 1 { throw ValidationError("\(name) must be at least 1, not \(value)") }
         }
+        _ = try selectedSections()
+    }
+
+    /// The sections `--only` names (all of 1...8 without it).
+    func selectedSections() throws -> Set<Int> {
+        guard let only else { return Set(1...8) }
+        let numbers = only.split(separator: ",").map { Int($0.trimmingCharacters(in: .whitespaces)) }
+        guard !numbers.isEmpty, numbers.allSatisfy({ $0.map((1...8).contains) ?? false }) else {
+            throw ValidationError("--only takes section numbers from 1 to 8, comma-separated (e.g. 3 or 1,4), not '\(only)'")
+        }
+        return Set(numbers.compactMap { $0 })
     }
 
     func run() async throws {
@@ -77,6 +91,8 @@ struct AlarmdBench: AsyncParsableCommand {
     }
 
     private func measure(executable: String, folder: String, report: Report) async throws {
+        let sections = try selectedSections()
+        func wanted(_ numbers: Int...) -> Bool { !sections.isDisjoint(with: numbers) }
         let runtimeFloor = try await ChildProcess.spawn(
             "runtime-floor", executable: try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe"),
             arguments: ["--runtime-floor-child"], logPath: folder + "/runtime-floor.log")
@@ -105,27 +121,27 @@ struct AlarmdBench: AsyncParsableCommand {
             guard daemon.process.isRunning else { throw BenchError("alarmd exited; its log:\n\(daemon.process.logTail())") }
         }
         let alarmCount = alarms ?? (quick ? 100 : 500)
-        await bench.phase("1 alert precision: \(alarmCount) alarms, 120 ms apart") {
+        if wanted(1) { await bench.phase("1 alert precision: \(alarmCount) alarms, 120 ms apart") {
             try alive()
             try await AlertPrecision(count: alarmCount, spacing: 120).run(bench, daemon: daemon)
-        }
-        await bench.phase("2-3 command round trips and rate") {
+        } }
+        if wanted(2, 3) { await bench.phase("2-3 command round trips and rate") {
             try alive()
             try await RoundTrips(single: quick ? 300 : 1000, perRequester: requestsPerRequester ?? (quick ? 10 : 50)).run(bench, daemon: daemon)
-        }
-        await bench.phase("4 button to buzzer off") {
+        } }
+        if wanted(4) { await bench.phase("4 button to buzzer off") {
             try alive()
             // 200: a p99 that is not simply the largest of the presses.
             try await ButtonLatency(presses: quick ? 20 : 200).run(bench, daemon: daemon)
-        }
+        } }
         await daemon.stop()
         let idle = idleSeconds ?? (quick ? 10 : 60)
-        await bench.phase("5-7 idle cost (\(idle) s), memory, start-up") {
+        if wanted(5, 6, 7) { await bench.phase("5-7 idle cost (\(idle) s), memory, start-up") {
             try await Footprint(idleSeconds: idle).run(bench)
-        }
-        await bench.phase("8 engine scale, in process") {
+        } }
+        if wanted(8) { await bench.phase("8 engine scale, in process") {
             try EngineScale(repetitions: quick ? 200 : 1000).run(bench)
-        }
+        } }
         await withTaskGroup(of: Void.self) { group in
             for client in clients + [echo, observer.client] { group.addTask { await client.stop() } }
         }

@@ -67,8 +67,10 @@ struct RoundTrips {
         // 100 requesters: echo, then list, then (with a timer each) pause/resume.
         let echoCPU = try CPUShares(bench, daemon: daemon)
         let emptyObject = Array("{}".utf8), listTopic = daemon.command("list")
+        log("  100 requesters: echo")
         let echoMany = try await Self.closedLoop(bench, count: perRequester) { _, _ in (echo, emptyObject) }
         let echoCost = try echoCPU.perOperation(echoMany.latencies.count)
+        log("  100 requesters: list")
         let listMany = try await Self.closedLoop(bench, count: perRequester) { _, _ in (listTopic, emptyObject) }
         for id in timers.dropFirst() { try await schedule(id, by: requester, daemon: daemon) }
         // Timer 0 was left paused or running by the single requester: start everyone running.
@@ -78,7 +80,9 @@ struct RoundTrips {
             let payload = Array(Workloads.alarmID(id).utf8)
             return [(topic: daemon.command("pause"), payload: payload), (topic: daemon.command("resume"), payload: payload)]
         }
+        log("  100 requesters: pause/resume (the rate of section 3)")
         let changeMany = try await Self.closedLoop(bench, count: perRequester) { number, iteration in changes[number][iteration % 2] }
+        log("  100 requesters: done")
         let changeCost = try changeCPU.perOperation(changeMany.latencies.count)
         let writeMany = try atomicWrites(bytes: daemon.stateFileSize, in: daemon.stateDirectory)
         let consistent = try await finalStateMatches(changeMany, timers: timers, by: requester, daemon: daemon)
