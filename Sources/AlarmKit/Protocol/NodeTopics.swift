@@ -26,16 +26,20 @@ public struct NodeTopics: Sendable, Hashable {
 
     /// The alarm id of an alarm topic, if `topic` is one.
     public func alarmID(inTopic topic: String) -> UUID? {
-        let prefix = "\(base)/alarms/"
-        guard topic.hasPrefix(prefix) else { return nil }
-        return UUID(uuidString: String(topic.dropFirst(prefix.count)))
+        name(inTopic: topic, section: "alarms").flatMap { UUID(uuidString: String($0)) }
     }
 
     /// The operation named by a command topic, as written (it may not be a known operation).
     public func operationName(inTopic topic: String) -> String? {
-        let prefix = "\(base)/cmd/"
-        guard topic.hasPrefix(prefix) else { return nil }
-        return String(topic.dropFirst(prefix.count))
+        name(inTopic: topic, section: "cmd").map(String.init)
+    }
+
+    /// What follows `<base>/<section>/` in `topic`, or nil. Compared byte for byte, as MQTT
+    /// compares topics (and without building the prefix: this runs for every message received).
+    private func name(inTopic topic: String, section: String) -> Substring? {
+        let rest = topic.utf8[...].removingPrefix(base.utf8)?.removingPrefix("/".utf8)?
+            .removingPrefix(section.utf8)?.removingPrefix("/".utf8)
+        return rest.map(Substring.init)
     }
 
     /// True when `id` is a valid node id: letters, digits, `_` and `-`.
@@ -137,5 +141,12 @@ public struct NodeStatus: Sendable, Hashable, Codable {
         try container.encodeIfPresent(alarms, forKey: .alarms)
         try container.encodeIfPresent(stateFileProblem, forKey: .stateFileProblem)
         try container.encodeIfPresent(authorizationPrompt, forKey: .authorizationPrompt)
+    }
+}
+
+extension Substring.UTF8View {
+    /// The rest after `prefix`, or nil when it does not start with it.
+    fileprivate func removingPrefix(_ prefix: String.UTF8View) -> Substring.UTF8View? {
+        starts(with: prefix) ? dropFirst(prefix.count) : nil
     }
 }

@@ -1,0 +1,38 @@
+import AlarmKit
+import Foundation
+import Testing
+
+@Suite("NodeTopics: reading the topics of one node")
+struct NodeTopicsTests {
+    let topics = NodeTopics(node: "n1")
+
+    @Test func readsTheOperationOfItsOwnCommandTopics() {
+        #expect(topics.operationName(inTopic: "alarmd/n1/cmd/pause") == "pause")
+        #expect(topics.operationName(inTopic: topics.command(.schedule)) == "schedule")
+        #expect(topics.operationName(inTopic: "alarmd/n1/cmd/") == "")
+        #expect(topics.operationName(inTopic: "alarmd/n1/cmd/späť") == "späť")
+    }
+
+    @Test func ignoresOtherNodesAndOtherSections() {
+        #expect(topics.operationName(inTopic: "alarmd/n10/cmd/pause") == nil)
+        #expect(topics.operationName(inTopic: "alarmd/n1/cmdx/pause") == nil)
+        #expect(topics.operationName(inTopic: "alarmd/n1/cmd") == nil)
+        #expect(topics.operationName(inTopic: "alarmd/n1/alarms/pause") == nil)
+        #expect(topics.operationName(inTopic: "xalarmd/n1/cmd/pause") == nil)
+        #expect(topics.operationName(inTopic: "") == nil)
+    }
+
+    @Test func readsTheAlarmIDOfAnAlarmTopic() {
+        let id = UUID()
+        #expect(topics.alarmID(inTopic: topics.alarm(id)) == id)
+        #expect(topics.alarmID(inTopic: "alarmd/n1/alarms/not-a-uuid") == nil)
+        #expect(topics.alarmID(inTopic: "alarmd/n2/alarms/\(id.uuidString)") == nil)
+        #expect(topics.alarmID(inTopic: "alarmd/n1/cmd/\(id.uuidString)") == nil)
+    }
+
+    @Test func worksWithoutAPrefix() {
+        let bare = NodeTopics(prefix: "", node: "kitchen")
+        #expect(bare.operationName(inTopic: "kitchen/cmd/list") == "list")
+        #expect(bare.operationName(inTopic: "alarmd/kitchen/cmd/list") == nil)
+    }
+}
