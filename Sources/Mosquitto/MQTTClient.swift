@@ -9,7 +9,9 @@ import Synchronization
 /// An MQTT client over libmosquitto that keeps itself connected.
 ///
 /// - A dedicated network thread (not Swift's cooperative pool) drives libmosquitto with
-///   `mosquitto_loop`; callbacks run on it and yield into ``events``.
+///   `mosquitto_loop_read`, `mosquitto_loop_write` and `mosquitto_loop_misc` around its own poll(2);
+///   callbacks run on it and yield into ``events``. A burst of publishes wakes it once and leaves
+///   in as few TCP segments as the socket allows (see ``serviceConnection(timeoutMilliseconds:)``).
 /// - After every (re)connection it sends all subscriptions again and flushes the messages that were
 ///   published while disconnected; ``MQTTEvent/connected(sessionPresent:)`` follows once the broker
 ///   has acknowledged the subscriptions.
@@ -33,14 +35,17 @@ public final class MQTTClient: Sendable {
     private let state: Mutex<State>
     /// Signalled by ``disconnect()`` to cut short the network thread's wait between reconnect attempts.
     private let reconnectWaitInterrupt = DispatchSemaphore(value: 0)
+    /// Wakes the network thread from poll(2) when a packet was queued from another thread.
+    private let networkWake: EventSignal
 
     /// libmosquitto needs `mosquitto_lib_init` once per process before any other call (``MQTTRequestLoad``
     /// too); a static `let` is initialised exactly once, thread-safely, on first use.
     static let libraryInitialization: Int32 = mosquitto_lib_init()
 
-    /// How long one `mosquitto_loop` call may wait for network activity. Publishing, subscribing and
-    /// disconnecting wake it early, so this only bounds how often keepalive is checked: a quarter
-    /// of the keepalive keeps pings on time while an idle node wakes a few times a minute.
+    /// How long one round of the network thread may wait for network activity. Publishing,
+    /// subscribing and disconnecting wake it early, so this only bounds how often keepalive is
+    /// checked (`mosquitto_loop_misc`): a PINGREQ leaves at most a quarter of the keepalive after it
+    /// is due, well inside the broker's 1.5 × keepalive, while an idle node wakes a few times a minute.
     private static func loopTimeoutMilliseconds(keepAlive: Int) -> Int32 {
         Int32(max(1000, keepAlive * 1000 / 4))
     }
@@ -58,6 +63,12 @@ public final class MQTTClient: Sendable {
         logger[metadataKey: "mqtt.client_id"] = "\(configuration.clientID)"
         self.logger = logger
         self.configuration = configuration
+        // Before the handle: a throwing init does not run deinit, which destroys the handle.
+        do {
+            self.networkWake = try EventSignal(waking: "the MQTT network thread")
+        } catch {
+            throw MQTTError(code: .outOfMemory, message: "the MQTT client for \(configuration.brokerAddress) could not be created: \(error.message); raise the process's descriptor limit or free memory")
+        }
         self.handle = try MosquittoHandle(configuration: configuration)
         self.state = Mutex(State(
             protocolVersion: configuration.protocolVersion,
@@ -162,18 +173,54 @@ public final class MQTTClient: Sendable {
     ///   message that cannot be encoded; ``MQTTError/Code/clientClosed`` after ``disconnect()``.
     public func publish(_ message: MQTTMessage) throws(MQTTError) {
         try Self.validate(message, broker: configuration.brokerAddress)
-        try state.withLock { state throws(MQTTError) in
-            guard !state.isClosing else { throw Self.closedError(configuration) }
-            guard state.link == .up else {
-                state.outgoing.append(message)
-                return
-            }
-            // Handed over under the lock, so that a publish racing with the flush of the buffer
-            // after a reconnection cannot overtake the buffered messages.
-            if try handOver(message, state: &state) == .notConnected {
-                state.outgoing.append(message)
+        if try state.withLock({ state throws(MQTTError) in try enqueue(message, state: &state) }) {
+            networkWake.signal()
+        }
+    }
+
+    /// Publishes `messages` in order, each as ``publish(_:)`` does, and wakes the network thread
+    /// once for all of them, so that they leave together: in one TCP segment when they fit.
+    ///
+    /// - Returns: the messages that could not be published, each with the error ``publish(_:)``
+    ///   would have thrown for it; all the others were published.
+    public func publish(_ messages: [MQTTMessage]) -> [(message: MQTTMessage, error: MQTTError)] {
+        var failures: [(message: MQTTMessage, error: MQTTError)] = []
+        var valid: [MQTTMessage] = []
+        valid.reserveCapacity(messages.count)
+        for message in messages {
+            do throws(MQTTError) {
+                try Self.validate(message, broker: configuration.brokerAddress)
+                valid.append(message)
+            } catch {
+                failures.append((message, error))
             }
         }
+        let handedOver = state.withLock { state in
+            var handedOver = false
+            for message in valid {
+                do throws(MQTTError) {
+                    if try enqueue(message, state: &state) { handedOver = true }
+                } catch {
+                    failures.append((message, error))
+                }
+            }
+            return handedOver
+        }
+        if handedOver { networkWake.signal() }
+        return failures
+    }
+
+    /// Under the state lock: hands `message` to libmosquitto, or keeps it in the buffer while
+    /// there is no connection. Returns whether libmosquitto took it (the network thread must then
+    /// be woken to send it). Handing over under the lock keeps a publish racing with the flush of
+    /// the buffer after a reconnection from overtaking the buffered messages.
+    private func enqueue(_ message: MQTTMessage, state: inout State) throws(MQTTError) -> Bool {
+        guard !state.isClosing else { throw Self.closedError(configuration) }
+        guard state.link == .up, try handOver(message, state: &state) == .accepted else {
+            state.outgoing.append(message)
+            return false
+        }
+        return true
     }
 
     /// Whether `topic` matches the subscription filter `filter` (with `+` and `#` wildcards).
@@ -216,6 +263,7 @@ public final class MQTTClient: Sendable {
         case .stopNetworkThread:
             await waitForAcknowledgements()
             mosquitto_disconnect(handle.pointer)
+            networkWake.signal()
             reconnectWaitInterrupt.signal()
             await waitForNetworkThread()
         case .awaitNetworkThread:
@@ -239,7 +287,7 @@ extension MQTTClient {
     fileprivate enum Link: Equatable {
         /// No connection, or connecting.
         case down
-        /// CONNACK accepted; subscriptions and the buffer are sent after the current `mosquitto_loop` call.
+        /// CONNACK accepted; subscriptions and the buffer are sent after the current round of the network thread.
         case awaitingSetup(sessionPresent: Bool)
         case up
     }
@@ -341,6 +389,7 @@ extension MQTTClient {
         switch result {
         case MOSQ_ERR_SUCCESS.rawValue:
             state.subscriptionsAwaitingAcknowledgement[messageID] = subscription.filter
+            networkWake.signal()
             return messageID
         case MOSQ_ERR_NO_CONN.rawValue:
             return nil
@@ -349,17 +398,18 @@ extension MQTTClient {
         }
     }
 
-    private static func validate(filter: String, qos: Int, broker: String) throws(MQTTError) {
+    private static func validate(filter: String, qos: Int, broker: @autoclosure () -> String) throws(MQTTError) {
         guard (0...2).contains(qos) else {
             throw MQTTError(code: .invalidArgument, message: "QoS \(qos) for '\(filter)' is invalid: use 0, 1 or 2")
         }
         let result = mosquitto_sub_topic_check(filter)
         guard result == MOSQ_ERR_SUCCESS.rawValue else {
-            throw MQTTError(mosquittoCode: result, during: .subscribe(filter: filter), broker: broker)
+            throw MQTTError(mosquittoCode: result, during: .subscribe(filter: filter), broker: broker())
         }
     }
 
-    private static func validate(_ message: MQTTMessage, broker: String) throws(MQTTError) {
+    /// `broker` is only formatted for an error: this runs for every publish.
+    private static func validate(_ message: MQTTMessage, broker: @autoclosure () -> String) throws(MQTTError) {
         guard (0...2).contains(message.qos) else {
             throw MQTTError(code: .invalidArgument, message: "QoS \(message.qos) for '\(message.topic)' is invalid: use 0, 1 or 2")
         }
@@ -383,8 +433,8 @@ extension MQTTClient {
 // MARK: - Network thread
 
 extension MQTTClient {
-    /// The body of the network thread: `mosquitto_connect_async`, then `mosquitto_loop` while
-    /// connected; after a failure, a capped exponential backoff and `mosquitto_reconnect_async`.
+    /// The body of the network thread: `mosquitto_connect_async`, then
+    /// ``serviceConnection(timeoutMilliseconds:)`` while connected; after a failure, a capped exponential backoff and `mosquitto_reconnect_async`.
     /// Ends once ``disconnect()`` has asked for it and the socket is closed.
     private func runNetworkLoop() {
         startConnecting {
@@ -394,7 +444,7 @@ extension MQTTClient {
         var lastReportedFailure: String?
         var connectedAt: ContinuousClock.Instant?
         while true {
-            let result = mosquitto_loop(handle.pointer, Self.loopTimeoutMilliseconds(keepAlive: configuration.keepAlive), 1)
+            let result = serviceConnection(timeoutMilliseconds: Self.loopTimeoutMilliseconds(keepAlive: configuration.keepAlive))
             let loopErrno = errno
             if completeConnectionSetup() {
                 connectedAt = .now
@@ -450,8 +500,8 @@ extension MQTTClient {
         }
     }
 
-    /// Runs a connect call; a failure is recorded for the next round of the loop (`mosquitto_loop`
-    /// then returns at once, as there is no socket).
+    /// Runs a connect call; a failure is recorded for the next round of the loop (which then returns
+    /// at once, as there is no socket).
     private func startConnecting(_ connectCall: () -> Int32) {
         let result = connectCall()
         let savedErrno = errno
@@ -466,10 +516,64 @@ extension MQTTClient {
         }
     }
 
+    /// One round of the network thread. It does what `mosquitto_loop` does (wait, `mosquitto_loop_read`,
+    /// `mosquitto_loop_write`, `mosquitto_loop_misc`, and the same result), differently in two ways:
+    /// - it waits in poll(2) on the socket and on ``networkWake``, which a burst of publishes signals
+    ///   once. `mosquitto_loop` waits on a socket pair that libmosquitto writes a byte to for every
+    ///   queued packet and reads one byte from per round: under load a round per packet. (Those
+    ///   bytes are still written; unread, the pair fills and later writes fail at once.)
+    /// - it writes what is queued with the socket corked (`TCP_CORK`), and uncorks once all is
+    ///   handed to the kernel, which sends it at once (`TCP_NODELAY` is set): the reply, document,
+    ///   event and state of one change leave in one segment instead of one each, which spares this
+    ///   thread and the broker a pass through the network stack per packet.
+    private func serviceConnection(timeoutMilliseconds: Int32) -> Int32 {
+        let socket = mosquitto_socket(handle.pointer)
+        guard socket >= 0 else { return MOSQ_ERR_NO_CONN.rawValue }
+        let wantsWrite = mosquitto_want_write(handle.pointer)
+        var descriptors = [
+            pollfd(fd: socket, events: Int16(POLLIN) | (wantsWrite ? Int16(POLLOUT) : 0), revents: 0),
+            pollfd(fd: networkWake.descriptor, events: Int16(POLLIN), revents: 0),
+        ]
+        guard poll(&descriptors, nfds_t(descriptors.count), timeoutMilliseconds) >= 0 else {
+            return errno == EINTR ? MOSQ_ERR_SUCCESS.rawValue : MOSQ_ERR_ERRNO.rawValue
+        }
+        let ready = descriptors[0].revents
+        let writable = ready & Int16(POLLOUT) != 0
+        // A TLS handshake goes on from mosquitto_loop_read, also when it waits for the socket to be writable.
+        if ready & Int16(POLLIN | POLLERR | POLLHUP) != 0 || (writable && configuration.tls != nil) {
+            let result = mosquitto_loop_read(handle.pointer, 1)
+            if result != MOSQ_ERR_SUCCESS.rawValue || mosquitto_socket(handle.pointer) < 0 {
+                return result
+            }
+        }
+        if descriptors[1].revents != 0 {
+            networkWake.clear()
+        }
+        // Reading may have queued acknowledgements; a wake-up means publishes were queued.
+        if mosquitto_want_write(handle.pointer) {
+            let result = Self.corked(socket) { mosquitto_loop_write(handle.pointer, 1) }
+            if result != MOSQ_ERR_SUCCESS.rawValue || mosquitto_socket(handle.pointer) < 0 {
+                return result
+            }
+        }
+        return mosquitto_loop_misc(handle.pointer)
+    }
+
+    /// Runs `write` with `TCP_CORK` set on `socket` (setsockopt), then clears it, which sends what
+    /// was written. A failed setsockopt only costs the coalescing: the write goes ahead, and a
+    /// closed socket reports itself through `write`.
+    private static func corked(_ socket: Int32, _ write: () -> Int32) -> Int32 {
+        var on: Int32 = 1, off: Int32 = 0
+        let size = socklen_t(MemoryLayout<Int32>.size)
+        _ = setsockopt(socket, Int32(IPPROTO_TCP), TCP_CORK, &on, size)
+        defer { _ = setsockopt(socket, Int32(IPPROTO_TCP), TCP_CORK, &off, size) }
+        return write()
+    }
+
     /// After a CONNACK was accepted: sends every subscription again, flushes the buffer in publish
     /// order and marks the link up; `.connected` follows once the broker has acknowledged the
-    /// subscriptions (at once without any), so a consumer can rely on them. It runs after the `mosquitto_loop` call that
-    /// read the CONNACK returns, because libmosquitto re-sends its own unacknowledged QoS 1/2 messages
+    /// subscriptions (at once without any), so a consumer can rely on them. It runs after the round
+    /// that read the CONNACK, because libmosquitto re-sends its own unacknowledged QoS 1/2 messages
     /// only after the connect callback: flushing inside the callback would let those older messages
     /// overwrite newer retained state. Returns whether a connection was set up.
     private func completeConnectionSetup() -> Bool {
@@ -784,7 +888,8 @@ extension MQTTClient {
 /// `@unchecked Sendable` because the pointer is shared between the caller's threads and the network
 /// thread under these rules: `mosquitto_publish_v5`, `mosquitto_subscribe` and `mosquitto_disconnect`
 /// are made thread-safe by libmosquitto itself (`mosquitto_threaded_set(true)` makes it take its
-/// mutexes and leave socket writes to the network thread); `mosquitto_loop`, `mosquitto_reconnect_async`
+/// mutexes and leave socket writes to the network thread); `mosquitto_loop_read`, `mosquitto_loop_write`,
+/// `mosquitto_loop_misc`, `mosquitto_reconnect_async`
 /// and the protocol fallback run only on the network thread; configuration happens in `init` before
 /// the pointer is shared; `mosquitto_destroy` runs in `MQTTClient.deinit`, when no thread uses it.
 private struct MosquittoHandle: @unchecked Sendable {

@@ -39,6 +39,24 @@ struct MQTTClientTests {
         }
     }
 
+    @Test("publishing several messages at once sends them in order and reports only the invalid ones")
+    func publishTogether() async throws {
+        try await TestBroker.withBroker { broker in
+            try await withTestClients { clients in
+                let (client, events) = try clients.start(broker.clientConfiguration(clientID: "batch"))
+                try client.subscribe("batch/#", qos: 1)
+                try await events.connected()
+                let valid = (0..<50).map { MQTTMessage(topic: "batch/\($0 % 3)", string: "\($0)", qos: 1) }
+                let invalid = MQTTMessage(topic: "batch/+", string: "wildcard")
+                let failures = client.publish(Array(valid[..<25]) + [invalid] + Array(valid[25...]))
+                #expect(failures.map(\.message) == [invalid])
+                #expect(failures.first?.error.code == .invalidArgument)
+                let received = try await events.messages(on: "batch/#") { $0.payloadString == "49" }
+                #expect(received.map(\.payloadString) == valid.map(\.payloadString))
+            }
+        }
+    }
+
     @Test("MQTT 5 request/response carries response topic and correlation data both ways")
     func requestResponse() async throws {
         try await TestBroker.withBroker { broker in
