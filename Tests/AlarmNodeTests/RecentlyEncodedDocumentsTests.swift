@@ -29,11 +29,32 @@ struct RecentlyEncodedDocumentsTests {
         #expect(recent.encoded(paused) == [4])
     }
 
-    @Test func forgetsTheOldestBeyondItsCapacity() throws {
+    @Test func keepsTheLastCapacityDocumentsAndForgetsOlderOnes() throws {
         var recent = RecentlyEncodedDocuments()
         let first = try document()
         recent.remember(first, encoded: [0])
-        for _ in 0..<RecentlyEncodedDocuments.capacity { recent.remember(try document(), encoded: [1]) }
+        var others: [AlarmDocument] = []
+        for _ in 1..<RecentlyEncodedDocuments.capacity { others.append(try document()) }
+        for other in others { recent.remember(other, encoded: [1]) }
+        // `first` and the capacity − 1 after it: all still there, also across the generation change.
+        recent.remember(try document(), encoded: [2])
+        #expect(recent.encoded(first) == [0])
+        #expect(others.allSatisfy { recent.encoded($0) == [1] })
+        for _ in 0..<RecentlyEncodedDocuments.capacity { recent.remember(try document(), encoded: [3]) }
         #expect(recent.encoded(first) == nil)
+    }
+
+    @Test func aDocumentRememberedAgainWinsOverItsOlderGeneration() throws {
+        var recent = RecentlyEncodedDocuments()
+        let published = try document()
+        recent.remember(published, encoded: [1])
+        // Enough for `published` to move to the older generation.
+        for _ in 0..<RecentlyEncodedDocuments.capacity { recent.remember(try document(), encoded: [0]) }
+        #expect(recent.encoded(published) == [1])
+        var paused = published
+        paused.state = .paused
+        recent.remember(paused, encoded: [2])
+        #expect(recent.encoded(paused) == [2])
+        #expect(recent.encoded(published) == nil)
     }
 }

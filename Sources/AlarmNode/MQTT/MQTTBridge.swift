@@ -3,7 +3,6 @@ import FoundationEssentials
 import LinuxSystem
 import Logging
 import Mosquitto
-import OrderedCollections
 import ServiceLifecycle
 import Synchronization
 
@@ -66,43 +65,54 @@ public final class MQTTBridge: Service, Sendable {
 
     // MARK: Publishing
 
-    /// Publishes what the engine's effects call for: documents, removals, events, intents.
+    /// Publishes what the engine's effects call for (documents, removals, events, intents) and
+    /// what Home Assistant shows, together: the client sends them in one go.
     public func publish(_ effects: [AlarmEffect], engine: AlarmEngine, authorization: AlarmManager.AuthorizationState) {
+        var messages: [MQTTMessage] = []
+        var added: [UUID] = [], removed: [UUID] = []
         for effect in effects {
             switch effect {
             case .changed(let document):
-                knownAlarms.withLock { _ = $0.insert(document.id) }
                 let payload = encode(document)
                 recentDocuments.withLock { $0.remember(document, encoded: payload) }
-                send(MQTTMessage(topic: topics.alarm(document.id), payload: payload, qos: 1, retain: true))
+                added.append(document.id)
+                messages.append(MQTTMessage(topic: topics.alarm(document.id), payload: payload, qos: 1, retain: true))
             case .removed(let id):
-                knownAlarms.withLock { _ = $0.remove(id) }
                 alarmEncoder.forget(id)
-                send(MQTTMessage(topic: topics.alarm(id), payload: [], qos: 1, retain: true))
+                removed.append(id)
+                messages.append(MQTTMessage(topic: topics.alarm(id), payload: [], qos: 1, retain: true))
             case .event(let event):
-                send(MQTTMessage(topic: topics.events, payload: event.json, qos: 1, retain: false))
+                messages.append(MQTTMessage(topic: topics.events, payload: event.json, qos: 1, retain: false))
             case .runIntent(let intent, let alarmID):
                 guard case .publish(let topic, _, let retain) = intent else { continue }
                 logger.info("intent run", metadata: ["alarmID": "\(alarmID)", "topic": "\(topic)"])
-                send(MQTTMessage(topic: topic, string: intent.payload(for: alarmID), qos: 1, retain: retain))
+                messages.append(MQTTMessage(topic: topic, string: intent.payload(for: alarmID), qos: 1, retain: retain))
             case .alertStarted, .alertEnded:
                 break
             }
+        }
+        if announcesToHomeAssistant, let state = homeAssistantStateMessage(HomeAssistantState(engine: engine)) {
+            messages.append(state)
+        }
+        // Known and sent in one step: see clearIfStale.
+        knownAlarms.withLock { known in
+            for id in added { known.insert(id) }
+            for id in removed { known.remove(id) }
+            send(messages)
         }
         updateStatus { status in
             status.alarms = engine.records.count
             status.authorization = authorization
         }
-        if announcesToHomeAssistant { publishHomeAssistantState(HomeAssistantState(engine: engine)) }
     }
 
-    /// Publishes what the Home Assistant entities show, when it changed (or always, when `force`).
-    private func publishHomeAssistantState(_ state: HomeAssistantState, force: Bool = false) {
+    /// The message of what the Home Assistant entities show, when it changed (or always, when `force`).
+    private func homeAssistantStateMessage(_ state: HomeAssistantState, force: Bool = false) -> MQTTMessage? {
         let changed = homeAssistantState.withLock { last in
             defer { last = state }
             return force || last != state
         }
-        if changed { send(MQTTMessage(topic: homeAssistant.stateTopic, payload: Self.encode(state), qos: 1, retain: true)) }
+        return changed ? MQTTMessage(topic: homeAssistant.stateTopic, payload: Self.encode(state), qos: 1, retain: true) : nil
     }
 
     /// Announces the node's entities to Home Assistant, or removes them when discovery is off.
@@ -113,7 +123,9 @@ public final class MQTTBridge: Service, Sendable {
         // On the node's actor, where changes are published too: a change made meanwhile is not
         // overwritten by an older state.
         if announcesToHomeAssistant {
-            await node.withEngine { self.publishHomeAssistantState(HomeAssistantState(engine: $0), force: true) }
+            await node.withEngine { engine in
+                if let state = self.homeAssistantStateMessage(HomeAssistantState(engine: engine), force: true) { self.send(state) }
+            }
         }
     }
 
@@ -145,8 +157,19 @@ public final class MQTTBridge: Service, Sendable {
         do {
             try client.publish(message)
         } catch {
-            logger.warning("publish failed", metadata: ["topic": "\(message.topic)", "error": "\(error)"])
+            logPublishFailure(message, error)
         }
+    }
+
+    /// Sends `messages` together (one wake-up of the client's network thread for all).
+    private func send(_ messages: [MQTTMessage]) {
+        for (message, error) in client.publish(messages) {
+            logPublishFailure(message, error)
+        }
+    }
+
+    private func logPublishFailure(_ message: MQTTMessage, _ error: MQTTError) {
+        logger.warning("publish failed", metadata: ["topic": "\(message.topic)", "error": "\(error)"])
     }
 
     /// A document's JSON, its configuration spliced in from the shared cache.
@@ -247,10 +270,9 @@ public final class MQTTBridge: Service, Sendable {
             let chunk = ids[start..<min(start + Self.republishChunk, ids.count)]
             await node.withEngine { engine in
                 // An alarm removed meanwhile is skipped: its removal has been published.
-                for id in chunk {
-                    guard let document = engine.document(for: id) else { continue }
-                    send(MQTTMessage(topic: topics.alarm(id), payload: encode(document), qos: 1, retain: true))
-                }
+                send(chunk.compactMap { id in
+                    engine.document(for: id).map { MQTTMessage(topic: topics.alarm(id), payload: encode($0), qos: 1, retain: true) }
+                })
             }
         }
         // Encoding every document was a burst of short-lived memory: give it back.
@@ -282,10 +304,21 @@ public final class MQTTBridge: Service, Sendable {
     }
 
     /// A retained alarm topic the node does not hold any more is cleared.
+    ///
+    /// The check and the clear happen under the lock under which `publish` records an alarm and
+    /// hands its document to the client, so the two reach the broker in the order they were
+    /// decided: an alarm that the node adds meanwhile (a schedule that waited for the authorization
+    /// prompt) has its document sent after the clear, never cleared by it.
     private func clearIfStale(_ id: UUID, _ message: MQTTMessage) {
-        guard !message.payload.isEmpty, !knownAlarms.withLock({ $0.contains(id) }) else { return }
-        logger.info("clearing retained topic of an alarm that no longer exists", metadata: ["alarmID": "\(id)"])
-        send(MQTTMessage(topic: message.topic, payload: [], qos: 1, retain: true))
+        guard !message.payload.isEmpty else { return }
+        let cleared = knownAlarms.withLock { known in
+            guard !known.contains(id) else { return false }
+            send(MQTTMessage(topic: message.topic, payload: [], qos: 1, retain: true))
+            return true
+        }
+        if cleared {
+            logger.info("cleared the retained topic of an alarm that no longer exists", metadata: ["alarmID": "\(id)"])
+        }
     }
 
     private func handleSimulatedPress(_ message: MQTTMessage) {
@@ -361,21 +394,31 @@ public final class MQTTBridge: Service, Sendable {
 
 /// The bytes of the documents published last, so that a reply carrying the same document (the
 /// usual case: a command's reply follows its own change) is assembled around them rather than
-/// encoding the document a second time. Bounded: the oldest are forgotten first.
+/// encoding the document a second time.
+///
+/// Bounded in two generations: the newest documents fill `current`; when it holds ``capacity``, it
+/// becomes `previous` and the generation before is dropped whole. So the last ``capacity``
+/// documents are always kept and at most twice as many, at a constant cost per document (an
+/// ordered dictionary of 256 paid a shift of its entries for every remembered document).
 struct RecentlyEncodedDocuments {
     static let capacity = 256
 
-    private var entries: OrderedDictionary<UUID, (document: AlarmDocument, bytes: [UInt8])> = [:]
+    private typealias Entries = [UUID: (document: AlarmDocument, bytes: [UInt8])]
+    private var current: Entries = [:]
+    private var previous: Entries = [:]
 
     mutating func remember(_ document: AlarmDocument, encoded bytes: [UInt8]) {
-        entries.removeValue(forKey: document.id)
-        entries[document.id] = (document, bytes)
-        if entries.count > Self.capacity { entries.removeFirst() }
+        if current.count >= Self.capacity, current[document.id] == nil {
+            previous = current
+            current.removeAll(keepingCapacity: true)
+        }
+        current[document.id] = (document, bytes)
     }
 
     /// The bytes of `document` if it is exactly the one published last under its id.
     func encoded(_ document: AlarmDocument) -> [UInt8]? {
-        guard let entry = entries[document.id], entry.document == document else { return nil }
+        // An id in `current` was published since its entry in `previous`, if any.
+        guard let entry = current[document.id] ?? previous[document.id], entry.document == document else { return nil }
         return entry.bytes
     }
 }
