@@ -42,5 +42,9 @@ public final class EventSignal: Sendable {
         var count: eventfd_t = 0
         _ = eventfd_read(event.raw, &count)
         pending.store(false, ordering: .sequentiallyConsistent)
+        // The caller's next reads of the work may be plain loads (libmosquitto's queue pointer):
+        // without a full fence a weakly ordered CPU (a Pi's ARM) may do them before this store
+        // is seen, while a signal() that still saw `pending` skips its write: a lost wake-up.
+        atomicMemoryFence(ordering: .sequentiallyConsistent)
     }
 }

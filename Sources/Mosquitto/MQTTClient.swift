@@ -9,9 +9,10 @@ import Synchronization
 /// An MQTT client over libmosquitto that keeps itself connected.
 ///
 /// - A dedicated network thread (not Swift's cooperative pool) drives libmosquitto with
-///   `mosquitto_loop_read`, `mosquitto_loop_write` and `mosquitto_loop_misc` around its own poll(2);
-///   callbacks run on it and yield into ``events``. A burst of publishes wakes it once and leaves
-///   in as few TCP segments as the socket allows (see ``serviceConnection(timeoutMilliseconds:)``).
+///   `mosquitto_loop_read`, `mosquitto_loop_write` and `mosquitto_loop_misc` around its own poll(2)
+///   (with TLS, `mosquitto_loop`); callbacks run on it and yield into ``events``. A burst of
+///   publishes wakes it once and leaves in as few TCP segments as the socket allows (see
+///   ``serviceConnection(timeoutMilliseconds:)``).
 /// - After every (re)connection it sends all subscriptions again and flushes the messages that were
 ///   published while disconnected; ``MQTTEvent/connected(sessionPresent:)`` follows once the broker
 ///   has acknowledged the subscriptions.
@@ -44,8 +45,9 @@ public final class MQTTClient: Sendable {
 
     /// How long one round of the network thread may wait for network activity. Publishing,
     /// subscribing and disconnecting wake it early, so this only bounds how often keepalive is
-    /// checked (`mosquitto_loop_misc`): a PINGREQ leaves at most a quarter of the keepalive after it
-    /// is due, well inside the broker's 1.5 × keepalive, while an idle node wakes a few times a minute.
+    /// checked (`mosquitto_loop_misc`, which counts whole seconds): a PINGREQ leaves at most a
+    /// quarter of the keepalive and a second after it is due, inside the broker's 1.5 × keepalive
+    /// (keepalive is 5 s at least), while an idle node wakes a few times a minute.
     private static func loopTimeoutMilliseconds(keepAlive: Int) -> Int32 {
         Int32(max(1000, keepAlive * 1000 / 4))
     }
@@ -182,7 +184,7 @@ public final class MQTTClient: Sendable {
     /// once for all of them, so that they leave together: in one TCP segment when they fit.
     ///
     /// - Returns: the messages that could not be published, each with the error ``publish(_:)``
-    ///   would have thrown for it; all the others were published.
+    ///   would have thrown for it (the invalid ones first); all the others were published.
     public func publish(_ messages: [MQTTMessage]) -> [(message: MQTTMessage, error: MQTTError)] {
         var failures: [(message: MQTTMessage, error: MQTTError)] = []
         var valid: [MQTTMessage] = []
@@ -523,35 +525,46 @@ extension MQTTClient {
     ///   queued packet and reads one byte from per round: under load a round per packet. (Those
     ///   bytes are still written; unread, the pair fills and later writes fail at once.)
     /// - it writes what is queued with the socket corked (`TCP_CORK`), and uncorks once all is
-    ///   handed to the kernel, which sends it at once (`TCP_NODELAY` is set): the reply, document,
-    ///   event and state of one change leave in one segment instead of one each, which spares this
+    ///   handed to the kernel, which sends it at once (`TCP_NODELAY` is set): the document, event
+    ///   and state of one change leave in one segment instead of one each, which spares this
     ///   thread and the broker a pass through the network stack per packet.
+    ///
+    /// A TLS connection keeps `mosquitto_loop`: packets that OpenSSL has already decrypted are
+    /// invisible to poll(2), and `mosquitto_loop_read` goes on to them only until an `EAGAIN` in
+    /// `errno`, which the full socket pair leaves behind whenever a packet read queues an answer.
+    /// `mosquitto_loop` reads the pair, so its select(2) returns at once until they are handled.
     private func serviceConnection(timeoutMilliseconds: Int32) -> Int32 {
+        if configuration.tls != nil {
+            return mosquitto_loop(handle.pointer, timeoutMilliseconds, 1)
+        }
         let socket = mosquitto_socket(handle.pointer)
         guard socket >= 0 else { return MOSQ_ERR_NO_CONN.rawValue }
-        let wantsWrite = mosquitto_want_write(handle.pointer)
         var descriptors = [
-            pollfd(fd: socket, events: Int16(POLLIN) | (wantsWrite ? Int16(POLLOUT) : 0), revents: 0),
+            pollfd(fd: socket, events: Int16(POLLIN) | (mosquitto_want_write(handle.pointer) ? Int16(POLLOUT) : 0), revents: 0),
             pollfd(fd: networkWake.descriptor, events: Int16(POLLIN), revents: 0),
         ]
         guard poll(&descriptors, nfds_t(descriptors.count), timeoutMilliseconds) >= 0 else {
             return errno == EINTR ? MOSQ_ERR_SUCCESS.rawValue : MOSQ_ERR_ERRNO.rawValue
         }
         let ready = descriptors[0].revents
-        let writable = ready & Int16(POLLOUT) != 0
-        // A TLS handshake goes on from mosquitto_loop_read, also when it waits for the socket to be writable.
-        if ready & Int16(POLLIN | POLLERR | POLLHUP) != 0 || (writable && configuration.tls != nil) {
-            let result = mosquitto_loop_read(handle.pointer, 1)
+        guard ready & Int16(POLLNVAL) == 0 else {
+            // Where mosquitto_loop's select(2) fails, rather than poll(2) returning at once forever.
+            errno = EBADF
+            return MOSQ_ERR_ERRNO.rawValue
+        }
+        if ready & Int16(POLLIN | POLLERR | POLLHUP) != 0 {
+            let result = readAvailable(socket)
             if result != MOSQ_ERR_SUCCESS.rawValue || mosquitto_socket(handle.pointer) < 0 {
                 return result
             }
         }
-        if descriptors[1].revents != 0 {
+        let woken = descriptors[1].revents != 0
+        if woken {
             networkWake.clear()
         }
-        // Reading may have queued acknowledgements; a wake-up means publishes were queued.
-        if mosquitto_want_write(handle.pointer) {
-            let result = Self.corked(socket) { mosquitto_loop_write(handle.pointer, 1) }
+        // Reading may have queued acknowledgements; a wake-up means packets were queued.
+        if woken || ready & Int16(POLLOUT) != 0 || mosquitto_want_write(handle.pointer) {
+            let result = writeQueued(socket)
             if result != MOSQ_ERR_SUCCESS.rawValue || mosquitto_socket(handle.pointer) < 0 {
                 return result
             }
@@ -559,15 +572,33 @@ extension MQTTClient {
         return mosquitto_loop_misc(handle.pointer)
     }
 
-    /// Runs `write` with `TCP_CORK` set on `socket` (setsockopt), then clears it, which sends what
-    /// was written. A failed setsockopt only costs the coalescing: the write goes ahead, and a
-    /// closed socket reports itself through `write`.
-    private static func corked(_ socket: Int32, _ write: () -> Int32) -> Int32 {
+    /// `mosquitto_loop_read` until the socket has nothing more to read (a zero-timeout poll), at
+    /// most 64 times so that writing is not held up. One call stops after the first packet whose
+    /// handling queues an answer (a PUBACK): queueing leaves `EAGAIN` from the full socket pair in
+    /// `errno`, where `mosquitto_loop_read` looks for the socket's own.
+    private func readAvailable(_ socket: Int32) -> Int32 {
+        for _ in 0..<64 {
+            let result = mosquitto_loop_read(handle.pointer, 1)
+            guard result == MOSQ_ERR_SUCCESS.rawValue, mosquitto_socket(handle.pointer) == socket else { return result }
+            var pending = pollfd(fd: socket, events: Int16(POLLIN), revents: 0)
+            guard poll(&pending, 1, 0) == 1, pending.revents & Int16(POLLIN) != 0 else { break }
+        }
+        return MOSQ_ERR_SUCCESS.rawValue
+    }
+
+    /// `mosquitto_loop_write` with `TCP_CORK` set on `socket` (setsockopt), then cleared, which
+    /// sends what was written. A failed setsockopt only costs the coalescing. A write error or a
+    /// sent DISCONNECT closes the socket inside the call (which flushes it); its number may belong
+    /// to another file by then, so the cork is only cleared on a socket still libmosquitto's.
+    private func writeQueued(_ socket: Int32) -> Int32 {
         var on: Int32 = 1, off: Int32 = 0
         let size = socklen_t(MemoryLayout<Int32>.size)
         _ = setsockopt(socket, Int32(IPPROTO_TCP), TCP_CORK, &on, size)
-        defer { _ = setsockopt(socket, Int32(IPPROTO_TCP), TCP_CORK, &off, size) }
-        return write()
+        let result = mosquitto_loop_write(handle.pointer, 1)
+        if mosquitto_socket(handle.pointer) == socket {
+            _ = setsockopt(socket, Int32(IPPROTO_TCP), TCP_CORK, &off, size)
+        }
+        return result
     }
 
     /// After a CONNACK was accepted: sends every subscription again, flushes the buffer in publish
@@ -888,8 +919,8 @@ extension MQTTClient {
 /// `@unchecked Sendable` because the pointer is shared between the caller's threads and the network
 /// thread under these rules: `mosquitto_publish_v5`, `mosquitto_subscribe` and `mosquitto_disconnect`
 /// are made thread-safe by libmosquitto itself (`mosquitto_threaded_set(true)` makes it take its
-/// mutexes and leave socket writes to the network thread); `mosquitto_loop_read`, `mosquitto_loop_write`,
-/// `mosquitto_loop_misc`, `mosquitto_reconnect_async`
+/// mutexes and leave socket writes to the network thread); `mosquitto_loop`, `mosquitto_loop_read`,
+/// `mosquitto_loop_write`, `mosquitto_loop_misc`, `mosquitto_reconnect_async`
 /// and the protocol fallback run only on the network thread; configuration happens in `init` before
 /// the pointer is shared; `mosquitto_destroy` runs in `MQTTClient.deinit`, when no thread uses it.
 private struct MosquittoHandle: @unchecked Sendable {

@@ -57,6 +57,35 @@ struct MQTTClientTests {
         }
     }
 
+    @Test("every publish wakes the network thread at once: with a 60 s keepalive nothing waits for the next round")
+    func publishesLeaveWithoutWaitingForKeepalive() async throws {
+        try await TestBroker.withBroker { broker in
+            try await withTestClients { clients in
+                // A lost wake-up would leave a message queued until the network thread's next
+                // round, a quarter of the keepalive (15 s) later; every wait here allows 3 s.
+                let (publisher, publisherEvents) = try clients.start(broker.clientConfiguration(clientID: "waker", keepAlive: 60))
+                let (subscriber, subscriberEvents) = try clients.start(broker.clientConfiguration(clientID: "watcher", keepAlive: 60))
+                try subscriber.subscribe("wake/#", qos: 1)
+                try await subscriberEvents.connected()
+                try await publisherEvents.connected()
+                for round in 0..<40 {
+                    // From another task each time, alone or as a batch, QoS 0 and 1.
+                    let batch = round % 2 == 1
+                    try await Task.detached {
+                        if batch {
+                            #expect(publisher.publish([MQTTMessage(topic: "wake/a", string: "\(round)"), MQTTMessage(topic: "wake/b", string: "\(round)", qos: 1)]).isEmpty)
+                        } else {
+                            try publisher.publish(MQTTMessage(topic: "wake/a", string: "\(round)", qos: round % 4 == 0 ? 0 : 1))
+                        }
+                    }.value
+                    let received = try await subscriberEvents.message(on: "wake/#", within: .seconds(3))
+                    #expect(received.payloadString == "\(round)")
+                    if batch { _ = try await subscriberEvents.message(on: "wake/b", within: .seconds(3)) }
+                }
+            }
+        }
+    }
+
     @Test("MQTT 5 request/response carries response topic and correlation data both ways")
     func requestResponse() async throws {
         try await TestBroker.withBroker { broker in

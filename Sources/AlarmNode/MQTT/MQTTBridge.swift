@@ -69,17 +69,18 @@ public final class MQTTBridge: Service, Sendable {
     /// what Home Assistant shows, together: the client sends them in one go.
     public func publish(_ effects: [AlarmEffect], engine: AlarmEngine, authorization: AlarmManager.AuthorizationState) {
         var messages: [MQTTMessage] = []
-        var added: [UUID] = [], removed: [UUID] = []
+        // In effect order: a removal followed by a new document under the same id ends known.
+        var knownChanges: [(id: UUID, known: Bool)] = []
         for effect in effects {
             switch effect {
             case .changed(let document):
                 let payload = encode(document)
                 recentDocuments.withLock { $0.remember(document, encoded: payload) }
-                added.append(document.id)
+                knownChanges.append((document.id, true))
                 messages.append(MQTTMessage(topic: topics.alarm(document.id), payload: payload, qos: 1, retain: true))
             case .removed(let id):
                 alarmEncoder.forget(id)
-                removed.append(id)
+                knownChanges.append((id, false))
                 messages.append(MQTTMessage(topic: topics.alarm(id), payload: [], qos: 1, retain: true))
             case .event(let event):
                 messages.append(MQTTMessage(topic: topics.events, payload: event.json, qos: 1, retain: false))
@@ -96,8 +97,9 @@ public final class MQTTBridge: Service, Sendable {
         }
         // Known and sent in one step: see clearIfStale.
         knownAlarms.withLock { known in
-            for id in added { known.insert(id) }
-            for id in removed { known.remove(id) }
+            for change in knownChanges {
+                if change.known { known.insert(change.id) } else { known.remove(change.id) }
+            }
             send(messages)
         }
         updateStatus { status in
