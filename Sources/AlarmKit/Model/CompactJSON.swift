@@ -23,9 +23,15 @@ enum CompactJSON {
             }
             bytes.append(UInt8(ascii: "]"))
         case .object(let members):
-            var object = Object()
-            for (key, member) in members { object.set(key, member) }
-            bytes += object.bytes
+            // Keys are unique already: written in order without an Object's bookkeeping.
+            bytes.append(UInt8(ascii: "{"))
+            for (index, key) in members.keys.sorted(by: Object.precedes).enumerated() {
+                if index > 0 { bytes.append(UInt8(ascii: ",")) }
+                append(string: key, to: &bytes)
+                bytes.append(UInt8(ascii: ":"))
+                append(members[key] ?? .null, to: &bytes)
+            }
+            bytes.append(UInt8(ascii: "}"))
         }
     }
 
@@ -41,6 +47,11 @@ enum CompactJSON {
     /// Appends `text` quoted, escaping `"`, `\` and the control characters as `JSONEncoder` does.
     static func append(string text: String, to bytes: inout [UInt8]) {
         bytes.append(UInt8(ascii: "\""))
+        // Most strings (keys, ids, dates, titles) need no escape: copied whole.
+        guard text.utf8.contains(where: { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }) else {
+            bytes += text.utf8
+            return bytes.append(UInt8(ascii: "\""))
+        }
         for byte in text.utf8 {
             switch byte {
             case UInt8(ascii: "\""): bytes += #"\""#.utf8
@@ -63,46 +74,61 @@ enum CompactJSON {
     private static let hexDigits = Array("0123456789abcdef".utf8)
 
     /// An object under construction: members in any order, written sorted by key; setting a key
-    /// again replaces its value, as a keyed encoding container does.
+    /// again replaces its value, as a keyed encoding container does. The members are a short
+    /// array, searched in place (objects here have a handful of members: a dictionary cost a hash
+    /// and an allocation per member, visible in a profile).
     struct Object {
-        private var members: [String: [UInt8]] = [:]
+        private var members: [(key: String, value: [UInt8])] = []
+
+        /// The order of keys in a written object: by their UTF-8 bytes.
+        static func precedes(_ first: String, _ second: String) -> Bool {
+            first.utf8.lexicographicallyPrecedes(second.utf8)
+        }
+
+        private mutating func put(_ key: String, _ value: [UInt8]) {
+            if let index = members.firstIndex(where: { $0.key == key }) {
+                members[index].value = value
+            } else {
+                members.append((key, value))
+            }
+        }
 
         mutating func set(_ key: String, _ value: JSONValue) {
             var bytes: [UInt8] = []
             CompactJSON.append(value, to: &bytes)
-            members[key] = bytes
+            put(key, bytes)
         }
 
         mutating func set(_ key: String, string: String) {
             var bytes: [UInt8] = []
             CompactJSON.append(string: string, to: &bytes)
-            members[key] = bytes
+            put(key, bytes)
         }
 
         mutating func set(_ key: String, number: Double) {
             var bytes: [UInt8] = []
             CompactJSON.append(number: number, to: &bytes)
-            members[key] = bytes
+            put(key, bytes)
         }
 
         mutating func set(_ key: String, bool: Bool) {
-            members[key] = Array((bool ? "true" : "false").utf8)
+            put(key, Array((bool ? "true" : "false").utf8))
         }
 
         /// An instant as the model writes one (`AlarmJSON.string(from:)`), or `null`.
         mutating func set(_ key: String, date: Date?) {
-            guard let date else { return members[key] = Array("null".utf8) }
+            guard let date else { return put(key, Array("null".utf8)) }
             set(key, string: AlarmJSON.string(from: date))
         }
 
         /// A value already written as JSON.
         mutating func set(_ key: String, json: [UInt8]) {
-            members[key] = json
+            put(key, json)
         }
 
         var bytes: [UInt8] {
             var bytes: [UInt8] = [UInt8(ascii: "{")]
-            let sorted = members.sorted { $0.key.utf8.lexicographicallyPrecedes($1.key.utf8) }
+            let sorted = members.sorted { Self.precedes($0.key, $1.key) }
             for (index, member) in sorted.enumerated() {
                 if index > 0 { bytes.append(UInt8(ascii: ",")) }
                 CompactJSON.append(string: member.key, to: &bytes)
