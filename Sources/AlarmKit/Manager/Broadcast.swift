@@ -21,6 +21,12 @@ public final class Broadcast<Value: Sendable>: Sendable {
     }
 
     private let state: Mutex<State>
+    /// Held while a value is delivered, so every observer sees the values in the senders'
+    /// order. Delivering (`yield`) may wait for the observing task's status lock in the Swift
+    /// runtime, and cancelling that task holds its status lock while the stream's termination
+    /// handler unregisters the observer under `state`: so nothing yields while holding
+    /// `state`, and the termination handler never takes this lock.
+    private let delivery = Mutex(())
 
     public init(_ value: Value) {
         state = Mutex(State(value: value))
@@ -30,36 +36,45 @@ public final class Broadcast<Value: Sendable>: Sendable {
 
     /// Sets the value and delivers it to every observer.
     public func send(_ value: Value) {
-        // Yielding under the lock keeps every observer's order the same as the senders'.
-        state.withLock { state in
-            state.value = value
-            state.pending = nil
-            for observer in state.observers.values { observer.yield(value) }
+        delivery.withLock { _ in
+            let observers = state.withLock { state in
+                state.value = value
+                state.pending = nil
+                return Array(state.observers.values)
+            }
+            for observer in observers { observer.yield(value) }
         }
     }
 
     /// Sets the value from `make`, which runs only when someone observes or reads it: for
     /// values that are costly to build and often not looked at.
     public func sendLazily(_ make: @escaping @Sendable () -> Value) {
-        state.withLock { state in
-            guard !state.observers.isEmpty else {
-                state.pending = make
-                return
+        delivery.withLock { _ in
+            let delivered = state.withLock { state -> (Value, [AsyncStream<Value>.Continuation])? in
+                guard !state.observers.isEmpty else {
+                    state.pending = make
+                    return nil
+                }
+                state.value = make()
+                state.pending = nil
+                return (state.value, Array(state.observers.values))
             }
-            state.value = make()
-            state.pending = nil
-            for observer in state.observers.values { observer.yield(state.value) }
+            guard let (value, observers) = delivered else { return }
+            for observer in observers { observer.yield(value) }
         }
     }
 
     /// A stream of the current value and every later one; it ends when `finish()` is called.
     public func stream() -> AsyncStream<Value> {
         let (stream, continuation) = AsyncStream.makeStream(of: Value.self, bufferingPolicy: .bufferingNewest(1))
-        let id = state.withLock { state in
-            let id = state.nextID
-            state.nextID += 1
-            state.observers[id] = continuation
-            continuation.yield(state.current())
+        let id = delivery.withLock { _ in
+            let (id, current) = state.withLock { state in
+                let id = state.nextID
+                state.nextID += 1
+                state.observers[id] = continuation
+                return (id, state.current())
+            }
+            continuation.yield(current)
             return id
         }
         continuation.onTermination = { [weak self] _ in
@@ -67,6 +82,9 @@ public final class Broadcast<Value: Sendable>: Sendable {
         }
         return stream
     }
+
+    /// How many streams are registered (for tests).
+    var observerCount: Int { state.withLock { $0.observers.count } }
 
     /// Ends every observer's stream.
     public func finish() {

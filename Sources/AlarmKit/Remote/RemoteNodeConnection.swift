@@ -183,19 +183,26 @@ public final class RemoteNodeConnection: AlarmNodeConnection {
 
     /// Connects now (it also happens on first use).
     public func start() {
-        let client: MQTTClient? = state.withLock { state in
+        // Logged after the lock is released: a log handler may deliver the line to observers
+        // (alarmctl's connection problems), and nothing is delivered under `state`, which the
+        // streams' termination handlers take.
+        let setup = state.withLock { state -> Result<MQTTClient, MQTTError>? in
             guard state.client == nil else { return nil }
-            do {
+            do throws(MQTTError) {
                 let client = try MQTTClient(configuration: mqttConfiguration(), logger: logger)
                 state.client = client
-                return client
+                return .success(client)
             } catch {
-                logger.error("MQTT client not created", metadata: ["error": "\(error)"])
                 state.setupFailure = "\(error)"
-                return nil
+                return .failure(error)
             }
         }
-        guard let client else { return }
+        guard case .success(let client) = setup else {
+            if case .failure(let error) = setup {
+                logger.error("MQTT client not created", metadata: ["error": "\(error)"])
+            }
+            return
+        }
         do {
             for filter in [topics.alarmsFilter, topics.status, topics.events, replyTopic] {
                 try client.subscribe(filter, qos: 1)

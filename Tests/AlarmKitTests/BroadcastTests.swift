@@ -1,0 +1,89 @@
+@testable import AlarmKit
+import Dispatch
+import Glibc
+import Synchronization
+import Testing
+
+@Suite("Broadcast")
+struct BroadcastTests {
+    @Test("a new stream yields the current value, then later ones in the senders' order")
+    func currentThenLater() async {
+        let broadcast = Broadcast(1)
+        var values = broadcast.stream().makeAsyncIterator()
+        #expect(await values.next() == 1)
+        broadcast.send(2)
+        #expect(await values.next() == 2)
+        broadcast.send(3)
+        broadcast.send(4)
+        // A slow observer skips to the newest value.
+        #expect(await values.next() == 4)
+    }
+
+    @Test("a lazily sent value is built only when read or observed")
+    func lazyValue() {
+        let broadcast = Broadcast(0)
+        let built = Atomic(0)
+        broadcast.sendLazily { built.add(1, ordering: .relaxed); return 7 }
+        #expect(built.load(ordering: .relaxed) == 0)
+        #expect(broadcast.value == 7)
+        #expect(broadcast.value == 7)
+        #expect(built.load(ordering: .relaxed) == 1)
+    }
+
+    /// Cancelling an observer's task ends its stream while the runtime holds that task's
+    /// status lock, and the stream's termination handler unregisters the observer. A sender
+    /// that delivered values while holding the lock the handler takes waited for the task's
+    /// status lock in turn: both threads stopped for good (seen as an `alarmctl` that hung
+    /// after its answer had arrived, in 2 of 1,000 runs). Many cancellations during a stream
+    /// of sends make that interleaving likely (it deadlocked within seconds before the fix).
+    /// A deadlock can stop every thread of Swift's pool, and with it the test's time limit,
+    /// so a watchdog on a thread of its own ends the test run instead of letting it hang.
+    @Test("cancelling observers while values are sent does not deadlock", .timeLimit(.minutes(1)))
+    func cancellationDuringSends() async {
+        let watchdog = Watchdog(after: 90, message: "BroadcastTests: a send and a cancelled observer deadlocked")
+        defer { watchdog.disarm() }
+        let broadcast = Broadcast(0)
+        let sender = Task.detached {
+            var value = 0
+            while !Task.isCancelled {
+                value += 1
+                broadcast.send(value)
+            }
+        }
+        for _ in 0..<3_000 {
+            let observer = Task {
+                var seen = 0
+                for await _ in broadcast.stream() { seen += 1 }
+                return seen
+            }
+            await Task.yield()
+            observer.cancel()
+            _ = await observer.value
+        }
+        sender.cancel()
+        await sender.value
+        // Every observer unregistered itself: a send reaches nobody now.
+        #expect(broadcast.observerCount == 0)
+    }
+}
+
+/// Ends the process with a message if not disarmed in time: for tests whose failure is a
+/// deadlock, which would otherwise hang the whole run. Its timer runs on a dispatch queue of
+/// its own (an overcommitting thread), not on Swift's pool, which the deadlock may have stopped.
+final class Watchdog: Sendable {
+    private let disarmed = Atomic(false)
+    private let queue = DispatchQueue(label: "test-watchdog")
+
+    init(after seconds: Int, message: String) {
+        queue.asyncAfter(deadline: .now() + .seconds(seconds)) { [self] in
+            guard !disarmed.load(ordering: .acquiring) else { return }
+            let line = "\(message); ending the test run\n"
+            _ = line.withCString { write(STDERR_FILENO, $0, strlen($0)) }
+            abort()
+        }
+    }
+
+    func disarm() {
+        disarmed.store(true, ordering: .releasing)
+    }
+}
