@@ -23,6 +23,8 @@ public final class MQTTBridge: Service, Sendable {
     private let recentDocuments = Mutex(RecentlyEncodedDocuments())
     private let alarmEncoder: SplicingAlarmEncoder
     private let onSimulatedPress: (@Sendable (SimulatedPress) -> Void)?
+    /// Called each time every alarm has been republished after a connection.
+    private let onRepublished: @Sendable () -> Void
     private let homeAssistant: HomeAssistantDiscovery
     private let announcesToHomeAssistant: Bool
     private let homeAssistantState: Mutex<HomeAssistantState?>
@@ -44,7 +46,8 @@ public final class MQTTBridge: Service, Sendable {
     public init(client: MQTTClient, topics: NodeTopics, node: LocalAlarmNode, status: NodeStatus,
                 knownAlarms: Set<UUID>, homeAssistant: HomeAssistantDiscovery, announcesToHomeAssistant: Bool,
                 alarmEncoder: SplicingAlarmEncoder = SplicingAlarmEncoder(),
-                onSimulatedPress: (@Sendable (SimulatedPress) -> Void)?, logger: Logger) {
+                onSimulatedPress: (@Sendable (SimulatedPress) -> Void)?,
+                onRepublished: @escaping @Sendable () -> Void = {}, logger: Logger) {
         self.client = client
         self.topics = topics
         self.node = node
@@ -55,6 +58,7 @@ public final class MQTTBridge: Service, Sendable {
         self.alarmEncoder = alarmEncoder
         self.homeAssistantState = Mutex(nil)
         self.onSimulatedPress = onSimulatedPress
+        self.onRepublished = onRepublished
         self.logger = logger
     }
 
@@ -224,6 +228,7 @@ public final class MQTTBridge: Service, Sendable {
                         await self.republishEverything(while: isCurrent)
                         guard isCurrent(), !Task.isCancelled else { return }
                         await self.announceToHomeAssistant()
+                        self.onRepublished()
                     }
                 case .disconnected(let reason):
                     logger.warning("broker connection lost; alarms keep running locally", metadata: ["reason": "\(reason)"])
