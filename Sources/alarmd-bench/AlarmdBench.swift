@@ -112,9 +112,10 @@ struct AlarmdBench: AsyncParsableCommand {
 
         log("starting alarmd")
         let (daemon, startup) = try await bench.startDaemon(node: "bench", stateDirectory: folder + "/state-bench")
-        try await Task.sleep(for: .seconds(2))
+        // Every section measures the node as it runs once start-up is over.
+        let settled = try await daemon.startupMemoryReleased()
         bench.startupEmpty = startup
-        bench.rssEmpty = Footprint.rss(daemon.pid)
+        bench.rssEmpty = Footprint.rss(daemon.pid, settled: settled)
 
         // A daemon that died would make every request wait for its timeout: skip what is left.
         func alive() throws {
