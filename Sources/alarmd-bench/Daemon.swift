@@ -35,14 +35,18 @@ struct Daemon {
         }
     }
 
-    /// Waits until alarmd has logged that start-up is over and its memory was given back
-    /// (about 10 s after it republished its alarms), so that what follows measures the node
-    /// as it runs from then on. Returns false after `timeout` seconds without that line.
+    /// Waits until alarmd has logged that start-up is over and it gives its memory back
+    /// (about 10 s after it republished its alarms), then 2 s more, so that what follows
+    /// measures the node as it runs from then on. Returns false after `timeout` seconds
+    /// without that line.
     func startupMemoryReleased(timeout: Double = 60) async throws -> Bool {
         let deadline = Nanos.monotonic() + Int64(timeout * 1e9)
         while Nanos.monotonic() < deadline {
             let log = (try? String(contentsOfFile: process.logPath, encoding: .utf8)) ?? ""
-            if log.contains("start-up memory released") { return true }
+            if log.contains("releasing start-up memory") {
+                try await Task.sleep(for: .seconds(2))
+                return true
+            }
             try await Task.sleep(for: .milliseconds(100))
         }
         return false

@@ -43,7 +43,6 @@ struct Footprint {
             logPath: bench.folder + "/mosquitto_sub.log")
         let floor = bench.runtimeFloor
         let settled = try await idle.startupMemoryReleased()
-        try await Task.sleep(for: .seconds(1))
         let before = try ProcSample.read(pid: idle.pid), bareBefore = try ProcSample.read(pid: bare.pid)
         let floorBefore = try ProcSample.read(pid: floor.pid)
         let start = Nanos.monotonic()
@@ -121,7 +120,8 @@ struct Footprint {
 
     /// What a node does in a day, after its idle measurement: lists, a timer paused and resumed,
     /// an alarm that alerts and is stopped; then a quiet moment, so that the heap's freed
-    /// memory has been given back, as at idle. The code and data this ran stay resident.
+    /// memory has been given back, as at idle. The code and data this ran stay resident: only
+    /// start-up's are released.
     private func use(_ daemon: Daemon, _ bench: Bench) async throws {
         let client = bench.clients[0]
         for _ in 0..<5 { _ = try await client.request(daemon.command("list"), "{}") }

@@ -85,6 +85,8 @@ extension Alarmd {
         var logLevel: Logger.Level = .info
 
         func run() async throws {
+            // Before anything large is allocated: a snapshot or a long list then never stays in the heap.
+            ProcessMemory.allocateLargeBlocksSeparately()
             let level = logLevel
             LoggingSystem.bootstrap { label in
                 var handler = StreamLogHandler.standardError(label: label)

@@ -42,7 +42,6 @@ public final class AlarmDaemon: Sendable {
     public static func build(
         configuration: NodeConfiguration, reload: (@Sendable () throws -> NodeConfiguration)? = nil, logger: Logger
     ) throws(StartupError) -> AlarmDaemon {
-        ProcessMemory.allocateLargeBlocksSeparately()
         // Each alarm's configuration is encoded once, for the state file and the documents alike.
         let alarmEncoder = SplicingAlarmEncoder()
         let store = StateStore(directory: configuration.node.stateDirectory, alarmEncoder: alarmEncoder, logger: logger)

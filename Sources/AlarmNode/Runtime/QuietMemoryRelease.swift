@@ -2,16 +2,13 @@ import Dispatch
 import LinuxSystem
 import Synchronization
 
-/// Gives memory back to the system once a burst of changes is over.
+/// Gives the heap's freed memory back to the system once a burst of changes is over.
 ///
 /// A burst of commands (an automation rescheduling every alarm, a storm of requests) leaves
-/// the allocator holding the freed memory of its messages and encodings, and the code it ran
-/// mapped, both counting in the daemon's resident set for good. The node reports each state
-/// write here; once no write came for `quietPeriod`, `ProcessMemory.releaseUnusedMemory()`
-/// (`malloc_trim`, then the read-only file pages) runs once. The next command or alert faults
-/// the code it runs back in from the page cache: about 0.1 ms, measured on an alert (see
-/// docs/performance.md). At most one timer is pending, one wake-up per `quietPeriod` during
-/// a burst, none at idle.
+/// the allocator holding the freed memory of its messages and encodings, which then counts in
+/// the daemon's resident set for good. The node reports each state write here; once no write
+/// came for `quietPeriod`, `ProcessMemory.releaseFreedMemory()` (`malloc_trim`) runs once. At
+/// most one timer is pending, one wake-up per `quietPeriod` during a burst, none at idle.
 final class QuietMemoryRelease: Sendable {
     /// When to release, decided from the writes and the timer alone.
     struct Schedule: Sendable, Equatable {
@@ -52,8 +49,7 @@ final class QuietMemoryRelease: Sendable {
     private func startTimer() {
         queue.asyncAfter(deadline: .now() + .nanoseconds(Int(quietPeriod.inNanoseconds))) { [self] in
             if schedule.withLock({ $0.timerFired() }) {
-                // Reading /proc/self/smaps cannot fail short of a broken /proc; the heap is released either way.
-                _ = try? ProcessMemory.releaseUnusedMemory()
+                ProcessMemory.releaseFreedMemory()
             } else {
                 startTimer()
             }

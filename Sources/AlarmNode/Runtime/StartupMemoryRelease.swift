@@ -10,7 +10,9 @@ import Synchronization
 ///
 /// Start-up is over `settle` after the first republication to the broker (the node then
 /// reads its retained topics back), or `fallback` after the start when no broker answers.
-/// It happens once; later, `QuietMemoryRelease` does the same after each burst of changes.
+/// It happens once. Later bursts give back only their heap (`QuietMemoryRelease`): the code
+/// that commands, alerts and button presses run stays mapped, so that none of them waits for
+/// its pages to fault back in, perhaps from the disk when memory is short.
 final class StartupMemoryRelease: Sendable {
     /// Runs `work` once `delay` has passed.
     typealias Scheduler = @Sendable (_ delay: Duration, _ work: @escaping @Sendable () -> Void) -> Void
@@ -58,14 +60,13 @@ final class StartupMemoryRelease: Sendable {
         queue.asyncAfter(deadline: .now() + .nanoseconds(Int(delay.inNanoseconds)), execute: work)
     }
 
+    /// Logs first: writing a log line runs code (formatting, the time stamp) that would
+    /// otherwise fault straight back in, and an idle node logs nothing more.
     private static func releaseStartupMemory(logger: Logger) {
+        logger.info("releasing start-up memory")
         do {
             let unmapped = try ProcessMemory.releaseUnusedMemory()
-            let resident = try ProcessMemory.residentKilobytes()
-            logger.info("start-up memory released", metadata: [
-                "unmappedKiB": "\(unmapped / 1024)", "residentAnonymousKiB": "\(resident.anonymous)",
-                "residentFileKiB": "\(resident.file)",
-            ])
+            logger.debug("start-up memory released", metadata: ["unmappedKiB": "\(unmapped / 1024)"])
         } catch {
             logger.notice("start-up memory not released", metadata: ["error": "\(error)"])
         }
