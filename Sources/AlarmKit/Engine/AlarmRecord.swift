@@ -157,7 +157,7 @@ public struct AlarmRecord: Identifiable, Sendable, Hashable, Codable {
 
     public func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
-        try container.encode(id, forKey: .id)
+        try container.encode(UUIDText.string(id), forKey: .id)
         try container.encode(configuration, forKey: .configuration)
         try container.encodeIfPresent(pendingOccurrenceDay, forKey: .pendingOccurrenceDay)
         try container.encodeIfPresent(lastOccurrenceDay, forKey: .lastOccurrenceDay)

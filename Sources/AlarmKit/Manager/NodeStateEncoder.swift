@@ -80,7 +80,7 @@ public final class NodeStateEncoder: Sendable {
             line += Array(#","generation":\#(change.generation),"removed":["#.utf8)
             for (index, id) in change.removed.enumerated() {
                 if index > 0 { line.append(UInt8(ascii: ",")) }
-                CompactJSON.append(string: id.uuidString, to: &line)
+                CompactJSON.append(string: UUIDText.string(id), to: &line)
             }
             line += Array("]}\n".utf8)
             return line

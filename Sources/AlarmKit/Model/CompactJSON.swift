@@ -146,7 +146,7 @@ extension AlarmEvent {
     public var json: [UInt8] {
         var object = CompactJSON.Object()
         object.set("event", string: name.rawValue)
-        if let alarmID { object.set("alarmID", string: alarmID.uuidString) } else { object.set("alarmID", .null) }
+        if let alarmID { object.set("alarmID", string: UUIDText.string(alarmID)) } else { object.set("alarmID", .null) }
         object.set("at", date: at)
         for (key, value) in details { object.set(key, value) }
         return object.bytes
@@ -184,7 +184,7 @@ extension AlarmDocument {
     /// leave the configuration out: the part of a document that changes with its state.
     var jsonOmittingConfiguration: [UInt8] {
         var object = CompactJSON.Object()
-        object.set("id", string: id.uuidString)
+        object.set("id", string: UUIDText.string(id))
         object.set("state", string: state.rawValue)
         object.set("presentationState", json: presentationState?.json ?? Array("null".utf8))
         object.set("nextAlertDate", date: nextAlertDate)
@@ -197,7 +197,7 @@ extension AlarmRecord {
     /// leave the configuration out.
     var jsonOmittingConfiguration: [UInt8] {
         var object = CompactJSON.Object()
-        object.set("id", string: id.uuidString)
+        object.set("id", string: UUIDText.string(id))
         if let pendingOccurrenceDay { object.set("pendingOccurrenceDay", string: pendingOccurrenceDay.description) }
         if let lastOccurrenceDay { object.set("lastOccurrenceDay", string: lastOccurrenceDay.description) }
         object.set("phase", string: phase.state.rawValue)

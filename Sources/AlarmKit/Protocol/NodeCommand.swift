@@ -90,7 +90,7 @@ public struct NodeCommand: Sendable, Hashable {
             guard let value = fields["id"] else {
                 return required ? .failure(.badRequest(field: "id", reason: "this field is required: the alarm's UUID")) : .success(nil)
             }
-            guard case .string(let text) = value, let id = UUID(uuidString: text) else {
+            guard case .string(let text) = value, let id = UUIDText.uuid(text) else {
                 return .failure(.badRequest(field: "id", reason: "must be a UUID string such as 2F1E6A4C-9B1D-4C7E-8F3A-5D2B1C0E9A77"))
             }
             return .success(id)
