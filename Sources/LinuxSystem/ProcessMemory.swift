@@ -1,4 +1,5 @@
 import CLinux
+import FoundationEssentials
 import Glibc
 
 /// The process's heap, as glibc's allocator keeps it, and its mappings of files.
@@ -53,7 +54,7 @@ public enum ProcessMemory {
     @discardableResult
     public static func releaseReadOnlyFilePages() throws(SystemError) -> Int {
         var release = SegmentRelease(
-            candidates: FileMapping.parse(smaps: try readProcFile("/proc/self/smaps")).filter(\.isReleasable),
+            candidates: FileMapping.parse(smaps: String(decoding: try AtomicFile.read("/proc/self/smaps"), as: UTF8.self)).filter(\.isReleasable),
             pageSize: UInt(sysconf(Int32(_SC_PAGESIZE))))
         _ = withUnsafeMutablePointer(to: &release) { context in
             dl_iterate_phdr({ info, _, context in
@@ -63,34 +64,6 @@ public enum ProcessMemory {
             }, context)
         }
         return release.releasedBytes
-    }
-
-    /// The resident set as `/proc/self/status` reports it: anonymous and file-backed, in KiB.
-    public static func residentKilobytes() throws(SystemError) -> (anonymous: Int, file: Int) {
-        let status = try readProcFile("/proc/self/status")
-        var anonymous = 0, file = 0
-        for line in status.split(separator: "\n") {
-            guard let (name, kilobytes) = FileMapping.field(line) else { continue }
-            if name == "RssAnon" { anonymous = kilobytes }
-            if name == "RssFile" { file = kilobytes }
-        }
-        return (anonymous, file)
-    }
-
-    static func readProcFile(_ path: String) throws(SystemError) -> String {
-        let descriptor = try systemCall("opening \(path) to read it", subject: path) {
-            open(path, O_RDONLY | O_CLOEXEC)
-        }
-        defer { _ = close(descriptor) }
-        var contents: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 64 * 1024)
-        while true {
-            let count = try systemCall("reading \(path)", subject: path) {
-                Glibc.read(descriptor, &chunk, chunk.count)
-            }
-            if count == 0 { return String(decoding: contents, as: UTF8.self) }
-            contents.append(contentsOf: chunk[..<count])
-        }
     }
 }
 
