@@ -13,8 +13,9 @@ public enum ProcessMemory {
         malloc_trim(0) == 1
     }
 
-    /// Serves every allocation of `bytes` or more with its own `mmap(2)`, returned to the
-    /// kernel when freed (`mallopt(M_MMAP_THRESHOLD)`). glibc's default threshold starts at
+    /// Serves allocations of `bytes` or more with their own `mmap(2)`, returned to the kernel
+    /// when freed, unless the heap already holds a free chunk large enough
+    /// (`mallopt(M_MMAP_THRESHOLD)`). glibc's default threshold starts at
     /// 128 KiB but rises to the size of each large block freed, so that large short-lived
     /// buffers (a state snapshot, the answer to a list of every alarm) then come from the
     /// heap, and the small long-lived allocations made meanwhile pin the pages they leave
