@@ -22,15 +22,13 @@ public enum AlarmJSON {
 
     /// Writes an instant as SPEC §5 does: UTC with milliseconds, e.g. `2026-11-22T07:00:00.000Z`.
     public static func string(from date: Date) -> String {
-        date.formatted(iso8601)
+        InstantText.string(date)
     }
 
     /// Reads an ISO 8601 instant with any offset, with or without fractional seconds.
     public static func date(from string: String) -> Date? {
-        try? iso8601.parse(string)
+        try? InstantText.foundationStyle.parse(string)
     }
-
-    private static let iso8601 = Date.ISO8601FormatStyle(includingFractionalSeconds: true)
 }
 
 extension CodingUserInfoKey {
