@@ -33,7 +33,7 @@ struct CompactJSONTests {
     /// A seeded random JSON value, nested up to `depth`, with keys that sort differently as
     /// UTF-8 bytes than as characters might.
     private static func randomValue(_ random: inout SplitMix64, depth: Int) -> JSONValue {
-        let keys = ["a", "B", "b", "_", "aa", "a b", "é", "z", "Z", "10", "9", "\"q\"", "/", "ü", "ab"]
+        let keys = ["a", "B", "b", "_", "aa", "a b", "é", "z", "Z", "10", "9", "\"q\"", "/", "ü", "ab", "at", "event"]
         switch Int.random(in: 0..<(depth > 0 ? 7 : 4), using: &random) {
         case 0: return .null
         case 1: return .bool(Bool.random(using: &random))

@@ -73,67 +73,132 @@ enum CompactJSON {
 
     private static let hexDigits = Array("0123456789abcdef".utf8)
 
-    /// An object under construction: members in any order, written sorted by key; setting a key
-    /// again replaces its value, as a keyed encoding container does. The members are a short
-    /// array, searched in place (objects here have a handful of members: a dictionary cost a hash
-    /// and an allocation per member, visible in a profile).
+    /// An object under construction: members set in any order, written sorted by key; setting a
+    /// key again replaces its value, as a keyed encoding container does.
+    ///
+    /// Each member is written once, `"key":value`, into one buffer as it is set, and only its
+    /// key and range are kept (in key order): writing the object, or merging it with another
+    /// object's members, copies ranges. Objects here have a handful of members, so the ranges are
+    /// a short array searched in place (a buffer per member, then a dictionary, each showed in a
+    /// profile of the rate phase).
     struct Object {
-        private var members: [(key: String, value: [UInt8])] = []
+        /// The members as set, one after another, without separators; a replaced one stays unused.
+        private var buffer: [UInt8] = []
+        /// Each member's key and where it is in `buffer`, sorted by key.
+        private var members: [(key: String, range: Range<Int>)] = []
+
+        init() {
+            buffer.reserveCapacity(256)
+        }
 
         /// The order of keys in a written object: by their UTF-8 bytes.
         static func precedes(_ first: String, _ second: String) -> Bool {
             first.utf8.lexicographicallyPrecedes(second.utf8)
         }
 
-        private mutating func put(_ key: String, _ value: [UInt8]) {
-            if let index = members.firstIndex(where: { $0.key == key }) {
-                members[index].value = value
+        /// Writes `key` and, with `writeValue`, its value at the end of the buffer, and files the
+        /// member under its key.
+        private mutating func put(_ key: String, _ writeValue: (inout [UInt8]) -> Void) {
+            let start = buffer.count
+            CompactJSON.append(string: key, to: &buffer)
+            buffer.append(UInt8(ascii: ":"))
+            writeValue(&buffer)
+            let range = start..<buffer.count
+            var index = members.endIndex
+            while index > members.startIndex, !Self.precedes(members[index - 1].key, key) {
+                index -= 1
+            }
+            if index < members.endIndex, members[index].key == key {
+                members[index].range = range
             } else {
-                members.append((key, value))
+                members.insert((key, range), at: index)
             }
         }
 
         mutating func set(_ key: String, _ value: JSONValue) {
-            var bytes: [UInt8] = []
-            CompactJSON.append(value, to: &bytes)
-            put(key, bytes)
+            put(key) { CompactJSON.append(value, to: &$0) }
         }
 
         mutating func set(_ key: String, string: String) {
-            var bytes: [UInt8] = []
-            CompactJSON.append(string: string, to: &bytes)
-            put(key, bytes)
+            put(key) { CompactJSON.append(string: string, to: &$0) }
+        }
+
+        /// An id, as `uuidString` writes it.
+        mutating func set(_ key: String, uuid: UUID) {
+            put(key) { bytes in
+                bytes.append(UInt8(ascii: "\""))
+                UUIDText.append(uuid, to: &bytes)
+                bytes.append(UInt8(ascii: "\""))
+            }
         }
 
         mutating func set(_ key: String, number: Double) {
-            var bytes: [UInt8] = []
-            CompactJSON.append(number: number, to: &bytes)
-            put(key, bytes)
+            put(key) { CompactJSON.append(number: number, to: &$0) }
         }
 
         mutating func set(_ key: String, bool: Bool) {
-            put(key, Array((bool ? "true" : "false").utf8))
+            put(key) { $0 += (bool ? "true" : "false").utf8 }
         }
 
         /// An instant as the model writes one (`AlarmJSON.string(from:)`), or `null`.
         mutating func set(_ key: String, date: Date?) {
-            guard let date else { return put(key, Array("null".utf8)) }
-            set(key, string: AlarmJSON.string(from: date))
+            guard let date else { return put(key) { $0 += "null".utf8 } }
+            put(key) { bytes in
+                bytes.append(UInt8(ascii: "\""))
+                InstantText.append(date, to: &bytes)
+                bytes.append(UInt8(ascii: "\""))
+            }
+        }
+
+        /// A nested object.
+        mutating func set(_ key: String, object: Object) {
+            put(key) { object.write(to: &$0) }
         }
 
         /// A value already written as JSON.
         mutating func set(_ key: String, json: [UInt8]) {
-            put(key, json)
+            put(key) { $0 += json }
+        }
+
+        /// Appends the object, its members in key order.
+        func write(to bytes: inout [UInt8]) {
+            bytes.append(UInt8(ascii: "{"))
+            for (index, member) in members.enumerated() {
+                if index > 0 { bytes.append(UInt8(ascii: ",")) }
+                bytes += buffer[member.range]
+            }
+            bytes.append(UInt8(ascii: "}"))
         }
 
         var bytes: [UInt8] {
+            var bytes: [UInt8] = []
+            bytes.reserveCapacity(buffer.count + members.count + 1)
+            write(to: &bytes)
+            return bytes
+        }
+
+        /// This object and the members of another, written by `JSONEncoder` (`other`, whose
+        /// members are at `otherMembers`), as one object in key order. A member of the other is
+        /// compared by its key as written (the bytes between its quotes), which is the encoder's
+        /// order for keys without escapes, as all of the model's are.
+        func merged(with other: [UInt8], members otherMembers: [Range<Int>]) -> [UInt8] {
             var bytes: [UInt8] = [UInt8(ascii: "{")]
-            let sorted = members.sorted { Self.precedes($0.key, $1.key) }
-            for (index, member) in sorted.enumerated() {
-                if index > 0 { bytes.append(UInt8(ascii: ",")) }
-                CompactJSON.append(string: member.key, to: &bytes)
-                bytes.append(UInt8(ascii: ":"))
-                bytes += member.value
+            bytes.reserveCapacity(buffer.count + other.count + 1)
+            var i = members.startIndex, j = otherMembers.startIndex
+            func append(_ source: [UInt8], _ range: Range<Int>) {
+                if bytes.count > 1 { bytes.append(UInt8(ascii: ",")) }
+                bytes += source[range]
+            }
+            while i < members.endIndex || j < otherMembers.endIndex {
+                let takeOwn = j == otherMembers.endIndex
+                    || (i < members.endIndex && members[i].key.utf8.lexicographicallyPrecedes(JSONObjectMembers.key(other, otherMembers[j])))
+                if takeOwn {
+                    append(buffer, members[i].range)
+                    i += 1
+                } else {
+                    append(other, otherMembers[j])
+                    j += 1
+                }
             }
             bytes.append(UInt8(ascii: "}"))
             return bytes
@@ -146,7 +211,7 @@ extension AlarmEvent {
     public var json: [UInt8] {
         var object = CompactJSON.Object()
         object.set("event", string: name.rawValue)
-        if let alarmID { object.set("alarmID", string: UUIDText.string(alarmID)) } else { object.set("alarmID", .null) }
+        if let alarmID { object.set("alarmID", uuid: alarmID) } else { object.set("alarmID", .null) }
         object.set("at", date: at)
         for (key, value) in details { object.set(key, value) }
         return object.bytes
@@ -155,7 +220,7 @@ extension AlarmEvent {
 
 extension AlarmPresentationState.Mode {
     /// The mode as `AlarmJSON.encoder` writes it.
-    var json: [UInt8] {
+    var object: CompactJSON.Object {
         var object = CompactJSON.Object()
         switch self {
         case .alert(let alert):
@@ -163,7 +228,7 @@ extension AlarmPresentationState.Mode {
             var time = CompactJSON.Object()
             time.set("hour", number: Double(alert.time.hour))
             time.set("minute", number: Double(alert.time.minute))
-            object.set("time", json: time.bytes)
+            object.set("time", object: time)
         case .countdown(let countdown):
             object.set("mode", string: "countdown")
             object.set("totalCountdownDuration", number: countdown.totalCountdownDuration)
@@ -175,29 +240,27 @@ extension AlarmPresentationState.Mode {
             object.set("totalCountdownDuration", number: paused.totalCountdownDuration)
             object.set("previouslyElapsedDuration", number: paused.previouslyElapsedDuration)
         }
-        return object.bytes
+        return object
     }
 }
 
 extension AlarmDocument {
-    /// The document without its configuration, as `AlarmJSON.encoder` writes it when told to
-    /// leave the configuration out: the part of a document that changes with its state.
-    var jsonOmittingConfiguration: [UInt8] {
+    /// The document without its configuration: the part of a document that changes with its state.
+    var objectOmittingConfiguration: CompactJSON.Object {
         var object = CompactJSON.Object()
-        object.set("id", string: UUIDText.string(id))
+        object.set("id", uuid: id)
         object.set("state", string: state.rawValue)
-        object.set("presentationState", json: presentationState?.json ?? Array("null".utf8))
+        if let presentationState { object.set("presentationState", object: presentationState.object) } else { object.set("presentationState", .null) }
         object.set("nextAlertDate", date: nextAlertDate)
-        return object.bytes
+        return object
     }
 }
 
 extension AlarmRecord {
-    /// The record without its configuration, as `AlarmJSON.encoder` writes it when told to
-    /// leave the configuration out.
-    var jsonOmittingConfiguration: [UInt8] {
+    /// The record without its configuration.
+    var objectOmittingConfiguration: CompactJSON.Object {
         var object = CompactJSON.Object()
-        object.set("id", string: UUIDText.string(id))
+        object.set("id", uuid: id)
         if let pendingOccurrenceDay { object.set("pendingOccurrenceDay", string: pendingOccurrenceDay.description) }
         if let lastOccurrenceDay { object.set("lastOccurrenceDay", string: lastOccurrenceDay.description) }
         object.set("phase", string: phase.state.rawValue)
@@ -217,6 +280,6 @@ extension AlarmRecord {
             object.set("since", date: since)
             object.set("alertDate", date: alertDate)
         }
-        return object.bytes
+        return object
     }
 }

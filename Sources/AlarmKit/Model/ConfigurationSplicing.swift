@@ -30,21 +30,15 @@ public final class SplicingAlarmEncoder: Sendable {
     ///   reply's): its configuration is then used if kept, but not kept if it was not.
     public func encode(_ document: AlarmDocument, remembering: Bool = true) throws -> [UInt8] {
         let configuration = try cachedConfiguration(document.configuration, of: document.id, remembering: remembering)
-        let restBytes = document.jsonOmittingConfiguration
-        return JSONObjectMembers.merge(
-            (restBytes, JSONObjectMembers.split(restBytes)),
-            (configuration.bytes, configuration.members))
+        return document.objectOmittingConfiguration.merged(with: configuration.bytes, members: configuration.members)
     }
 
     /// `record` as `AlarmJSON.encoder` writes it (its configuration nested under `configuration`).
     public func encode(_ record: AlarmRecord) throws -> [UInt8] {
         let configuration = try cachedConfiguration(record.configuration, of: record.id)
-        var nested = Array(#""configuration":"#.utf8)
-        nested += configuration.bytes
-        let restBytes = record.jsonOmittingConfiguration
-        return JSONObjectMembers.merge(
-            (restBytes, JSONObjectMembers.split(restBytes)),
-            (nested, [0..<nested.count]))
+        var object = record.objectOmittingConfiguration
+        object.set("configuration", json: configuration.bytes)
+        return object.bytes
     }
 
     /// Forgets alarm `id`'s configuration (the alarm was removed).
@@ -103,34 +97,8 @@ enum JSONObjectMembers {
         return members
     }
 
-    /// One object made of the members of two, each key-sorted, in key order. A member's key is
-    /// compared as written (the bytes between its quotes), which is the encoder's order for
-    /// keys without escapes, as all of the model's are.
-    static func merge(_ first: ([UInt8], [Range<Int>]), _ second: ([UInt8], [Range<Int>])) -> [UInt8] {
-        var bytes: [UInt8] = [UInt8(ascii: "{")]
-        bytes.reserveCapacity(first.0.count + second.0.count)
-        var i = first.1.startIndex, j = second.1.startIndex
-        func append(_ source: [UInt8], _ range: Range<Int>) {
-            if bytes.count > 1 { bytes.append(UInt8(ascii: ",")) }
-            bytes += source[range]
-        }
-        while i < first.1.endIndex || j < second.1.endIndex {
-            let takeFirst = j == second.1.endIndex
-                || (i < first.1.endIndex && key(first.0, first.1[i]).lexicographicallyPrecedes(key(second.0, second.1[j])))
-            if takeFirst {
-                append(first.0, first.1[i])
-                i += 1
-            } else {
-                append(second.0, second.1[j])
-                j += 1
-            }
-        }
-        bytes.append(UInt8(ascii: "}"))
-        return bytes
-    }
-
     /// The key of the member at `range`: the bytes between its first two quotes.
-    private static func key(_ bytes: [UInt8], _ range: Range<Int>) -> ArraySlice<UInt8> {
+    static func key(_ bytes: [UInt8], _ range: Range<Int>) -> ArraySlice<UInt8> {
         let keyStart = range.lowerBound + 1
         let keyEnd = bytes[keyStart..<range.upperBound].firstIndex(of: UInt8(ascii: "\"")) ?? range.upperBound
         return bytes[keyStart..<keyEnd]

@@ -5,9 +5,13 @@ import FoundationEssentials
 /// the rate phase, 3 % of alarmd's CPU), and a change writes an alarm's id several times: its
 /// topic, its document, its event, its journal line.
 enum UUIDText {
-    private static let hexDigits = Array("0123456789ABCDEF".utf8)
+    /// The upper-case hexadecimal digit of `value` (0...15).
+    private static func hexDigit(_ value: UInt8) -> UInt8 {
+        value < 10 ? UInt8(ascii: "0") + value : UInt8(ascii: "A") + value - 10
+    }
+
     /// The byte indices after which the canonical form has a hyphen.
-    private static let hyphenAfter: Set<Int> = [3, 5, 7, 9]
+    private static func hasHyphen(after index: Int) -> Bool { index == 3 || index == 5 || index == 7 || index == 9 }
 
     /// The canonical form, as `uuidString` writes it: 36 characters, upper-case hexadecimal,
     /// hyphens after the 4th, 6th, 8th and 10th bytes.
@@ -30,10 +34,10 @@ enum UUIDText {
         var position = 0
         withUnsafeBytes(of: id.uuid) { bytes in
             for (index, byte) in bytes.enumerated() {
-                buffer[position] = hexDigits[Int(byte >> 4)]
-                buffer[position + 1] = hexDigits[Int(byte & 0x0F)]
+                buffer[position] = hexDigit(byte >> 4)
+                buffer[position + 1] = hexDigit(byte & 0x0F)
                 position += 2
-                if hyphenAfter.contains(index) {
+                if hasHyphen(after: index) {
                     buffer[position] = UInt8(ascii: "-")
                     position += 1
                 }
