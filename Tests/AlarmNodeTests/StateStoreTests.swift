@@ -256,7 +256,8 @@ struct StateStoreTests {
 
     @Test func aJournalAsLargeAsTheSnapshotIsFoldedIntoANewOne() throws {
         try withFolder { folder in
-            let store = StateStore(directory: folder, logger: Self.logger)
+            let threshold = 64 * 1024
+            let store = StateStore(directory: folder, minimumSnapshotThreshold: threshold, logger: Self.logger)
             var engine = try engine(timers: 1)
             try store.save(state(engine))
             let id = try #require(engine.records.keys.first)
@@ -274,7 +275,7 @@ struct StateStoreTests {
                 let journalSize = try FileManager.default.attributesOfItem(atPath: store.journalPath)[.size] as? Int ?? 0
                 if journalSize < lastJournalSize { snapshots += 1 }
                 lastJournalSize = journalSize
-                #expect(journalSize <= StateStore.minimumSnapshotThreshold + 2048)
+                #expect(journalSize <= threshold + 2048)
             }
             #expect(snapshots >= 1)
             #expect(try reload(folder).state?.alarms == state(engine).alarms)

@@ -10,7 +10,7 @@ import Synchronization
 ///
 /// - A change appends one line to the journal: the records it changed, whole (``NodeStateChange``),
 ///   made durable with `fdatasync` before the change is answered.
-/// - Once the journal has grown as large as the snapshot (64 KiB at least), and at the first
+/// - Once the journal has grown as large as the snapshot (256 KiB at least), and at the first
 ///   write of a process, the whole state is written as a new snapshot instead (atomically:
 ///   temporary file, fsync, rename, fsync of the folder) with the next journal generation, and
 ///   the journal starts again. A journal whose header names another generation than the
@@ -48,14 +48,23 @@ public struct StateStore: Sendable {
         let state = Mutex(State())
     }
 
-    /// The smallest journal that is folded into a new snapshot.
-    static let minimumSnapshotThreshold = 64 * 1024
+    /// The smallest journal folded into a new snapshot, unless told otherwise: 256 KiB.
+    public static let defaultMinimumSnapshotThreshold = 256 * 1024
+    /// The smallest journal folded into a new snapshot.
+    let minimumSnapshotThreshold: Int
 
-    /// - Parameter alarmEncoder: shared with the MQTT bridge, so each alarm's configuration is
-    ///   encoded and kept once.
-    public init(directory: String, alarmEncoder: SplicingAlarmEncoder = SplicingAlarmEncoder(), logger: Logger) {
+    /// - Parameters:
+    ///   - alarmEncoder: shared with the MQTT bridge, so each alarm's configuration is encoded
+    ///     and kept once.
+    ///   - minimumSnapshotThreshold: the journal is folded into a new snapshot once it is as
+    ///     large as the snapshot, and at least this large. A snapshot costs three `fsync`s and the
+    ///     whole state's bytes; each 256 KiB of journal costs about 40 ms more at start-up (on
+    ///     this project's test machine; `docs/performance.md`).
+    public init(directory: String, alarmEncoder: SplicingAlarmEncoder = SplicingAlarmEncoder(),
+                minimumSnapshotThreshold: Int = StateStore.defaultMinimumSnapshotThreshold, logger: Logger) {
         self.directory = directory
         self.encoder = NodeStateEncoder(records: alarmEncoder)
+        self.minimumSnapshotThreshold = minimumSnapshotThreshold
         self.logger = logger
     }
 
@@ -190,7 +199,7 @@ public struct StateStore: Sendable {
             snapshot.journalGeneration = journal.generation
             let bytes = try encoder.encode(snapshot)
             try AtomicFile.write(bytes, to: path)
-            journal.snapshotThreshold = max(Self.minimumSnapshotThreshold, bytes.count)
+            journal.snapshotThreshold = max(minimumSnapshotThreshold, bytes.count)
             do {
                 journal.file = try JournalFile(resetting: journalPath, header: NodeStateChange.journalHeader(generation: journal.generation))
             } catch {
