@@ -43,12 +43,18 @@ struct BroadcastTests {
         let watchdog = Watchdog(after: 90, message: "BroadcastTests: a send and a cancelled observer deadlocked")
         defer { watchdog.disarm() }
         let broadcast = Broadcast(0)
-        let sender = Task.detached {
+        // The sender runs on a thread of its own, as the MQTT client's callbacks do: a busy loop
+        // on one of Swift's pool threads (two on CI's machine) stalled every other test of the
+        // run for as long as this one took.
+        let stopSending = Atomic(false)
+        let senderDone = DispatchSemaphore(value: 0)
+        DispatchQueue(label: "test-broadcast-sender").async {
             var value = 0
-            while !Task.isCancelled {
+            while !stopSending.load(ordering: .relaxed) {
                 value += 1
                 broadcast.send(value)
             }
+            senderDone.signal()
         }
         for _ in 0..<3_000 {
             let observer = Task {
@@ -60,8 +66,13 @@ struct BroadcastTests {
             observer.cancel()
             _ = await observer.value
         }
-        sender.cancel()
-        await sender.value
+        stopSending.store(true, ordering: .relaxed)
+        await withCheckedContinuation { continuation in
+            DispatchQueue.global().async {
+                senderDone.wait()
+                continuation.resume()
+            }
+        }
         // Every observer unregistered itself: a send reaches nobody now.
         #expect(broadcast.observerCount == 0)
     }

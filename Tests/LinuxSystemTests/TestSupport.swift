@@ -6,6 +6,11 @@ import Testing
 /// A logger that drops everything, for adapters that require one.
 let quietLogger = Logger(label: "alarmd.linux-system.tests") { _ in SwiftLogNoOpLogHandler() }
 
+/// How long a test waits for what should happen at once: a guard against a hang, not a measure
+/// of speed. Generous, because these tests share Swift's pool (two threads on CI's 2-core
+/// machine) with every other suite of the run: a CI run once saw every test stalled for 18 s.
+let hangGuard: Duration = .seconds(30)
+
 struct DeadlineExceeded: Error, CustomStringConvertible {
     let waitingFor: String
     var description: String { "gave up waiting for \(waitingFor)" }

@@ -51,7 +51,7 @@ struct TimeZoneWatcherTests {
             else { throw POSIXError(.init(rawValue: errno) ?? .EIO) }
             return try await changes.next()
         }
-        let change = try await value(of: watcher, within: .seconds(5), waitingFor: "the time-zone change")
+        let change = try await value(of: watcher, within: hangGuard, waitingFor: "the time-zone change")
         #expect(change?.timeZone == SystemTimeZone(identifier: "Asia/Tokyo", source: .localtimeLink))
     }
 
@@ -73,7 +73,7 @@ struct TimeZoneWatcherTests {
             }
             return seen
         }
-        let seen = try await value(of: watcher, within: .seconds(5), waitingFor: "the time-zone change")
+        let seen = try await value(of: watcher, within: hangGuard, waitingFor: "the time-zone change")
         #expect(seen.last == "America/Sao_Paulo")
         #expect(seen.count <= 2)
     }
@@ -92,7 +92,7 @@ struct TimeZoneWatcherTests {
             return try await changes.next()
         }
         // Had the unrelated file produced an event, it would carry Berlin (or the fallback).
-        let change = try await value(of: watcher, within: .seconds(5), waitingFor: "the time-zone change")
+        let change = try await value(of: watcher, within: hangGuard, waitingFor: "the time-zone change")
         #expect(change?.timeZone.identifier == "Asia/Tokyo")
     }
 
@@ -106,7 +106,7 @@ struct TimeZoneWatcherTests {
             try AtomicFile.write(Array("Asia/Tokyo\n".utf8), to: files.timezone)
             return try await changes.next()
         }
-        let change = try await value(of: watcher, within: .seconds(5), waitingFor: "the time-zone change")
+        let change = try await value(of: watcher, within: hangGuard, waitingFor: "the time-zone change")
         #expect(change?.timeZone == SystemTimeZone(identifier: "Asia/Tokyo", source: .timezoneFile))
     }
 
@@ -125,11 +125,11 @@ struct TimeZoneWatcherTests {
         let watcher = Task { () throws -> TimeZoneChange? in
             try await TimeZoneWatcher(files: files, logger: quietLogger).first { _ in true }
         }
-        #expect(await eventually(within: .seconds(2)) { threadNames().contains("alarmd-tzwatch") })
+        #expect(await eventually(within: hangGuard) { threadNames().contains("alarmd-tzwatch") })
         watcher.cancel()
-        let change = try await value(of: watcher, within: .seconds(2), waitingFor: "the cancelled watcher to return")
+        let change = try await value(of: watcher, within: hangGuard, waitingFor: "the cancelled watcher to return")
         #expect(change == nil)
-        #expect(await eventually(within: .seconds(2)) { !threadNames().contains("alarmd-tzwatch") })
+        #expect(await eventually(within: hangGuard) { !threadNames().contains("alarmd-tzwatch") })
     }
 
     @Test func leavingTheLoopAfterAChangeStopsTheThread() async throws {
@@ -143,8 +143,8 @@ struct TimeZoneWatcherTests {
             }
             return try await iterator.next()?.timeZone.identifier
         }
-        let identifier = try await value(of: watcher, within: .seconds(5), waitingFor: "the time-zone change")
+        let identifier = try await value(of: watcher, within: hangGuard, waitingFor: "the time-zone change")
         #expect(identifier == "Asia/Tokyo")
-        #expect(await eventually(within: .seconds(2)) { !threadNames().contains("alarmd-tzwatch") })
+        #expect(await eventually(within: hangGuard) { !threadNames().contains("alarmd-tzwatch") })
     }
 }

@@ -40,7 +40,7 @@ struct TimerFDClockTests {
     /// around): the sleep has to return, which the guard's 10 s make visible as a failure.
     @Test func aDeadlineInThePastReturnsAtOnce() async throws {
         let past = clock.now.advanced(by: .seconds(-3600))
-        try await value(of: Task { try await clock.sleep(until: past) }, within: .seconds(10), waitingFor: "a sleep until a past deadline")
+        try await value(of: Task { try await clock.sleep(until: past) }, within: hangGuard, waitingFor: "a sleep until a past deadline")
     }
 
     @Test func cancellingAFarSleepThrowsCancellationPromptlyAndLeavesOthersOnTime() async throws {
@@ -51,7 +51,7 @@ struct TimerFDClockTests {
         let near = Task { try await clock.sleep(until: nearDeadline) }
         far.cancel()
         await #expect(throws: CancellationError.self) { try await far.value }
-        try await value(of: near, within: .seconds(10), waitingFor: "the near sleep")
+        try await value(of: near, within: hangGuard, waitingFor: "the near sleep")
         #expect(clock.now >= nearDeadline)
     }
 
@@ -61,7 +61,7 @@ struct TimerFDClockTests {
             try await clock.sleep(until: clock.now.advanced(by: .seconds(3600)))
         }
         await #expect(throws: CancellationError.self) {
-            try await value(of: task, within: .seconds(10), waitingFor: "the pre-cancelled sleep")
+            try await value(of: task, within: hangGuard, waitingFor: "the pre-cancelled sleep")
         }
     }
 }
@@ -84,7 +84,7 @@ struct TimerFDClockExecutorTests {
             try await clock.sleep(until: clock.now.advanced(by: .milliseconds(5)))
             return (before, Self.currentThreadName())
         }
-        let (before, after) = try await value(of: task, within: .seconds(10), waitingFor: "a task on the timer thread")
+        let (before, after) = try await value(of: task, within: hangGuard, waitingFor: "a task on the timer thread")
         #expect(before == "alarmd-timer")
         #expect(after == "alarmd-timer")
     }
@@ -95,7 +95,7 @@ struct TimerFDClockExecutorTests {
             try await clock.sleep(until: clock.now.advanced(by: .milliseconds(5)))
             return Self.currentThreadName()
         }
-        let name = try await value(of: task, within: .seconds(10), waitingFor: "a task on the pool")
+        let name = try await value(of: task, within: hangGuard, waitingFor: "a task on the pool")
         #expect(!name.isEmpty)
         #expect(name != "alarmd-timer")
     }
@@ -129,7 +129,7 @@ struct TimerFDClockExecutorTests {
                 try await group.waitForAll()
             }
         }
-        try await value(of: all, within: .seconds(20), waitingFor: "400 tasks on the timer thread")
+        try await value(of: all, within: hangGuard, waitingFor: "400 tasks on the timer thread")
         #expect(await counter.count == 400)
         #expect(await counter.threads == ["alarmd-timer"])
     }
@@ -189,7 +189,7 @@ struct TimerThreadAdoptionTests {
             let onActor = await gate.visit()
             return (onActor, TimerFDClockExecutorTests.currentThreadName())
         }
-        let (onActor, afterwards) = try await value(of: visitor, within: .seconds(10), waitingFor: "the visitor")
+        let (onActor, afterwards) = try await value(of: visitor, within: hangGuard, waitingFor: "the visitor")
         #expect(await holder.value == "alarmd-timer", "the holder did not run on the timer thread")
         #expect(onActor == "alarmd-timer", "the actor was not drained on the timer thread: the test did not set up what it checks")
         #expect(afterwards != "alarmd-timer")

@@ -30,7 +30,7 @@ struct WallClockJumpsTests {
             if let back = try await jumps.next() { seen.append(back) }
             return seen
         }
-        let jumps = try await value(of: consumer, within: .seconds(10), waitingFor: "two wall-clock jumps")
+        let jumps = try await value(of: consumer, within: hangGuard, waitingFor: "two wall-clock jumps")
 
         try #require(jumps.count == 2)
         #expect(abs(jumps[0].stepSeconds - 2) < 0.05)
@@ -41,11 +41,11 @@ struct WallClockJumpsTests {
         let consumer = Task { () throws -> WallClockJump? in
             try await WallClockJumps(logger: quietLogger).first { _ in true }
         }
-        #expect(await eventually(within: .seconds(2)) { threadNames().contains("alarmd-clockjmp") })
+        #expect(await eventually(within: hangGuard) { threadNames().contains("alarmd-clockjmp") })
         consumer.cancel()
-        let jump = try await value(of: consumer, within: .seconds(2), waitingFor: "the cancelled consumer to return")
+        let jump = try await value(of: consumer, within: hangGuard, waitingFor: "the cancelled consumer to return")
         #expect(jump == nil)
-        #expect(await eventually(within: .seconds(2)) { !threadNames().contains("alarmd-clockjmp") })
+        #expect(await eventually(within: hangGuard) { !threadNames().contains("alarmd-clockjmp") })
     }
 
     @Test func aCancelOnSetTimerIsArmedWhenTheIteratorIsMade() throws {
