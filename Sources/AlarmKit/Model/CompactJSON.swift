@@ -123,13 +123,18 @@ enum CompactJSON {
             put(key) { CompactJSON.append(string: string, to: &$0) }
         }
 
-        /// An id, as `uuidString` writes it.
-        mutating func set(_ key: String, uuid: UUID) {
+        /// Like `put`, for a value that is text needing no escape (an id, an instant), written between quotes.
+        private mutating func putQuoted(_ key: String, _ writeText: (inout [UInt8]) -> Void) {
             put(key) { bytes in
                 bytes.append(UInt8(ascii: "\""))
-                UUIDText.append(uuid, to: &bytes)
+                writeText(&bytes)
                 bytes.append(UInt8(ascii: "\""))
             }
+        }
+
+        /// An id, as `uuidString` writes it.
+        mutating func set(_ key: String, uuid: UUID) {
+            putQuoted(key) { UUIDText.append(uuid, to: &$0) }
         }
 
         mutating func set(_ key: String, number: Double) {
@@ -143,11 +148,7 @@ enum CompactJSON {
         /// An instant as the model writes one (`AlarmJSON.string(from:)`), or `null`.
         mutating func set(_ key: String, date: Date?) {
             guard let date else { return put(key) { $0 += "null".utf8 } }
-            put(key) { bytes in
-                bytes.append(UInt8(ascii: "\""))
-                InstantText.append(date, to: &bytes)
-                bytes.append(UInt8(ascii: "\""))
-            }
+            putQuoted(key) { InstantText.append(date, to: &$0) }
         }
 
         /// A nested object.
