@@ -38,7 +38,7 @@ struct CommandFuzzTests {
         return bytes
     }
 
-    @Test("100,000 seeded malformed payloads: no trap, no state change on rejection")
+    @Test("100,000 seeded malformed payloads: no trap, no state change on rejection", .offTheCooperativePool)
     func fuzz() throws {
         var generator = SplitMix64(seed: 0xF022)
         let now = date("2026-11-22T10:00:00Z")

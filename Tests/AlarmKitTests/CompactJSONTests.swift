@@ -80,7 +80,7 @@ struct CompactJSONTests {
 
     /// Documents and records as the node writes them (the rest by `CompactJSON`, the configuration
     /// spliced in) against `AlarmJSON.encoder`, for every alarm after every step of random walks.
-    @Test("Documents and records over random walks through the engine")
+    @Test("Documents and records over random walks through the engine", .offTheCooperativePool)
     func documentsAndRecords() throws {
         var phases: Set<Alarm.State> = []
         var sawOccurrenceDays = false

@@ -36,7 +36,7 @@ struct EngineIndexTests {
         var soonestCountdownMovedLater = false
     }
 
-    @Test("They agree with a scan after every operation")
+    @Test("They agree with a scan after every operation", .offTheCooperativePool)
     func agreeWithScan() {
         var coverage = Coverage()
         for seed in 1...8 as ClosedRange<UInt64> { walk(seed: seed, coverage: &coverage) }

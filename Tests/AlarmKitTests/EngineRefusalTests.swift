@@ -23,7 +23,7 @@ struct EngineRefusalTests {
         }
     }
 
-    @Test("Every operation, on every alarm and on an unknown one, after each step of random walks")
+    @Test("Every operation, on every alarm and on an unknown one, after each step of random walks", .offTheCooperativePool)
     func refusalsLeaveNoTrace() {
         var refusals = 0
         for seed in 1...3 as ClosedRange<UInt64> {

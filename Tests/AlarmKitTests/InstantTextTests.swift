@@ -15,7 +15,7 @@ struct InstantTextTests {
         return (InstantText.string(date), String(decoding: bytes.dropFirst(), as: UTF8.self))
     }
 
-    @Test("writes what ISO8601FormatStyle writes, for 60,000 seeded instants from 1970 to 9999")
+    @Test("writes what ISO8601FormatStyle writes, for 60,000 seeded instants from 1970 to 9999", .offTheCooperativePool)
     func matchesFoundation() throws {
         var random = SplitMix64(seed: 8601)
         func whole(_ range: ClosedRange<Int>) -> Double { Double(Int.random(in: range, using: &random)) }

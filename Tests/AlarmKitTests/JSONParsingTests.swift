@@ -103,7 +103,7 @@ struct JSONParsingTests {
         #expect(Self.parsed(Array(repeating: UInt8(ascii: "["), count: 1_000_000)) == nil)
     }
 
-    @Test("Mutated commands and random bytes: the same outcome as JSONDecoder")
+    @Test("Mutated commands and random bytes: the same outcome as JSONDecoder", .offTheCooperativePool)
     func agreesWithJSONDecoder() {
         var generator = SplitMix64(seed: 0x15_0_4)
         var compared = 0, refused = 0

@@ -1,5 +1,6 @@
 import Foundation
 import MosquittoTestSupport
+import Testing
 @testable import AlarmKit
 
 /// An instant written as ISO 8601, for readable tests.
@@ -135,4 +136,36 @@ func alertOneTimer(
     manual.advance(by: 60)
     _ = try await firstValue(of: node.documentUpdates.stream()) { $0.first?.state == .alerting }
     try await afterAlert(node)
+}
+
+/// Runs a test on a dispatch queue of its own instead of Swift's cooperative pool: for the long
+/// CPU-bound tests (seconds in a debug build). The pool has one thread per core, and all the
+/// test targets run in one process: on CI's two cores, two synchronous tests of seconds held both
+/// threads, and every other test, with its time guards, stood still for 12 s. On a queue of its
+/// own the kernel shares the cores between them instead. The test keeps its task (and so its
+/// `#expect`s their test); only where it runs changes (`withTaskExecutorPreference`).
+struct OffTheCooperativePool: TestTrait, TestScoping {
+    /// Runs its jobs, in order, on a serial dispatch queue (an overcommitting thread, not the pool's).
+    final class QueueExecutor: TaskExecutor {
+        private let queue: DispatchQueue
+
+        init(label: String) {
+            queue = DispatchQueue(label: label)
+        }
+
+        func enqueue(_ job: consuming ExecutorJob) {
+            let job = UnownedJob(job)
+            queue.async { job.runSynchronously(on: self.asUnownedTaskExecutor()) }
+        }
+    }
+
+    func provideScope(for test: Test, testCase: Test.Case?,
+                      performing function: @Sendable () async throws -> Void) async throws {
+        try await withTaskExecutorPreference(QueueExecutor(label: "test: \(test.name)"), operation: function)
+    }
+}
+
+extension Trait where Self == OffTheCooperativePool {
+    /// See ``OffTheCooperativePool``.
+    static var offTheCooperativePool: Self { Self() }
 }
