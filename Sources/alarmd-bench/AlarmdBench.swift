@@ -27,8 +27,12 @@ struct AlarmdBench: AsyncParsableCommand {
     var alarms: Int?
 
     @Option(name: .customLong("requests-per-requester"),
-            help: "Requests each of the 100 requesters sends per kind in sections 2-3 (default 50, 10 with --quick); more makes the rate phase longer, e.g. for a profiler.")
+            help: "Requests each of the 100 requesters sends per kind and run in sections 2-3 (default 100, 20 with --quick); more makes the rate phase longer, e.g. for a profiler.")
     var requestsPerRequester: Int?
+
+    @Option(name: .customLong("rate-runs"),
+            help: "How many times section 3 measures the rate, alternating with the echo baseline; the median is reported (default 5, 3 with --quick).")
+    var rateRuns: Int?
 
     @Option(help: "Measure only these sections, comma-separated (e.g. 3, or 1,4); 2 and 3 run together, so do 5, 6 and 7. Default: all.")
     var only: String?
@@ -43,7 +47,7 @@ struct AlarmdBench: AsyncParsableCommand {
     var runtimeFloorChild = false
 
     func validate() throws {
-        for (name, value) in [("--idle-seconds", idleSeconds), ("--alarms", alarms), ("--requests-per-requester", requestsPerRequester)] {
+        for (name, value) in [("--idle-seconds", idleSeconds), ("--alarms", alarms), ("--requests-per-requester", requestsPerRequester), ("--rate-runs", rateRuns)] {
             if let value, value < 1 { throw ValidationError("\(name) must be at least 1, not \(value)") }
         }
         _ = try selectedSections()
@@ -128,7 +132,8 @@ struct AlarmdBench: AsyncParsableCommand {
         } }
         if wanted(2, 3) { await bench.phase("2-3 command round trips and rate") {
             try alive()
-            try await RoundTrips(single: quick ? 300 : 1000, perRequester: requestsPerRequester ?? (quick ? 10 : 50)).run(bench, daemon: daemon)
+            try await RoundTrips(single: quick ? 300 : 1000, perRequester: requestsPerRequester ?? (quick ? 20 : 100),
+                                 rateRuns: rateRuns ?? (quick ? 3 : 5)).run(bench, daemon: daemon)
         } }
         if wanted(4) { await bench.phase("4 button to buzzer off") {
             try alive()
