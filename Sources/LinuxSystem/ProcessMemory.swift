@@ -79,8 +79,10 @@ struct SegmentRelease {
     /// write permission.
     mutating func releaseReadOnlySegments(of object: clinux_loaded_object) {
         guard let headers = object.dlpi_phdr else { return }
-        for header in UnsafeBufferPointer(start: headers, count: Int(object.dlpi_phnum))
-        where header.p_type == UInt32(PT_LOAD) && header.p_flags & UInt32(PF_W) == 0 {
+        // Copied first: the headers lie in the object's first segment, which the loop may release,
+        // and reading them from there again would fault that page straight back in.
+        let programHeaders = Array(UnsafeBufferPointer(start: headers, count: Int(object.dlpi_phnum)))
+        for header in programHeaders where header.p_type == UInt32(PT_LOAD) && header.p_flags & UInt32(PF_W) == 0 {
             let first = UInt(object.dlpi_addr) &+ UInt(header.p_vaddr)
             let segment = (first & ~(pageSize - 1))..<((first + UInt(header.p_memsz) + pageSize - 1) & ~(pageSize - 1))
             for index in candidates.indices.reversed()
