@@ -144,23 +144,28 @@ public final class MQTTClient: Sendable {
     }
 
     /// Subscribes to `filter` now if connected, and again after every reconnection: the broker may
-    /// have lost the subscription. Subscribing again to the same filter replaces its QoS.
-    /// Calls `mosquitto_sub_topic_check` and `mosquitto_subscribe`.
+    /// have lost the subscription. Subscribing again to the same filter replaces its QoS and options.
+    /// Calls `mosquitto_sub_topic_check` and `mosquitto_subscribe`, or `mosquitto_subscribe_v5` with
+    /// `MQTT_SUB_OPT_NO_LOCAL` for `noLocal` on an MQTT 5 connection.
     ///
+    /// - Parameter noLocal: the broker does not send back what this client publishes to `filter`
+    ///   (MQTT 5's No Local; ignored on 3.1.1, which has no such option). Mosquitto still sends the
+    ///   retained messages at subscription, this client's own included.
     /// - Throws: ``MQTTError`` with ``MQTTError/Code/invalidArgument`` for a malformed filter or QoS,
     ///   or ``MQTTError/Code/clientClosed`` after ``disconnect()``.
-    public func subscribe(_ filter: String, qos: Int) throws(MQTTError) {
+    public func subscribe(_ filter: String, qos: Int, noLocal: Bool = false) throws(MQTTError) {
         try Self.validate(filter: filter, qos: qos, broker: configuration.brokerAddress)
         try state.withLock { state throws(MQTTError) in
             guard !state.isClosing else { throw Self.closedError(configuration) }
+            let subscription = Subscription(filter: filter, qos: qos, noLocal: noLocal)
             if let index = state.subscriptions.firstIndex(where: { $0.filter == filter }) {
-                state.subscriptions[index].qos = qos
+                state.subscriptions[index] = subscription
             } else {
-                state.subscriptions.append(Subscription(filter: filter, qos: qos))
+                state.subscriptions.append(subscription)
             }
             // While down or being set up, the connection setup sends every subscription.
             guard state.link == .up else { return }
-            try sendSubscription(Subscription(filter: filter, qos: qos), state: &state)
+            try sendSubscription(subscription, state: &state)
         }
     }
 
@@ -279,7 +284,8 @@ public final class MQTTClient: Sendable {
 extension MQTTClient {
     fileprivate struct Subscription {
         let filter: String
-        var qos: Int
+        let qos: Int
+        let noLocal: Bool
     }
 
     fileprivate enum Lifecycle {
@@ -382,12 +388,15 @@ extension MQTTClient {
         }
     }
 
-    /// Calls `mosquitto_subscribe` and returns the SUBSCRIBE's message id (nil without a connection:
-    /// the next connection setup sends it). Same locking argument as ``handOver(_:state:)``.
+    /// Calls `mosquitto_subscribe` (`mosquitto_subscribe_v5` for No Local on MQTT 5) and returns the
+    /// SUBSCRIBE's message id (nil without a connection: the next connection setup sends it). Same
+    /// locking argument as ``handOver(_:state:)``.
     @discardableResult
     private func sendSubscription(_ subscription: Subscription, state: inout State) throws(MQTTError) -> Int32? {
         var messageID: Int32 = 0
-        let result = mosquitto_subscribe(handle.pointer, &messageID, subscription.filter, Int32(subscription.qos))
+        let result = subscription.noLocal && state.protocolVersion == .v5
+            ? mosquitto_subscribe_v5(handle.pointer, &messageID, subscription.filter, Int32(subscription.qos), Int32(MQTT_SUB_OPT_NO_LOCAL.rawValue), nil)
+            : mosquitto_subscribe(handle.pointer, &messageID, subscription.filter, Int32(subscription.qos))
         switch result {
         case MOSQ_ERR_SUCCESS.rawValue:
             state.subscriptionsAwaitingAcknowledgement[messageID] = subscription.filter

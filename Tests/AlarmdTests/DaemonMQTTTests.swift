@@ -234,6 +234,33 @@ struct DaemonMQTTTests {
             }
         }
     }
+
+    /// The node subscribes to its alarm topics with No Local, so that its own documents do not
+    /// come back to it; the broker must still hand it the retained ones of its earlier run.
+    @Test("A retained document of the node's own earlier run is cleared when that run's state is gone")
+    func ownEarlierDocumentCleared() async throws {
+        try await TestBroker.withBroker { broker in
+            try await withTestClients { clients in
+                let node = "own-\(UUID().uuidString.prefix(6))"
+                let observer = try await NodeClient.connect(broker: broker, node: node, clients: clients)
+                // Each run has a state folder of its own: the second starts with no alarms.
+                let id: UUID = try await withDaemonProcess(broker: broker, node: node) { _ in
+                    try await observer.waitForMessage("the node online") { message in
+                        message.topic == observer.topics.status && NodeClient.object(message.payload)?["state"] == .string("online")
+                    }
+                    let id = try self.id(of: try await observer.request("schedule", ["configuration": configurationJSON(preAlert: 600)]))
+                    _ = try await observer.document(id) { $0.state == .countdown }
+                    return id
+                }
+                let mark = observer.count
+                try await withDaemonProcess(broker: broker, node: node) { _ in
+                    try await observer.waitForMessage("the earlier run's document cleared", after: mark) {
+                        $0.topic == observer.topics.alarm(id) && $0.payload.isEmpty
+                    }
+                }
+            }
+        }
+    }
 }
 
 @Suite("alarmd and Home Assistant", .serialized, .timeLimit(.minutes(3)))

@@ -192,7 +192,10 @@ public final class MQTTBridge: Service, Sendable {
     /// Connects, then handles connections and messages until graceful shutdown or cancellation.
     public func run() async throws {
         try client.subscribe(topics.commandsFilter, qos: 1)
-        try client.subscribe(topics.alarmsFilter, qos: 1)
+        // For retained alarm topics that no longer exist (`clearIfStale`): the broker sends them at
+        // subscription. Without No Local every document the node publishes would also come back
+        // to it, one more message each way through the broker for every change.
+        try client.subscribe(topics.alarmsFilter, qos: 1, noLocal: true)
         if onSimulatedPress != nil { try client.subscribe(topics.simulatedPress, qos: 1) }
         if announcesToHomeAssistant {
             for filter in [homeAssistant.birthTopic, homeAssistant.stopTopic, homeAssistant.snoozeTopic] {
