@@ -142,15 +142,21 @@ public enum AtomicFile {
         return timings
     }
 
-    static func writeAll(_ bytes: some Collection<UInt8>, to descriptor: Int32, action: String, directory: String) throws(SystemError) {
+    /// Writes every byte of `bytes`, going on after short writes: `write(2)` at the file's
+    /// position, or `pwrite(2)` from `offset`.
+    static func writeAll(_ bytes: some Collection<UInt8>, to descriptor: Int32, at offset: Int? = nil,
+                         action: String, directory: String) throws(SystemError) {
         func writeBuffer(_ buffer: UnsafeBufferPointer<UInt8>) -> Result<Void, SystemError> {
             var remaining = UnsafeRawBufferPointer(buffer)
+            var position = offset
             while !remaining.isEmpty {
                 do {
                     let written = try systemCall(action, subject: directory) {
-                        Glibc.write(descriptor, remaining.baseAddress, remaining.count)
+                        if let position { Glibc.pwrite(descriptor, remaining.baseAddress, remaining.count, off_t(position)) }
+                        else { Glibc.write(descriptor, remaining.baseAddress, remaining.count) }
                     }
                     remaining = UnsafeRawBufferPointer(rebasing: remaining[written...])
+                    position? += written
                 } catch {
                     return .failure(error)
                 }

@@ -52,12 +52,19 @@ struct StateStoreTests {
         return (store, engine, id)
     }
 
-    /// Writes `text` at the end of the file at `path`, as a crash or stale disk blocks could leave it.
-    func appendRaw(_ text: String, to path: String) throws {
+    /// Writes `text` after the journal's last append (over the zeros that follow it), as a crash
+    /// or stale disk blocks could leave it.
+    func appendRaw(_ text: String, toJournal path: String) throws {
         let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: path))
         defer { try? handle.close() }
-        try handle.seekToEnd()
+        try handle.seek(toOffset: UInt64(try journalContents(path).count))
         try handle.write(contentsOf: Data(text.utf8))
+    }
+
+    /// The journal's appends: the file without the zeros that follow them.
+    func journalContents(_ path: String) throws -> Data {
+        let contents = try Data(contentsOf: URL(fileURLWithPath: path))
+        return contents.prefix(through: contents.lastIndex { $0 != 0 } ?? -1)
     }
 
     /// What a new process would load from `folder`, as the loaded state and its problem.
@@ -66,7 +73,7 @@ struct StateStoreTests {
     }
 
     func journalLines(_ store: StateStore) throws -> [String] {
-        try String(contentsOfFile: store.journalPath, encoding: .utf8).split(separator: "\n").map(String.init)
+        String(decoding: try journalContents(store.journalPath), as: UTF8.self).split(separator: "\n").map(String.init)
     }
 
     @Test func changesAfterTheFirstSaveAreAppendedAndSurviveARestart() throws {
@@ -106,6 +113,23 @@ struct StateStoreTests {
         }
     }
 
+    /// An append whose blocks reached the disk in part: its start and its newline written, a
+    /// block of zeros between (the journal runs on in zeros past its appends).
+    @Test func aLastLineWithZerosInItIsAnUnfinishedAppend() throws {
+        try withFolder { folder in
+            let (store, paused, id) = try storeWithOnePause(in: folder)
+            var engine = paused
+            let answered = state(engine).alarms
+            _ = try engine.perform(.resume, id: id, now: now + 9)
+            try appendRaw(#"{"alarms":[{"id":"# + String(repeating: "\0", count: 40) + #"}]}"# + "\n", toJournal: store.journalPath)
+
+            let loaded = try reload(folder)
+            #expect(loaded.problem == nil, "not damage: an append that never returned")
+            #expect(loaded.state?.alarms == answered)
+            #expect(try FileManager.default.contentsOfDirectory(atPath: folder).allSatisfy { !$0.contains("damaged") }, "nothing kept aside")
+        }
+    }
+
     @Test func anUnfinishedLastLineIsIgnored() throws {
         try withFolder { folder in
             let (store, paused, id) = try storeWithOnePause(in: folder)
@@ -113,7 +137,7 @@ struct StateStoreTests {
             let answered = state(engine).alarms
             // A crash in the middle of the next append: half a line, no newline.
             _ = try engine.perform(.resume, id: id, now: now + 9)
-            try appendRaw(#"{"alarms":[{"id":"#, to: store.journalPath)
+            try appendRaw(#"{"alarms":[{"id":"#, toJournal: store.journalPath)
 
             do {
                 let next = StateStore(directory: folder, logger: Self.logger)
@@ -225,7 +249,7 @@ struct StateStoreTests {
                 try next.save(state(engine))
                 try write(.resume, id, in: &engine, at: 9, to: next)
                 // Blocks of the old journal after the end, as a crash while the file grew can leave them.
-                try appendRaw(oldLine + "\n", to: next.journalPath)
+                try appendRaw(oldLine + "\n", toJournal: next.journalPath)
             }
             let answered = state(engine).alarms
             let loaded = try StateStore(directory: folder, logger: Self.logger).load()
@@ -272,7 +296,7 @@ struct StateStoreTests {
                 } else {
                     try write(step % 2 == 0 ? .pause : .resume, id, in: &engine, at: Double(step), to: store)
                 }
-                let journalSize = try FileManager.default.attributesOfItem(atPath: store.journalPath)[.size] as? Int ?? 0
+                let journalSize = try journalContents(store.journalPath).count
                 if journalSize < lastJournalSize { snapshots += 1 }
                 lastJournalSize = journalSize
                 #expect(journalSize <= threshold + 2048)

@@ -15,8 +15,9 @@ import Synchronization
 ///   temporary file, fsync, rename, fsync of the folder) with the next journal generation, and
 ///   the journal starts again. A journal whose header names another generation than the
 ///   snapshot's is from before the snapshot and is ignored.
-/// - A crash in the middle of an append leaves an unfinished last line, which is ignored: that
-///   change had not been answered.
+/// - The journal file runs on in zeros past its lines (``JournalFile``). A crash in the middle of
+///   an append leaves an unfinished last line (no newline, or zeros where part of it did not
+///   reach the disk), which is ignored: that change had not been answered.
 ///
 /// The only place that reads or writes these files. A damaged file is never silently replaced:
 /// it is kept aside under a new name and the problem is reported.
@@ -132,9 +133,17 @@ public struct StateStore: Sendable {
         } catch {
             throw StateError(message: "the state journal \(journalPath) cannot be read (\(error)): it holds the latest changes; let alarmd's user read it, or move it away to start from \(path) alone")
         }
-        var lines = contents.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false)
-        // What follows the last newline: nothing, or an append that a crash cut short (never answered).
-        if let unfinished = lines.popLast(), !unfinished.isEmpty {
+        // The file runs on in zeros past the appends (`JournalFile`).
+        let appended = contents[..<(contents.lastIndex { $0 != 0 }.map { $0 + 1 } ?? contents.startIndex)]
+        var lines = appended.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false)
+        // What follows the last newline: nothing, or an append that a crash cut short (never
+        // answered). So is a last line with a zero byte, which JSON never holds: an append whose
+        // blocks reached the disk in part, the newline's among them.
+        var unfinished = lines.popLast() ?? Data()
+        if unfinished.isEmpty, lines.count > 1, let last = lines.last, last.contains(0) {
+            unfinished = lines.removeLast()
+        }
+        if !unfinished.isEmpty {
             logger.notice("unfinished journal entry ignored", metadata: ["bytes": "\(unfinished.count)"])
         }
         guard let headerGeneration = lines.first.flatMap({ NodeStateChange.generation(inJournalHeader: $0) }) else {
