@@ -226,6 +226,22 @@ struct Broker {
 }
 
 /// What /proc says about a process: CPU time, context switches per thread, memory.
+/// The machine's CPU time from the first line of `/proc/stat`, in clock ticks: all of it, and the
+/// steal time (what the hypervisor gave to others while this VM's CPUs wanted to run).
+struct MachineTicks {
+    var total: Int64
+    var steal: Int64
+
+    static func read() throws -> MachineTicks {
+        guard let stat = try? String(contentsOfFile: "/proc/stat", encoding: .utf8),
+              let line = stat.split(separator: "\n").first, line.hasPrefix("cpu ") else { throw BenchError("cannot read /proc/stat") }
+        // user nice system idle iowait irq softirq steal (man 5 proc); guest time is inside user.
+        let ticks = line.split(separator: " ").dropFirst().prefix(8).map { Int64($0) ?? 0 }
+        guard ticks.count == 8 else { throw BenchError("unexpected first line of /proc/stat: \(line)") }
+        return MachineTicks(total: ticks.reduce(0, +), steal: ticks[7])
+    }
+}
+
 struct ProcSample {
     /// utime + stime of all its threads, in clock ticks (`sysconf(_SC_CLK_TCK)`, normally 100 per second).
     var cpuTicks: Int64
