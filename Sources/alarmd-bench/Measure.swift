@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import LinuxSystem
+import Synchronization
 
 /// Clock readings in nanoseconds: the monotonic clock for durations, the wall clock for lateness
 /// against wall-clock instants (alarms are scheduled in wall-clock time).
@@ -33,16 +34,40 @@ struct Stats: Codable, Sendable {
 /// The baseline of alert precision: how late a bare `clock_nanosleep(CLOCK_REALTIME, TIMER_ABSTIME)`
 /// wakes up for each of `targets` (wall-clock ns), on a thread of its own.
 func clockNanosleepLateness(targets: [Int64]) async -> [Int64] {
-    await withCheckedContinuation { continuation in
-        let thread = Thread {
-            var lateness: [Int64] = []
-            for target in targets {
-                var deadline = timespec(tv_sec: Int(target / 1_000_000_000), tv_nsec: Int(target % 1_000_000_000))
-                while clock_nanosleep(CLOCK_REALTIME, TIMER_ABSTIME, &deadline, nil) == EINTR {}
-                lateness.append(Nanos.realtime() - target)
-            }
-            continuation.resume(returning: lateness)
+    await onSleeperThread { targets.map(lateness(sleepingUntil:)) }
+}
+
+/// Tells a measurement running on another thread when its phase is over.
+final class PhaseFlag: Sendable {
+    private let running = Atomic(true)
+    var isRunning: Bool { running.load(ordering: .relaxed) }
+    func end() { running.store(false, ordering: .relaxed) }
+}
+
+/// The same baseline for a phase of unknown length: sleeps of `interval` ns, one after the
+/// other, until `phase` ends.
+func clockNanosleepLateness(sleepsOf interval: Int64, during phase: PhaseFlag) async -> [Int64] {
+    await onSleeperThread {
+        var samples: [Int64] = []
+        while phase.isRunning {
+            samples.append(lateness(sleepingUntil: Nanos.realtime() + interval))
         }
+        return samples
+    }
+}
+
+/// Sleeps with `clock_nanosleep(CLOCK_REALTIME, TIMER_ABSTIME)` until `target` (wall-clock ns) and
+/// returns how late it woke.
+private func lateness(sleepingUntil target: Int64) -> Int64 {
+    var deadline = timespec(tv_sec: Int(target / 1_000_000_000), tv_nsec: Int(target % 1_000_000_000))
+    while clock_nanosleep(CLOCK_REALTIME, TIMER_ABSTIME, &deadline, nil) == EINTR {}
+    return Nanos.realtime() - target
+}
+
+/// Runs `body` on a thread of its own, so that its sleeps measure the kernel, not Swift's pool.
+private func onSleeperThread(_ body: @escaping @Sendable () -> [Int64]) async -> [Int64] {
+    await withCheckedContinuation { continuation in
+        let thread = Thread { continuation.resume(returning: body()) }
         thread.name = "bench-nanosleep"
         thread.start()
     }
