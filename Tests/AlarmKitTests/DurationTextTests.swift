@@ -27,7 +27,7 @@ struct DurationTextTests {
 
     /// The tenths are rounded as `String(format: "%.1f")` rounds, which the formatter used
     /// before it left Foundation.
-    @Test("Tenths as printf rounds them, on 100,000 seeded values")
+    @Test("Tenths as printf rounds them, on 100,000 seeded values", .offTheCooperativePool)
     func tenthsLikePrintf() {
         var generator = SplitMix64(seed: 0x7E47)
         for _ in 0..<100_000 {

@@ -90,7 +90,7 @@ struct JSONParsingTests {
         }
     }
 
-    @Test("Nesting up to the limit is read; one level more is refused")
+    @Test("Nesting up to the limit is read; one level more is refused", .offTheCooperativePool)
     func nesting() throws {
         let limit = JSONValue.maximumNestingDepth
         let deepest = Array((String(repeating: "[", count: limit) + String(repeating: "]", count: limit)).utf8)

@@ -4,7 +4,7 @@ import Testing
 
 @Suite("UUIDText")
 struct UUIDTextTests {
-    @Test("writes what uuidString writes, and reads it back in either case, for 10,000 UUIDs")
+    @Test("writes what uuidString writes, and reads it back in either case, for 10,000 UUIDs", .offTheCooperativePool)
     func matchesFoundation() {
         var generator = SystemRandomNumberGenerator()
         for round in 0..<10_000 {

@@ -61,10 +61,17 @@ struct StateStoreTests {
         try handle.write(contentsOf: Data(text.utf8))
     }
 
-    /// The journal's appends: the file without the zeros that follow them.
+    /// The journal's appends: the file without the zeros that follow them. Their lines hold no
+    /// zero byte, so the first zero is found by bisection (a scan from the end took 15 s of a
+    /// debug build over the thousand appends of `aJournalAsLargeAsTheSnapshotIsFoldedIntoANewOne`).
     func journalContents(_ path: String) throws -> Data {
         let contents = try Data(contentsOf: URL(fileURLWithPath: path))
-        return contents.prefix(through: contents.lastIndex { $0 != 0 } ?? -1)
+        var appended = 0..<contents.count  // the first zero lies in appended.lowerBound...appended.upperBound
+        while !appended.isEmpty {
+            let middle = appended.lowerBound + appended.count / 2
+            if contents[middle] == 0 { appended = appended.lowerBound..<middle } else { appended = (middle + 1)..<appended.upperBound }
+        }
+        return contents.prefix(appended.lowerBound)
     }
 
     /// What a new process would load from `folder`, as the loaded state and its problem.
