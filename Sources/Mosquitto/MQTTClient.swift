@@ -486,10 +486,10 @@ extension MQTTClient {
                     failedAttempts += 1
                     if failedAttempts == Self.shortConnectionsBeforeWarning { warnAboutShortConnections() }
                 }
-                delay = reconnectDelay(afterFailedAttempts: failedAttempts)
+                delay = reconnectDelay(afterFailedAttempts: failedAttempts, atMost: configuration.maximumDelayAfterShortConnections)
                 lastReportedFailure = failure.message
             } else {
-                delay = reconnectDelay(afterFailedAttempts: failedAttempts)
+                delay = reconnectDelay(afterFailedAttempts: failedAttempts, atMost: configuration.maximumReconnectDelay)
                 failedAttempts += 1
                 report(failure, delay: delay, lastReported: &lastReportedFailure)
             }
@@ -694,9 +694,8 @@ extension MQTTClient {
         ])
     }
 
-    private func reconnectDelay(afterFailedAttempts attempts: Int) -> Duration {
-        let doubled = configuration.reconnectDelay * (1 << min(attempts, 16))
-        return min(doubled, configuration.maximumReconnectDelay)
+    private func reconnectDelay(afterFailedAttempts attempts: Int, atMost cap: Duration) -> Duration {
+        min(configuration.reconnectDelay * (1 << min(attempts, 16)), cap)
     }
 
     /// Logs a failed attempt when its reason changed (as an error when a setting must be fixed, as a
@@ -971,8 +970,9 @@ private struct MosquittoHandle: @unchecked Sendable {
         guard (5...65535).contains(configuration.keepAlive) else {
             throw invalid("MQTT keepalive \(configuration.keepAlive) s is out of range: libmosquitto accepts 5...65535 seconds")
         }
-        guard configuration.reconnectDelay > .zero, configuration.maximumReconnectDelay >= configuration.reconnectDelay else {
-            throw invalid("MQTT reconnect delays are inconsistent: need 0 < reconnectDelay <= maximumReconnectDelay")
+        guard configuration.reconnectDelay > .zero, configuration.maximumReconnectDelay >= configuration.reconnectDelay,
+              configuration.maximumDelayAfterShortConnections >= configuration.reconnectDelay else {
+            throw invalid("MQTT reconnect delays are inconsistent: need 0 < reconnectDelay <= maximumReconnectDelay and maximumDelayAfterShortConnections")
         }
         guard configuration.outgoingBufferLimit >= 0 else {
             throw invalid("MQTT outgoing buffer limit \(configuration.outgoingBufferLimit) is negative: use 0 or more")

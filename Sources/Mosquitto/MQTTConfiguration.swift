@@ -73,8 +73,12 @@ public struct MQTTConfiguration: Sendable {
     public var will: Will?
     /// The wait before the first reconnect attempt; it doubles after each failed attempt...
     public var reconnectDelay: Duration
-    /// ...up to this cap.
+    /// ...up to this cap while the broker cannot be reached (1 s by default): an attempt that is
+    /// refused costs little, and the state should be back on the broker soon after it returns.
     public var maximumReconnectDelay: Duration
+    /// The cap instead after connections that the broker dropped soon after accepting them (two
+    /// clients with one client id taking the session from each other; 5 s by default).
+    public var maximumDelayAfterShortConnections: Duration
     /// How many non-retained messages are kept while disconnected; the oldest are dropped beyond it.
     /// Retained messages are kept apart, the latest per topic, so they need no bound of their own.
     public var outgoingBufferLimit: Int
@@ -93,7 +97,8 @@ public struct MQTTConfiguration: Sendable {
         protocolVersion: MQTTProtocolVersion = .v5,
         will: Will? = nil,
         reconnectDelay: Duration = .milliseconds(500),
-        maximumReconnectDelay: Duration = .seconds(5),
+        maximumReconnectDelay: Duration = .seconds(1),
+        maximumDelayAfterShortConnections: Duration = .seconds(5),
         outgoingBufferLimit: Int = 1000,
         disconnectGracePeriod: Duration = .seconds(2)
     ) {
@@ -108,6 +113,7 @@ public struct MQTTConfiguration: Sendable {
         self.will = will
         self.reconnectDelay = reconnectDelay
         self.maximumReconnectDelay = maximumReconnectDelay
+        self.maximumDelayAfterShortConnections = maximumDelayAfterShortConnections
         self.outgoingBufferLimit = outgoingBufferLimit
         self.disconnectGracePeriod = disconnectGracePeriod
     }

@@ -70,6 +70,13 @@ final class DaemonProcess: Sendable {
     }
     var isRunning: Bool { process.isRunning }
 
+    /// The process's resident set (`VmRSS` of `/proc/<pid>/status`) in KiB, or nil once it has exited.
+    var residentKilobytes: Int? {
+        guard let status = try? String(contentsOfFile: "/proc/\(process.processIdentifier)/status", encoding: .utf8),
+              let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") }) else { return nil }
+        return line.split(separator: " ").dropFirst().first.flatMap { Int($0) }
+    }
+
     /// Sends a signal without waiting (e.g. SIGHUP).
     func signal(_ signal: Int32) {
         Foundation.kill(process.processIdentifier, signal)

@@ -247,6 +247,7 @@ public final class TestBroker: Sendable {
             will: will,
             reconnectDelay: .milliseconds(20),
             maximumReconnectDelay: .milliseconds(200),
+            maximumDelayAfterShortConnections: .milliseconds(200),
             outgoingBufferLimit: outgoingBufferLimit
         )
     }

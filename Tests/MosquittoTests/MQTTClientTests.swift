@@ -275,7 +275,7 @@ struct MQTTClientTests {
         try await TestBroker.withBroker { broker in
             try await withTestClients { clients in
                 var configuration = broker.clientConfiguration(clientID: "twin")
-                configuration.maximumReconnectDelay = .milliseconds(400)
+                configuration.maximumDelayAfterShortConnections = .milliseconds(400)
                 let (_, first) = try clients.start(configuration)
                 try await first.connected()
                 let (_, second) = try clients.start(configuration)
