@@ -76,7 +76,9 @@ struct AlertPrecision {
         if counted.count < count {
             bench.report.note("alert precision: \(count - counted.count) alarms were due before scheduling ended and are left out")
         }
+        let alertsBegin = try MachineTicks.read()
         try await sleep(untilRealtime: (instants.last! + spacing + 1500) * 1_000_000)
+        let alerting = try MachineTicks.read() - alertsBegin
         let baselineLateness = await baseline.value
 
         let result = seen.withLock { $0 }
@@ -118,6 +120,7 @@ struct AlertPrecision {
         let report = bench.report
         report.add(section, "clock_nanosleep(CLOCK_REALTIME, TIMER_ABSTIME) wake-up", base, baseline: true,
                    note: "same run, halfway between the alarms")
+        MachineTicks.reportSteal(alerting, during: "the alerts", in: section, of: report)
         report.add(section, "buzzer line set (sim/outputs `realtime`) − scheduled instant", buzzerLine,
                    note: "the daemon's stamp, to the ns; \(counted.count - lineSet.count) missing")
         report.add(section, "alerting event: its `late` field (daemon's clock)", late, note: "rounded to 1 ms")

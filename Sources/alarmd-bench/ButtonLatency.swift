@@ -19,7 +19,7 @@ struct ButtonLatency {
         let client = bench.clients[0], observer = bench.observer
         var raw: [Int64] = [], recognised: [Int64] = [], inDaemon: [Int64] = [], failed = 0
         // The baseline: how late a bare sleep of the debounce window wakes, meanwhile.
-        let pressing = PhaseFlag()
+        let pressing = PhaseFlag(), pressesBegin = try MachineTicks.read()
         let baseline = Task { await clockNanosleepLateness(sleepsOf: Int64(debounce * 1e9), during: pressing) }
         for _ in 0..<presses {
             let id = UUID()
@@ -65,6 +65,7 @@ struct ButtonLatency {
             try await Task.sleep(for: .milliseconds(100))
         }
         pressing.end()
+        let pressed = try MachineTicks.read() - pressesBegin
         let sleeps = Stats(nanoseconds: await baseline.value)
         let wait = Int64((hold + debounce) * 1e9)
         let net = Stats(nanoseconds: raw.map { $0 - wait })
@@ -72,6 +73,7 @@ struct ButtonLatency {
         let report = bench.report
         report.add(section, "clock_nanosleep(CLOCK_REALTIME, TIMER_ABSTIME) wake-up, 30 ms sleeps", sleeps,
                    baseline: true, note: "same run, one after the other while the presses ran")
+        MachineTicks.reportSteal(pressed, during: "the presses", in: section, of: report)
         report.add(section, "press message → `button` event received", Stats(nanoseconds: recognised), note: "includes hold + debounce")
         report.add(section, "press message → buzzer off received (raw)", Stats(nanoseconds: raw), note: "\(failed) failed")
         report.add(section, "the same minus hold (50 ms) and debounce (30 ms)", net,

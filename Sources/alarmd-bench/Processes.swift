@@ -240,6 +240,24 @@ struct MachineTicks {
         guard ticks.count == 8 else { throw BenchError("unexpected first line of /proc/stat: \(line)") }
         return MachineTicks(total: ticks.reduce(0, +), steal: ticks[7])
     }
+
+    /// The ticks between two readings.
+    static func - (after: MachineTicks, before: MachineTicks) -> MachineTicks {
+        MachineTicks(total: after.total - before.total, steal: after.steal - before.steal)
+    }
+
+    static func + (left: MachineTicks, right: MachineTicks) -> MachineTicks {
+        MachineTicks(total: left.total + right.total, steal: left.steal + right.steal)
+    }
+
+    /// The stolen share of these ticks, in percent.
+    var stealPercent: Double { total > 0 ? 100 * Double(steal) / Double(total) : .nan }
+
+    /// The report's row for the steal time over a phase, in `section`.
+    static func reportSteal(_ ticks: MachineTicks, during phase: String, in section: String, of report: Report, note extra: String = "") {
+        report.add(section, "[host] steal time during \(phase)", value: ticks.stealPercent, unit: "%",
+                   note: "of the machine's CPU time (/proc/stat): the hypervisor running others while the cores wanted to run\(extra)")
+    }
 }
 
 struct ProcSample {

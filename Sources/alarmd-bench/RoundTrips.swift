@@ -126,8 +126,8 @@ struct RoundTrips {
                    note: "\(milliseconds(changeCost.daemon * 1000)) / \(milliseconds(changeCost.broker * 1000)) / \(milliseconds(changeCost.bench * 1000)) ms")
         report.add(s3, "rate the machine's cores allow at that CPU per change", value: changeCost.ceiling, unit: "/s",
                    note: "\(CPUShares.cores) cores / total CPU per change; alarmd alone: \(Report.format(CPUShares.cores * 1000 / changeCost.daemon))/s")
-        report.add(s3, "[host] steal time during the durable-change runs", value: changeCPU.stealPercent, unit: "%",
-                   note: "of the machine's CPU time (/proc/stat): the hypervisor running others while the cores wanted to run; during echo \(String(format: "%.1f", echoCPU.stealPercent)) %")
+        MachineTicks.reportSteal(changeCPU.machineTicks, during: "the durable-change runs", in: s3, of: report,
+                                 note: "; during echo \(String(format: "%.1f", echoCPU.machineTicks.stealPercent)) %")
 
         report.goal(s2, "list p99 ≤ 2× echo p99 (1 requester)", measured: "\(milliseconds(list1.p99)) vs \(milliseconds(echo1.p99)) ms",
                     met: list1.p99 <= 2 * echo1.p99)
@@ -219,7 +219,7 @@ struct CPUShares {
     /// Ticks used during the phases measured so far.
     private var used: (daemon: Int64, broker: Int64, bench: Int64) = (0, 0, 0)
     /// The machine's ticks during those phases.
-    private var machine = MachineTicks(total: 0, steal: 0)
+    private(set) var machineTicks = MachineTicks(total: 0, steal: 0)
 
     init(_ bench: Bench, daemon: Daemon) {
         pids = (daemon.pid, bench.brokerPID, getpid())
@@ -229,16 +229,12 @@ struct CPUShares {
     mutating func measure<T>(_ phase: () async throws -> T) async throws -> T {
         let before = try Self.ticks(pids), machineBefore = try MachineTicks.read()
         let result = try await phase()
-        let after = try Self.ticks(pids), machineAfter = try MachineTicks.read()
+        let after = try Self.ticks(pids)
+        machineTicks = machineTicks + (try MachineTicks.read() - machineBefore)
         used = (used.daemon + after.daemon - before.daemon, used.broker + after.broker - before.broker,
                 used.bench + after.bench - before.bench)
-        machine.total += machineAfter.total - machineBefore.total
-        machine.steal += machineAfter.steal - machineBefore.steal
         return result
     }
-
-    /// The share of the machine's CPU time that the hypervisor stole during the phases, in percent.
-    var stealPercent: Double { machine.total > 0 ? 100 * Double(machine.steal) / Double(machine.total) : .nan }
 
     /// The CPU of the phases measured, per operation of the `count` they carried out.
     func perOperation(_ count: Int) -> PerOperation {
