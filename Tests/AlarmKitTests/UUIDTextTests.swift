@@ -4,9 +4,9 @@ import Testing
 
 @Suite("UUIDText")
 struct UUIDTextTests {
-    @Test("writes what uuidString writes, and reads it back in either case, for 10,000 UUIDs", .offTheCooperativePool)
+    @Test("writes what uuidString writes, and reads it back in either case, for 10,000 seeded UUIDs", .offTheCooperativePool)
     func matchesFoundation() {
-        var generator = SystemRandomNumberGenerator()
+        var generator = SplitMix64(seed: 0x0_0_1D)
         for round in 0..<10_000 {
             // Random ones, and the extremes.
             let id = round == 0 ? UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0))

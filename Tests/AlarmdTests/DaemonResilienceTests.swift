@@ -177,7 +177,10 @@ struct DaemonResilienceTests {
     /// the node publishes meanwhile (documents, events, the simulated buzzer's every change) waits
     /// in libmosquitto's queue until the keepalive gives the connection up, then in the client's
     /// bounded buffer; the daemon's resident set, sampled through the freeze and the resync, may
-    /// not grow by more than 4 MiB.
+    /// not grow by more than 4 MiB. The node publishes a few messages a second here, so this
+    /// catches growth that does not depend on them (a leak per tick, a task per retry); the
+    /// buffer's own bound is tested on its own (`OutgoingBufferTests`) and through the client
+    /// (`MQTTClientTests.bufferingWhileUnreachable`).
     @Test("A frozen broker (SIGSTOP) while alarms fall due: they alert on time, before it thaws; state resyncs within 2 s of its return; memory stays bounded")
     func frozenBroker() async throws {
         // The test's own client outlasts the freeze (the daemon's, with its 15 s keepalive, need not).

@@ -73,6 +73,13 @@ enum CompactJSON {
 
     private static let hexDigits = Array("0123456789abcdef".utf8)
 
+    /// Appends `count` bytes that `write` fills in place (text of a fixed width: an id, an instant).
+    static func append(count: Int, to bytes: inout [UInt8], _ write: (UnsafeMutableBufferPointer<UInt8>) -> Void) {
+        let start = bytes.count
+        bytes.append(contentsOf: repeatElement(0, count: count))
+        bytes.withUnsafeMutableBufferPointer { buffer in write(UnsafeMutableBufferPointer(rebasing: buffer[start...])) }
+    }
+
     /// An object under construction: members set in any order, written sorted by key; setting a
     /// key again replaces its value, as a keyed encoding container does.
     ///

@@ -20,11 +20,7 @@ enum InstantText {
     /// Appends the instant's bytes (without quotes).
     static func append(_ date: Date, to bytes: inout [UInt8]) {
         guard let fields = Fields(date) else { return bytes += date.formatted(foundationStyle).utf8 }
-        let start = bytes.count
-        bytes.append(contentsOf: repeatElement(0, count: length))
-        bytes.withUnsafeMutableBufferPointer { buffer in
-            _ = fields.write(into: UnsafeMutableBufferPointer(rebasing: buffer[start...]))
-        }
+        CompactJSON.append(count: length, to: &bytes) { _ = fields.write(into: $0) }
     }
 
     /// The reference, and the writer of instants outside 1970...9999.

@@ -23,11 +23,7 @@ enum UUIDText {
 
     /// Appends the canonical form's bytes.
     static func append(_ id: UUID, to bytes: inout [UInt8]) {
-        let start = bytes.count
-        bytes.append(contentsOf: repeatElement(0, count: 36))
-        bytes.withUnsafeMutableBufferPointer { buffer in
-            _ = write(id, into: UnsafeMutableBufferPointer(rebasing: buffer[start...]))
-        }
+        CompactJSON.append(count: 36, to: &bytes) { _ = write(id, into: $0) }
     }
 
     private static func write(_ id: UUID, into buffer: UnsafeMutableBufferPointer<UInt8>) -> Int {
