@@ -30,26 +30,43 @@ public enum AtomicFile {
         try writeTimed(bytes, to: path, permissions: permissions)
     }
 
-    /// Removes temporary files that writes of `path` left behind when the process died
+    /// Removes the temporary files that writes into `folder` left behind when the process died
     /// between creating and renaming them (a crash or power cut; a normal failure removes its
-    /// own). Call it at start-up, before writing `path`. Uses `opendir(3)` and `unlink(2)`.
+    /// own). Call it at start-up, before writing there. Uses `opendir(3)` and `unlink(2)`.
     /// - Returns: the paths removed.
     @discardableResult
-    public static func removeLeftoverTemporaryFiles(of path: String) throws(SystemError) -> [String] {
-        let location = try FileLocation(path)
-        guard let directory = opendir(location.directory) else {
-            throw SystemError(code: errno, action: "listing \(location.directory) for leftover temporary files", subject: location.directory)
+    public static func removeLeftoverTemporaryFiles(in folder: String) throws(SystemError) -> [String] {
+        guard let directory = opendir(folder) else {
+            throw SystemError(code: errno, action: "listing \(folder) for leftover temporary files", subject: folder)
         }
         defer { closedir(directory) }
         var removed: [String] = []
         while let entry = readdir(directory) {
             let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
-            guard name.hasPrefix(location.temporaryNamePrefix) else { continue }
-            let leftover = "\(location.directory)/\(name)"
-            try systemCall("removing the leftover temporary file \(leftover)", subject: location.directory) { unlink(leftover) }
+            guard name.hasPrefix("."), name.contains(FileLocation.temporaryNameMarker) else { continue }
+            let leftover = "\(folder)/\(name)"
+            try systemCall("removing the leftover temporary file \(leftover)", subject: folder) { unlink(leftover) }
             removed.append(leftover)
         }
         return removed
+    }
+
+    /// Removes the file at `path`, durably: `unlink(2)`, then `fsync(2)` of its directory. A
+    /// missing file is no error.
+    public static func remove(_ path: String) throws(SystemError) {
+        let location = try FileLocation(path)
+        if unlink(path) != 0, errno != ENOENT {
+            throw SystemError(code: errno, action: "removing \(path)", subject: location.directory)
+        }
+        try syncDirectory(location.directory)
+    }
+
+    /// Renames `path` to `newPath` in the same directory, durably: `rename(2)`, then `fsync(2)`
+    /// of the directory.
+    public static func move(_ path: String, to newPath: String) throws(SystemError) {
+        let location = try FileLocation(path)
+        try systemCall("renaming \(path) to \(newPath)", subject: location.directory) { rename(path, newPath) }
+        try syncDirectory(location.directory)
     }
 
     /// The whole contents of the file at `path` (`open(2)`, `read(2)`). A missing file fails
@@ -197,7 +214,8 @@ struct FileLocation {
 
     /// How the temporary files of atomic writes to this file begin: hidden, and unique after
     /// the prefix (process id and a random number) so concurrent writers never share one.
-    var temporaryNamePrefix: String { ".\(name).tmp-" }
+    var temporaryNamePrefix: String { ".\(name)\(Self.temporaryNameMarker)" }
+    static let temporaryNameMarker = ".tmp-"
 
     init(_ path: String) throws(SystemError) {
         let url = URL(fileURLWithPath: path)

@@ -145,9 +145,6 @@ struct AlarmdBench: AsyncParsableCommand {
         if wanted(5, 6, 7) { await bench.phase("5-7 idle cost (\(idle) s), memory, start-up") {
             try await Footprint(idleSeconds: idle).run(bench)
         } }
-        if wanted(8) { await bench.phase("8 engine scale, in process") {
-            try EngineScale(repetitions: quick ? 200 : 1000).run(bench)
-        } }
         await withTaskGroup(of: Void.self) { group in
             for client in clients + [echo, observer.client] { group.addTask { await client.stop() } }
         }

@@ -167,7 +167,7 @@ final class BenchClient: Sendable {
 /// further; any other is parsed (with AlarmKit's parser).
 func isRefusal(_ payload: [UInt8]) -> Bool {
     if payload.count >= acceptedEnding.count, payload.suffix(acceptedEnding.count).elementsEqual(acceptedEnding) { return false }
-    return (try? JSONValue(parsing: payload))?["ok"] == .bool(false)
+    return (try? JSONDecoder().decode(JSONValue.self, from: Data(payload)))?["ok"] == .bool(false)
 }
 
 private let acceptedEnding = Array(#""ok":true}"#.utf8)

@@ -85,8 +85,6 @@ extension Alarmd {
         var logLevel: Logger.Level = .info
 
         func run() async throws {
-            // Before anything large is allocated: a snapshot or a long list then never stays in the heap.
-            ProcessMemory.allocateLargeBlocksSeparately()
             let level = logLevel
             LoggingSystem.bootstrap { label in
                 var handler = StreamLogHandler.standardError(label: label)
@@ -157,10 +155,10 @@ extension Alarmd {
                 // Writing an empty state now would look like success while every alarm is gone.
                 fail("nothing was reset: \(problem). Restore that file, or start alarmd to begin with no alarms")
             }
-            var state = loaded.state ?? NodeState()
+            var state = loaded.state
             state.authorization = .notDetermined
             try store.save(state)
-            print("authorization reset in \(store.path); start alarmd (with authorization = \"prompt\") and it will ask again")
+            print("authorization reset in \(store.nodePath); start alarmd (with authorization = \"prompt\") and it will ask again")
         }
 
         private func fail(_ message: String) -> Never {

@@ -116,23 +116,6 @@ struct JSONFixtureTests {
         #expect(erased.attributes.metadata == .object(["method": .string("frying"), "minutes": .number(10)]))
         #expect(try erased.attributes.metadata?.decode(as: CookingData.self) == CookingData(method: "frying", minutes: 10))
     }
-
-    @Test("The state file's records round-trip in every phase")
-    func records() throws {
-        let now = date("2026-11-22T10:00:00Z")
-        var engine = AlarmEngine(configuration: .init(timeZone: zone("Europe/Berlin")))
-        let ids = (0..<4).map { _ in UUID() }
-        _ = try engine.schedule(id: ids[0], configuration: configuration(schedule: weekly(7, 0, [.monday])), now: now)
-        _ = try engine.schedule(id: ids[1], configuration: configuration(preAlert: 60), now: now)
-        _ = try engine.schedule(id: ids[2], configuration: configuration(preAlert: 120), now: now)
-        _ = try engine.pause(id: ids[2], now: now + 30)
-        _ = try engine.schedule(id: ids[3], configuration: configuration(preAlert: 30), now: now)
-        _ = engine.advance(to: now + 40)
-        let state = NodeState(authorization: .authorized, alarms: Array(engine.records.values))
-        #expect(Set(state.alarms.map(\.state)) == Set(Alarm.State.allCases))
-        let decoded = try AlarmJSON.decoder.decode(NodeState.self, from: AlarmJSON.encoder.encode(state))
-        #expect(decoded == state)
-    }
 }
 
 @Suite("Command replies")
@@ -155,31 +138,5 @@ struct ReplyTests {
             #expect(try NodeReply.decode(reply.payload()) == reply)
         }
         #expect(try object(.alarm(document))["alarm"] == (try JSONValue(encoding: document)))
-    }
-
-    @Test("A reply assembled around the published document's bytes is the reply encoded whole",
-          arguments: [nil, JSONValue.number(7), .string("a \"quoted\" id"), .object(["k": .array([.bool(true)])])])
-    func replyAroundEncodedDocument(correlationID: JSONValue?) throws {
-        let document = try AlarmJSON.decoder.decode(AlarmDocument.self, from: JSONFixtureTests.fixture("alarm-countdown"))
-        let published = Array(try AlarmJSON.encoder.encode(document))
-        let reply = NodeReply.alarm(document)
-        #expect(String(decoding: reply.payload(correlationID: correlationID, encodedDocument: { _ in published }), as: UTF8.self)
-                == String(decoding: reply.payload(correlationID: correlationID), as: UTF8.self))
-    }
-
-    /// A list reply made of documents' published bytes where there are some, and of documents
-    /// encoded alone where not, is the reply encoded whole.
-    @Test("A list reply assembled around documents' bytes is the reply encoded whole",
-          arguments: [nil, JSONValue.number(7), .string("a \"quoted\" id")])
-    func listReplyAroundEncodedDocuments(correlationID: JSONValue?) throws {
-        let documents = try ["alarm-countdown", "alarm-fixed-paused", "alarm-relative-scheduled", "alarm-weekly-alerting"].map {
-            try AlarmJSON.decoder.decode(AlarmDocument.self, from: JSONFixtureTests.fixture($0))
-        }
-        let published = try Dictionary(uniqueKeysWithValues: documents.dropFirst(2).map { ($0.id, Array(try AlarmJSON.encoder.encode($0))) })
-        for listed in [documents, [], Array(documents.prefix(1)), documents.reversed()] {
-            let reply = NodeReply.alarms(listed)
-            #expect(String(decoding: reply.payload(correlationID: correlationID, encodedDocument: { published[$0.id] }), as: UTF8.self)
-                    == String(decoding: reply.payload(correlationID: correlationID), as: UTF8.self))
-        }
     }
 }

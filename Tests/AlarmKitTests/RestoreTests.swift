@@ -185,11 +185,11 @@ struct RestoreTests {
         #expect(reply == .authorization(.authorized))
     }
 
-    @Test("Changes submitted together share writes, and each reply waits for its own")
-    func groupCommit() async throws {
+    @Test("Changes submitted together are written in order, and each reply waits for its own write")
+    func eachChangeIsWrittenBeforeItsReply() async throws {
         let (node, _, delegate, timer) = try await restart(NodeState(authorization: .authorized), at: start)
         defer { timer.cancel() }
-        // The first write is held up until all 50 changes are applied: the rest share one write.
+        // The first write is held up until all 50 changes are applied: the others wait behind it.
         let disk = DispatchSemaphore(value: 0)
         delegate.slowDisk.withLock { $0 = disk }
         var submissions: [LocalAlarmNode.Submission] = []
@@ -206,7 +206,7 @@ struct RestoreTests {
             // Durable: the last write holds it.
             #expect(delegate.lastState?.alarms.contains { $0.id == document.id } == true)
         }
-        #expect(delegate.writes == 2)
+        #expect(delegate.writes == 50)
     }
 }
 

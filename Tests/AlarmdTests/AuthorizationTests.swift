@@ -67,7 +67,7 @@ struct AuthorizationTests {
             AlarmManager.AlarmConfiguration<JSONValue>.self, from: AlarmJSON.encoder.encode(configurationJSON(preAlert: 3)))
         _ = try engine.schedule(id: id, configuration: configuration, now: Date())
         let state = NodeState(authorization: .notDetermined, alarms: Array(engine.records.values))
-        try AlarmJSON.encoder.encode(state).write(to: directory.appending(path: "state.json"))
+        try writeState(state, to: directory)
         let config = directory.appending(path: "alarmd.toml")
         try Data("[node]\nauthorization = \"prompt\"\n[hardware]\nprompt-duration = 20\n".utf8).write(to: config)
 

@@ -1,4 +1,7 @@
+import AlarmKit
+import AlarmNode
 import Foundation
+import Logging
 import Mosquitto
 import MosquittoTestSupport
 import Synchronization
@@ -150,4 +153,12 @@ func withDaemon<Result>(
             }
         }
     }
+}
+
+/// Writes `state` into `directory` as alarmd keeps it, before a test starts a daemon there.
+func writeState(_ state: NodeState, to directory: URL) throws {
+    // The store's lock is released when it goes, before the daemon starts.
+    let store = StateStore(directory: directory.path, logger: Logger(label: "test"))
+    _ = try store.load()
+    try store.save(state)
 }

@@ -51,12 +51,12 @@ struct AtomicFileTests {
         let path = directory.file("state.json")
         try AtomicFile.write(Array("current".utf8), to: path)
         try AtomicFile.write(Array("half".utf8), to: directory.file(".state.json.tmp-123-456"))
-        try AtomicFile.write(Array("other".utf8), to: directory.file(".other.json.tmp-123-456"))
+        try AtomicFile.write(Array("hidden".utf8), to: directory.file(".hidden.json"))
 
-        let removed = try AtomicFile.removeLeftoverTemporaryFiles(of: path)
+        let removed = try AtomicFile.removeLeftoverTemporaryFiles(in: directory.path)
 
         #expect(removed == [directory.file(".state.json.tmp-123-456")])
-        #expect(directory.contents() == [".other.json.tmp-123-456", "state.json"])
+        #expect(directory.contents() == [".hidden.json", "state.json"])
         #expect(try AtomicFile.read(path) == Data("current".utf8))
     }
 

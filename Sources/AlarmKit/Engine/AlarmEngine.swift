@@ -59,17 +59,10 @@ public struct AlarmEngine: Sendable {
     /// which then costs O(alerting), not O(alarms). (Whether a countdown runs is read from
     /// `countdownEnds`.)
     private var alertingIDs: Set<UUID> = []
-    /// The alarms stored or removed since the last ``takeChangedIDs()``: what a write that holds
-    /// only the changes must hold. Every change of `records` goes through `store` or `removeRecord`.
-    private var changedIDs: Set<UUID> = []
 
     public init(configuration: EngineConfiguration = .init(), records: [AlarmRecord] = [], clockTrusted: Bool = true) {
         self.configuration = configuration
-        self.records = OrderedDictionary(uniqueKeysWithValues: records.map { record in
-            var record = record
-            record.stampRevision()
-            return (record.id, record)
-        })
+        self.records = OrderedDictionary(uniqueKeysWithValues: records.map { ($0.id, $0) })
         self.isClockTrusted = clockTrusted
         for record in self.records.values { index(record.id, as: record) }
         rebuildDeadlines()
@@ -77,23 +70,10 @@ public struct AlarmEngine: Sendable {
         countdownEnds.rebuild(from: self.records, dateOf: Self.countdownEnd(of:))
     }
 
-    /// The alarms stored or removed since the previous call (or since the engine was made), in
-    /// the order of `records`, removed ones last; starts collecting anew.
-    public mutating func takeChangedIDs() -> (changed: [UUID], removed: [UUID]) {
-        defer { changedIDs.removeAll(keepingCapacity: true) }
-        let present = changedIDs.filter { records[$0] != nil }
-        let changed = present.sorted { records.index(forKey: $0)! < records.index(forKey: $1)! }
-        let removed = changedIDs.subtracting(present).sorted { $0.uuidString < $1.uuidString }
-        return (changed, removed)
-    }
-
-    /// Stores an alarm, with a new revision, and indexes its dates. A changed alarm is no longer
+    /// Stores an alarm and indexes its dates. A changed alarm is no longer
     /// held: its new deadline is looked at again (and held again if it too is past the grace).
     private mutating func store(_ record: AlarmRecord) {
-        var record = record
-        record.stampRevision()
         records[record.id] = record
-        changedIDs.insert(record.id)
         index(record.id, as: record)
         heldAlarms.remove(record.id)
         deadlines.add(Self.deadline(of: record, alertTimeout: configuration.alertTimeout), for: record.id)
@@ -104,7 +84,6 @@ public struct AlarmEngine: Sendable {
     /// Removes an alarm; its index entries go stale.
     private mutating func removeRecord(_ id: UUID) {
         records[id] = nil
-        changedIDs.insert(id)
         heldAlarms.remove(id)
         index(id, as: nil)
     }

@@ -3,40 +3,24 @@ import FoundationEssentials
 import Logging
 import Synchronization
 
-/// What a node keeps on disk: the authorization decision and every alarm.
-public struct NodeState: Sendable, Hashable, Codable {
-    /// The version of this layout; a node refuses files written by a newer version. Version 2
-    /// added ``journalGeneration``: a version 1 node would ignore the journal and lose its changes.
-    public static let currentSchemaVersion = 2
-
-    public var schemaVersion: Int
+/// What a node starts from and keeps durable: the authorization decision and every alarm.
+public struct NodeState: Sendable, Hashable {
     public var authorization: AlarmManager.AuthorizationState
     public var alarms: [AlarmRecord]
-    /// Which journal continues this snapshot: only a journal with the same generation holds
-    /// changes made after it (see ``NodeStateChange``). Nil in a snapshot that no journal follows.
-    public var journalGeneration: UInt64?
 
     public init(authorization: AlarmManager.AuthorizationState = .notDetermined, alarms: [AlarmRecord] = []) {
-        self.schemaVersion = Self.currentSchemaVersion
         self.authorization = authorization
         self.alarms = alarms
     }
 }
 
-/// Carries out what the engine decides. Implemented by the daemon (state file, MQTT, GPIO).
+/// Carries out what the engine decides. Implemented by the daemon (state files, MQTT, GPIO).
 public protocol AlarmNodeDelegate: Sendable {
-    /// Makes `state` durable. Called on the node's state-writer thread, one call at a time, before
-    /// the replies of the changes it covers are given; a throw answers them with `internal`,
-    /// and the state is written again with the next change.
+    /// Makes `state` durable: the whole state after one change, in the order of the changes.
+    /// Called on the node's state-writer queue, one call at a time, before the reply to that
+    /// change is given; a throw answers it with `internal`. The delegate writes what differs
+    /// from what it last saved, so that what a failed write left unsaved is written with the next.
     func persist(_ state: NodeState) throws
-    /// Whether the next write must hold the whole state (``persist(_:)``) rather than what
-    /// changed since the previous write (``persist(change:)``). Asked on the node's actor while
-    /// no write runs. After a write that threw it must be true: what that write held was lost.
-    /// The default is true.
-    var wantsWholeState: Bool { get }
-    /// Makes durable what changed since the previous write, like ``persist(_:)``. Called only
-    /// when ``wantsWholeState`` was false.
-    func persist(change: NodeStateChange) throws
     /// Shows a change on the outputs that must not wait for anything (the buzzer, the LED):
     /// called first, before the change's write starts and before ``perform(_:engine:authorization:)``.
     /// Called on the node's actor after every change that has effects; must not block. The
@@ -49,10 +33,6 @@ public protocol AlarmNodeDelegate: Sendable {
 
 extension AlarmNodeDelegate {
     public func show(_ engine: AlarmEngine) {}
-    public var wantsWholeState: Bool { true }
-    public func persist(change: NodeStateChange) throws {
-        preconditionFailure("\(Self.self) says it does not want the whole state, so it must implement persist(change:)")
-    }
 }
 
 /// Asks a person on the node whether apps may schedule alarms (the hardware prompt).
@@ -89,10 +69,9 @@ public actor LocalAlarmNode {
     private var sleepingUntil: Date?
     private var pendingPrompt: Task<AlarmManager.AuthorizationState, Never>?
 
-    // Group commit: changes are numbered as they are applied; one write at a time makes every
-    // change up to its number durable, so many changes share one fsync.
+    /// Writes the state after each change, in order, off the actor (an `fsync` blocks): a
+    /// libdispatch queue, whose worker thread exists only while a write runs.
     private let stateWriter = DispatchQueue(label: "alarmkit.state-writer")
-    private let groupCommit = GroupCommit()
 
     /// Every alarm's document, updated after every change.
     public nonisolated let documentUpdates: Broadcast<[AlarmDocument]>
@@ -168,8 +147,8 @@ public actor LocalAlarmNode {
 
     /// The alert's secondary button for alarm `id` (snooze, or its custom intent).
     public func secondaryAction(id: UUID) async throws(AlarmManager.AlarmError) {
-        let version = try applyNow { engine, now throws(AlarmManager.AlarmError) in try engine.secondaryAction(id: id, now: now) }
-        if let version, let error = await groupCommit.outcome(of: version) { throw error }
+        let write = try applyNow { engine, now throws(AlarmManager.AlarmError) in try engine.secondaryAction(id: id, now: now) }
+        if let error = await write?.outcome() { throw error }
     }
 
     /// Applies several changes in one turn of the actor and starts writing them without waiting
@@ -205,78 +184,63 @@ public actor LocalAlarmNode {
     public struct Submission: Sendable {
         /// The reply once the change is durable.
         public let reply: NodeReply
-        /// The change's number, nil when nothing needs writing.
-        let version: Int?
+        /// The change's write, nil when nothing needs writing.
+        let write: StateWrite?
     }
 
     /// Applies a command now, in the order commands are submitted, without waiting for the disk;
-    /// `waitUntilDurable` or `whenDurable` then gives the reply. Many commands submitted in a row
-    /// share one write.
+    /// `waitUntilDurable` or `whenDurable` then gives the reply.
     public func submit(_ action: NodeCommand.Action) async -> Submission {
         do throws(AlarmManager.AlarmError) {
             switch action {
             case .schedule(let id, let configuration):
                 if authorization == .notDetermined { _ = await requestAuthorization() }
                 guard authorization == .authorized else { throw .unauthorized(authorization) }
-                let version = try applyNow { engine, now throws(AlarmManager.AlarmError) in
+                let write = try applyNow { engine, now throws(AlarmManager.AlarmError) in
                     try engine.schedule(id: id, configuration: configuration, now: now)
                 }
                 guard let document = engine.document(for: id) else {
                     // A timer whose countdown is already over alerts, or is missed, on the spot.
                     throw .internal("alarm \(id.uuidString) ended as soon as it was scheduled")
                 }
-                return Submission(reply: .alarm(document), version: version)
+                return Submission(reply: .alarm(document), write: write)
             case .alarm(let operation, let id):
-                let version = try applyNow { engine, now throws(AlarmManager.AlarmError) in
+                let write = try applyNow { engine, now throws(AlarmManager.AlarmError) in
                     try engine.perform(operation, id: id, now: now)
                 }
-                return Submission(reply: .alarm(engine.document(for: id)), version: version)
+                return Submission(reply: .alarm(engine.document(for: id)), write: write)
             case .requestAuthorization:
                 let decision = await requestAuthorization()
-                // Whatever is unsaved (the decision, or changes a failed write left) is written
-                // now, so the reply cannot wait for a write nobody starts.
-                return Submission(reply: .authorization(decision), version: writeUnsaved())
+                // Written again, with whatever a failed write left unsaved.
+                return Submission(reply: .authorization(decision), write: startWrite())
             case .list:
-                return Submission(reply: .alarms(engine.documents), version: nil)
+                return Submission(reply: .alarms(engine.documents), write: nil)
             }
         } catch {
-            return Submission(reply: .failure(error), version: nil)
+            return Submission(reply: .failure(error), write: nil)
         }
     }
 
-    /// Waits until every change applied so far is on disk (before shutting down, say); returns
-    /// the write's failure, if any.
+    /// Waits until every change applied so far is on disk (before shutting down, say), writing
+    /// again what a failed write left unsaved; returns the write's failure, if any.
     @discardableResult
     public func flush() async -> AlarmManager.AlarmError? {
-        guard let version = writeUnsaved() else { return nil }
-        return await groupCommit.outcome(of: version)
-    }
-
-    /// When some change is not on disk, starts writing it under a fresh number (so a write that
-    /// failed earlier is tried again rather than reported) and returns that number.
-    private func writeUnsaved() -> Int? {
-        guard delegate != nil, groupCommit.unsavedVersion != nil else { return nil }
-        let version = groupCommit.numberChange()
-        startWriteIfIdle()
-        return version
+        await startWrite()?.outcome()
     }
 
     /// The submission's reply once its change is on disk, or the write's failure. Waits for the
     /// writer only, not for the actor.
     public nonisolated func waitUntilDurable(_ submission: Submission) async -> NodeReply {
-        guard let version = submission.version, let error = await groupCommit.outcome(of: version) else { return submission.reply }
+        guard let write = submission.write, let error = await write.outcome() else { return submission.reply }
         return .failure(error)
     }
 
     /// Calls `answer` with the submission's reply once its change is on disk (or with the
-    /// write's failure): at once when nothing needs writing, else on the state writer's thread
-    /// right after the write, so that the reply leaves without another thread's wake-up.
-    /// `answer` must not block.
+    /// write's failure): at once when nothing needs writing, else on the state writer's queue
+    /// right after the write. `answer` must not block.
     public nonisolated func whenDurable(_ submission: Submission, answer: @escaping @Sendable (NodeReply) -> Void) {
-        guard let version = submission.version else { return answer(submission.reply) }
-        groupCommit.whenSettled(version) { error in
-            answer(error.map(NodeReply.failure) ?? submission.reply)
-        }
+        guard let write = submission.write else { return answer(submission.reply) }
+        write.whenSettled { error in answer(error.map(NodeReply.failure) ?? submission.reply) }
     }
 
     /// Asks for authorization when it is undetermined and a prompt exists; concurrent requests
@@ -352,15 +316,14 @@ public actor LocalAlarmNode {
     // MARK: Internals
 
     /// Runs an operation on the engine and, when it succeeds, carries out its effects at once
-    /// (the buzzer must not wait for the disk). Returns the change's number to await its
+    /// (the buzzer must not wait for the disk). Returns the change's write to await its
     /// durability, or nil when nothing needs writing.
     ///
     /// The engine is changed in place: an operation that throws has changed nothing (every
-    /// operation checks before it changes anything; `EngineRefusalTests` holds it to that), and a
-    /// copy to fall back on would cost a copy of every alarm on every change.
+    /// operation checks before it changes anything; `EngineRefusalTests` holds it to that).
     private func applyNow(
         _ change: (inout AlarmEngine, Date) throws(AlarmManager.AlarmError) -> [AlarmEffect]
-    ) throws(AlarmManager.AlarmError) -> Int? {
+    ) throws(AlarmManager.AlarmError) -> StateWrite? {
         let now = clock.now
         let effects = try engineStore.change { engine throws(AlarmManager.AlarmError) in try change(&engine, now) }
         return commit(effects)
@@ -372,57 +335,33 @@ public actor LocalAlarmNode {
         commit(engineStore.change { engine in change(&engine, now) })
     }
 
-    /// Numbers a change that must reach the disk and starts a write if none is running.
-    private func markChanged() -> Int? {
-        guard delegate != nil else { return nil }
-        let version = groupCommit.numberChange()
-        startWriteIfIdle()
-        return version
-    }
-
-    /// Writes the current state on the writer's own thread (never on Swift's cooperative pool),
-    /// covering every change applied so far. The writer answers the waiting replies itself and
-    /// comes back to the actor only to start the next write.
-    private func startWriteIfIdle() {
-        guard let delegate, let version = groupCommit.beginWrite() else { return }
-        let (changedIDs, removedIDs) = engineStore.change { $0.takeChangedIDs() }
-        // Only the changed records, when the delegate can take them: a copy of every record on
-        // every write costs milliseconds at 10,000 alarms.
-        let write: StateWrite = delegate.wantsWholeState
-            ? .whole(NodeState(authorization: authorization, alarms: Array(engine.records.values)))
-            : .change(NodeStateChange(alarms: changedIDs.compactMap { engine.records[$0] }, authorization: authorization, removed: removedIDs))
-        stateWriter.async { [groupCommit, logger] in
-            var failure: AlarmManager.AlarmError?
+    /// Queues a write of the state as it is now, after the writes queued before it; nil
+    /// without a delegate.
+    private func startWrite() -> StateWrite? {
+        guard let delegate else { return nil }
+        let state = NodeState(authorization: authorization, alarms: Array(engine.records.values))
+        let write = StateWrite()
+        stateWriter.async { [logger] in
             do {
-                switch write {
-                case .whole(let state): try delegate.persist(state)
-                case .change(let change): try delegate.persist(change: change)
-                }
+                try delegate.persist(state)
+                write.settle(nil)
             } catch {
-                logger.error("state not saved", metadata: ["error": "\(error)", "version": "\(version)"])
-                failure = .internal("the node could not save its state (\(error)): the change is in effect but not on disk; it is saved with the next successful write")
-            }
-            if groupCommit.finishWrite(version: version, failure: failure) {
-                Task { await self.startWriteIfIdle() }
+                logger.error("state not saved", metadata: ["error": "\(error)"])
+                write.settle(.internal("the node could not save its state (\(error)): the change is in effect but not on disk; it is saved with the next successful write"))
             }
         }
-    }
-
-    /// What one write holds.
-    private enum StateWrite: Sendable {
-        case whole(NodeState)
-        case change(NodeStateChange)
+        return write
     }
 
     /// After the engine changed: shows it on the outputs (an alarm's buzzer waits for nothing),
     /// starts writing it when the change must reach the disk, then carries out the effects (so
-    /// the disk works while they are published). Returns the change's number, or nil when
+    /// the disk works while they are published). Returns the change's write, or nil when
     /// nothing needs writing.
     @discardableResult
-    private func commit(_ effects: [AlarmEffect]) -> Int? {
+    private func commit(_ effects: [AlarmEffect]) -> StateWrite? {
         guard !effects.isEmpty else { return nil }
         delegate?.show(engine)
-        let version = effects.changesState ? markChanged() : nil
+        let write = effects.changesState ? startWrite() : nil
         delegate?.perform(effects, engine: engine, authorization: authorization)
         if effects.changesState {
             // Built from the store when someone looks: at once while observed, else on the next
@@ -435,13 +374,13 @@ public actor LocalAlarmNode {
         if let sleepingUntil, let next = engine.nextDeadline, next < sleepingUntil {
             sleeper?.cancel()
         }
-        return version
+        return write
     }
 
     private func setAuthorization(_ decision: AlarmManager.AuthorizationState) {
         let previous = authorization
         authorization = decision
-        _ = markChanged()
+        _ = startWrite()
         guard previous != decision else { return }
         logger.info("authorization changed", metadata: ["authorization": "\(decision.rawValue)"])
         let event = AlarmEvent(.authorization, alarmID: nil, at: clock.now,
@@ -466,5 +405,40 @@ private final class EngineStore: Sendable {
 
     func change<Result, Failure: Error>(_ body: (inout AlarmEngine) throws(Failure) -> Result) throws(Failure) -> Result {
         try engine.withLock { engine throws(Failure) in try body(&engine) }
+    }
+}
+
+/// One queued write of the node's state: its outcome once the state writer has run it.
+public final class StateWrite: Sendable {
+    private struct State {
+        /// nil until settled; then the failure, or `.some(nil)` on success.
+        var outcome: AlarmManager.AlarmError??
+        var waiters: [@Sendable (AlarmManager.AlarmError?) -> Void] = []
+    }
+
+    private let state = Mutex(State())
+
+    /// Records the outcome and calls whoever waits, on this thread.
+    func settle(_ failure: AlarmManager.AlarmError?) {
+        let waiters = state.withLock { state in
+            state.outcome = .some(failure)
+            defer { state.waiters = [] }
+            return state.waiters
+        }
+        for waiter in waiters { waiter(failure) }
+    }
+
+    /// Calls `body` with the write's failure (nil on success) once it is settled: at once when it is.
+    func whenSettled(_ body: @escaping @Sendable (AlarmManager.AlarmError?) -> Void) {
+        let known: AlarmManager.AlarmError?? = state.withLock { state in
+            if state.outcome == nil { state.waiters.append(body) }
+            return state.outcome
+        }
+        if let known { body(known) }
+    }
+
+    /// The write's failure, nil on success, once it is settled.
+    func outcome() async -> AlarmManager.AlarmError? {
+        await withCheckedContinuation { continuation in whenSettled { continuation.resume(returning: $0) } }
     }
 }

@@ -39,7 +39,7 @@ public struct AlarmDocument: Identifiable, Sendable, Hashable, Codable {
 
     public func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
-        try container.encode(UUIDText.string(id), forKey: .id)
+        try container.encode(id, forKey: .id)
         try container.encode(state, forKey: .state)
         try configuration.encode(to: encoder)
         try container.encodeOrNull(presentationState, forKey: .presentationState)

@@ -20,15 +20,22 @@ public enum AlarmJSON {
         return decoder
     }
 
+    /// Encodes `value` with ``encoder``, as the bytes of an MQTT payload or a file.
+    public static func encode(_ value: some Encodable) throws -> [UInt8] {
+        Array(try encoder.encode(value))
+    }
+
     /// Writes an instant as SPEC §5 does: UTC with milliseconds, e.g. `2026-11-22T07:00:00.000Z`.
     public static func string(from date: Date) -> String {
-        InstantText.string(date)
+        date.formatted(instantStyle)
     }
 
     /// Reads an ISO 8601 instant with any offset, with or without fractional seconds.
     public static func date(from string: String) -> Date? {
-        try? InstantText.foundationStyle.parse(string)
+        try? instantStyle.parse(string)
     }
+
+    private static let instantStyle = Date.ISO8601FormatStyle(includingFractionalSeconds: true)
 }
 
 extension CodingUserInfoKey {

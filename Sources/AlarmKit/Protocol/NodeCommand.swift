@@ -41,8 +41,9 @@ public struct NodeCommand: Sendable, Hashable {
         }
     }
 
-    /// Reads a command. Failures come with the reply route when one could be read, so that even
-    /// a rejected command is answered. Never traps, whatever the bytes.
+    /// Reads a command in one pass of `JSONDecoder` into a ``CommandEnvelope``. Failures come
+    /// with the reply route when one could be read, so that even a rejected command is answered.
+    /// Never traps, whatever the bytes.
     ///
     /// - Parameters:
     ///   - operation: the last level of the command topic.
@@ -51,87 +52,105 @@ public struct NodeCommand: Sendable, Hashable {
     public static func decode(
         operation: String, payload: [UInt8], responseTopic: String? = nil, correlationData: [UInt8]? = nil
     ) -> Result<NodeCommand, Rejection> {
-        var route = responseTopic.map { ReplyRoute(topic: $0, correlation: correlationData.map { .data($0) }) }
-        func reject(_ error: AlarmManager.AlarmError) -> Result<NodeCommand, Rejection> {
-            .failure(Rejection(error: error, replyRoute: route))
-        }
+        let v5Route = responseTopic.map { ReplyRoute(topic: $0, correlation: correlationData.map { .data($0) }) }
         guard payload.count <= AlarmLimits.commandPayloadBytes else {
-            return reject(.badRequest(field: nil, reason: "the payload is \(payload.count) bytes; at most 65536 are accepted"))
+            return .failure(Rejection(
+                error: .badRequest(field: nil, reason: "the payload is \(payload.count) bytes; at most 65536 are accepted"),
+                replyRoute: v5Route))
         }
-        var fields: [String: JSONValue] = [:]
-        if !payload.allSatisfy({ $0 == 0x20 || $0 == 0x0A || $0 == 0x0D || $0 == 0x09 }) {
-            switch try? JSONValue(parsing: payload) {
-            case .object(let object)?: fields = object
-            case _?: return reject(.badRequest(field: nil, reason: "the payload must be a JSON object"))
-            case nil: return reject(.badRequest(field: nil, reason: "the payload is not valid UTF-8 JSON"))
-            }
+        let isBlank = payload.allSatisfy { $0 == 0x20 || $0 == 0x0A || $0 == 0x0D || $0 == 0x09 }
+        let decoder = AlarmJSON.strictDecoder
+        decoder.userInfo[.commandOperation] = operation
+        let envelope: CommandEnvelope
+        do {
+            envelope = try decoder.decode(CommandEnvelope.self, from: isBlank ? Data("{}".utf8) : Data(payload))
+        } catch DecodingError.typeMismatch(_, let context) where context.codingPath.isEmpty {
+            return .failure(Rejection(error: .badRequest(field: nil, reason: "the payload must be a JSON object"), replyRoute: v5Route))
+        } catch {
+            return .failure(Rejection(error: .badRequest(field: nil, reason: "the payload is not valid UTF-8 JSON"), replyRoute: v5Route))
         }
-        if route == nil, let replyTo = fields["replyTo"] {
-            guard case .string(let topic) = replyTo, !topic.isEmpty, !topic.contains("+"), !topic.contains("#") else {
-                return reject(.badRequest(field: "replyTo", reason: "must be a topic without wildcards"))
-            }
-            route = ReplyRoute(topic: topic, correlation: fields["correlationID"].map { .payload($0) })
+        let route = v5Route ?? envelope.replyRoute
+        switch envelope.action {
+        case .success(let action): return .success(NodeCommand(action: action, replyRoute: route))
+        case .failure(let error): return .failure(Rejection(error: error, replyRoute: route))
         }
-        guard let known = Operation(rawValue: operation) else {
-            let names = Operation.allCases.map(\.rawValue).joined(separator: ", ")
-            return reject(.badRequest(field: nil, reason: "'\(operation)' is not an operation: use one of \(names)"))
-        }
-        var allowed: Set<String> = ["replyTo", "correlationID"]
-        switch known {
-        case .schedule: allowed.formUnion(["id", "configuration"])
-        case .cancel, .stop, .countdown, .pause, .resume: allowed.insert("id")
-        case .requestAuthorization, .list: break
-        }
-        if let unknown = fields.keys.sorted().first(where: { !allowed.contains($0) }) {
-            return reject(.badRequest(field: unknown, reason: "unknown field; \(operation) takes \(allowed.sorted().joined(separator: ", "))"))
-        }
-
-        func readID(required: Bool) -> Result<UUID?, AlarmManager.AlarmError> {
-            guard let value = fields["id"] else {
-                return required ? .failure(.badRequest(field: "id", reason: "this field is required: the alarm's UUID")) : .success(nil)
-            }
-            guard case .string(let text) = value, let id = UUIDText.uuid(text) else {
-                return .failure(.badRequest(field: "id", reason: "must be a UUID string such as 2F1E6A4C-9B1D-4C7E-8F3A-5D2B1C0E9A77"))
-            }
-            return .success(id)
-        }
-
-        let action: Action
-        switch known {
-        case .schedule:
-            let id: UUID?
-            switch readID(required: false) {
-            case .success(let value): id = value
-            case .failure(let error): return reject(error)
-            }
-            guard let configurationValue = fields["configuration"] else {
-                return reject(.badRequest(field: "configuration", reason: "this field is required"))
-            }
-            do {
-                let data = try JSONEncoder().encode(configurationValue)
-                let configuration = try AlarmJSON.strictDecoder.decode(AlarmManager.AlarmConfiguration<JSONValue>.self, from: data)
-                action = .schedule(id: id ?? UUID(), configuration: configuration)
-            } catch {
-                return reject(AlarmManager.AlarmError(decoding: error, prefix: "configuration"))
-            }
-        case .cancel, .stop, .countdown, .pause, .resume:
-            switch readID(required: true) {
-            case .success(let id?): action = .alarm(known.alarmOperation!, id: id)
-            case .success(nil): return reject(.badRequest(field: "id", reason: "this field is required"))
-            case .failure(let error): return reject(error)
-            }
-        case .requestAuthorization:
-            action = .requestAuthorization
-        case .list:
-            action = .list
-        }
-        return .success(NodeCommand(action: action, replyRoute: route))
     }
 
     /// A command that was refused before it ran.
     public struct Rejection: Error, Sendable, Hashable {
         public var error: AlarmManager.AlarmError
         public var replyRoute: ReplyRoute?
+    }
+}
+
+extension CodingUserInfoKey {
+    /// The operation a command's payload is decoded for: the last level of its topic.
+    static let commandOperation = CodingUserInfoKey(rawValue: "alarmkit.commandOperation")!
+}
+
+/// A command's payload, typed: where its reply goes, and the action it asks for or why it is
+/// refused. Decoding fails only when the payload is not a JSON object; any other fault is kept
+/// in `action`, so that the reply route read before it still answers the command.
+struct CommandEnvelope: Decodable {
+    var replyRoute: NodeCommand.ReplyRoute?
+    var action: Result<NodeCommand.Action, AlarmManager.AlarmError>
+
+    init(from decoder: any Decoder) throws {
+        let fields = try decoder.container(keyedBy: AnyCodingKey.self)
+        let replyTo = AnyCodingKey(stringValue: "replyTo"), id = AnyCodingKey(stringValue: "id")
+        if fields.contains(replyTo) {
+            guard let topic = try? fields.decode(String.self, forKey: replyTo),
+                  !topic.isEmpty, !topic.contains("+"), !topic.contains("#") else {
+                action = .failure(.badRequest(field: "replyTo", reason: "must be a topic without wildcards"))
+                return
+            }
+            let correlationKey = AnyCodingKey(stringValue: "correlationID")
+            let correlationID = fields.contains(correlationKey) ? try? fields.decode(JSONValue.self, forKey: correlationKey) : nil
+            replyRoute = NodeCommand.ReplyRoute(topic: topic, correlation: correlationID.map { .payload($0) })
+        }
+        let operationName = decoder.userInfo[.commandOperation] as? String ?? ""
+        guard let operation = NodeCommand.Operation(rawValue: operationName) else {
+            let names = NodeCommand.Operation.allCases.map(\.rawValue).joined(separator: ", ")
+            action = .failure(.badRequest(field: nil, reason: "'\(operationName)' is not an operation: use one of \(names)"))
+            return
+        }
+        var allowed: Set<String> = ["replyTo", "correlationID"]
+        switch operation {
+        case .schedule: allowed.formUnion(["id", "configuration"])
+        case .cancel, .stop, .countdown, .pause, .resume: allowed.insert("id")
+        case .requestAuthorization, .list: break
+        }
+        if let unknown = fields.allKeys.map(\.stringValue).sorted().first(where: { !allowed.contains($0) }) {
+            action = .failure(.badRequest(field: unknown, reason: "unknown field; \(operationName) takes \(allowed.sorted().joined(separator: ", "))"))
+            return
+        }
+        func readID() throws(AlarmManager.AlarmError) -> UUID? {
+            guard fields.contains(id) else { return nil }
+            guard let text = try? fields.decode(String.self, forKey: id), let uuid = UUID(uuidString: text) else {
+                throw .badRequest(field: "id", reason: "must be a UUID string such as 2F1E6A4C-9B1D-4C7E-8F3A-5D2B1C0E9A77")
+            }
+            return uuid
+        }
+        action = Result { () throws(AlarmManager.AlarmError) -> NodeCommand.Action in
+            switch operation {
+            case .schedule:
+                let alarmID = try readID() ?? UUID()
+                let key = AnyCodingKey(stringValue: "configuration")
+                guard fields.contains(key) else { throw .badRequest(field: "configuration", reason: "this field is required") }
+                do {
+                    return .schedule(id: alarmID, configuration: try fields.decode(AlarmManager.AlarmConfiguration<JSONValue>.self, forKey: key))
+                } catch {
+                    throw AlarmManager.AlarmError(decoding: error)
+                }
+            case .cancel, .stop, .countdown, .pause, .resume:
+                guard let alarmID = try readID() else { throw .badRequest(field: "id", reason: "this field is required: the alarm's UUID") }
+                return .alarm(operation.alarmOperation!, id: alarmID)
+            case .requestAuthorization:
+                return .requestAuthorization
+            case .list:
+                return .list
+            }
+        }
     }
 }
 
@@ -144,42 +163,11 @@ public enum NodeReply: Sendable, Hashable {
     case failure(AlarmManager.AlarmError)
 
     /// The reply's JSON, with `correlationID` echoed when the request carried one in its payload.
-    ///
-    /// - Parameter encodedDocument: a document's bytes as `AlarmJSON.encoder` writes it, when the
-    ///   caller has them (the node has just published it), or nil: the reply to an operation or
-    ///   to `list` is then assembled around those bytes instead of encoding the documents again.
-    public func payload(correlationID: JSONValue? = nil, encodedDocument: (AlarmDocument) -> [UInt8]? = { _ in nil }) -> [UInt8] {
-        // The keys in the order the key-sorted encoder writes them: alarm or alarms, correlationID, ok.
-        var bytes: [UInt8]
-        switch self {
-        case .alarm(let document?):
-            guard let encoded = encodedDocument(document) else { return encodedWhole(correlationID: correlationID) }
-            bytes = Array(#"{"alarm":"#.utf8) + encoded
-        case .alarms(let documents):
-            bytes = Array(#"{"alarms":["#.utf8)
-            for (index, document) in documents.enumerated() {
-                guard let encoded = encodedDocument(document) ?? (try? AlarmJSON.encoder.encode(document)).map(Array.init) else {
-                    return encodedWhole(correlationID: correlationID)
-                }
-                if index > 0 { bytes.append(UInt8(ascii: ",")) }
-                bytes += encoded
-            }
-            bytes.append(UInt8(ascii: "]"))
-        default:
-            return encodedWhole(correlationID: correlationID)
-        }
-        if let correlationID, let encoded = try? AlarmJSON.encoder.encode(correlationID) {
-            bytes += Array(#","correlationID":"#.utf8) + encoded
-        }
-        return bytes + Array(#","ok":true}"#.utf8)
+    public func payload(correlationID: JSONValue? = nil) -> [UInt8] {
+        (try? AlarmJSON.encode(ReplyWire(reply: self, correlationID: correlationID))) ?? []
     }
 
-    /// The reply encoded in one piece by `AlarmJSON.encoder`.
-    private func encodedWhole(correlationID: JSONValue?) -> [UInt8] {
-        Array((try? AlarmJSON.encoder.encode(ReplyWire(reply: self, correlationID: correlationID))) ?? Data())
-    }
-
-    /// The reply as written: documents are encoded once, straight into the reply.
+    /// The reply as written.
     private struct ReplyWire: Encodable {
         let reply: NodeReply
         let correlationID: JSONValue?

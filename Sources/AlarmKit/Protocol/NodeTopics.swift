@@ -13,7 +13,7 @@ public struct NodeTopics: Sendable, Hashable {
     public var status: String { "\(base)/status" }
     /// Retained alarm documents, one topic per alarm.
     public var alarmsFilter: String { "\(base)/alarms/+" }
-    public func alarm(_ id: UUID) -> String { "\(base)/alarms/\(UUIDText.string(id))" }
+    public func alarm(_ id: UUID) -> String { "\(base)/alarms/\(id.uuidString)" }
     /// Events, not retained.
     public var events: String { "\(base)/events" }
     /// Commands: `<base>/cmd/<operation>`.
@@ -26,7 +26,7 @@ public struct NodeTopics: Sendable, Hashable {
 
     /// The alarm id of an alarm topic, if `topic` is one.
     public func alarmID(inTopic topic: String) -> UUID? {
-        name(inTopic: topic, section: "alarms").flatMap { UUIDText.uuid($0) }
+        name(inTopic: topic, section: "alarms").flatMap { UUID(uuidString: String($0)) }
     }
 
     /// The operation named by a command topic, as written (it may not be a known operation).

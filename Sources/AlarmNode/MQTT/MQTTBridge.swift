@@ -1,6 +1,5 @@
 import AlarmKit
 import FoundationEssentials
-import LinuxSystem
 import Logging
 import Mosquitto
 import ServiceLifecycle
@@ -20,8 +19,6 @@ public final class MQTTBridge: Service, Sendable {
     private let status: Mutex<NodeStatus>
     /// The ids the node holds, for clearing retained alarm topics that no longer exist.
     private let knownAlarms: Mutex<Set<UUID>>
-    private let recentDocuments = Mutex(RecentlyEncodedDocuments())
-    private let alarmEncoder: SplicingAlarmEncoder
     private let onSimulatedPress: (@Sendable (SimulatedPress) -> Void)?
     /// Called each time every alarm has been republished after a connection.
     private let onRepublished: @Sendable () -> Void
@@ -42,10 +39,8 @@ public final class MQTTBridge: Service, Sendable {
     ///   - onSimulatedPress: set in simulation mode: `<base>/sim/press` is then subscribed.
     ///   - homeAssistant: the discovery topics; `announcesToHomeAssistant` false removes the
     ///     node's entities instead of announcing them.
-    ///   - alarmEncoder: encodes documents, keeping each configuration; share it with the state store.
     public init(client: MQTTClient, topics: NodeTopics, node: LocalAlarmNode, status: NodeStatus,
                 knownAlarms: Set<UUID>, homeAssistant: HomeAssistantDiscovery, announcesToHomeAssistant: Bool,
-                alarmEncoder: SplicingAlarmEncoder = SplicingAlarmEncoder(),
                 onSimulatedPress: (@Sendable (SimulatedPress) -> Void)?,
                 onRepublished: @escaping @Sendable () -> Void = {}, logger: Logger) {
         self.client = client
@@ -55,7 +50,6 @@ public final class MQTTBridge: Service, Sendable {
         self.knownAlarms = Mutex(knownAlarms)
         self.homeAssistant = homeAssistant
         self.announcesToHomeAssistant = announcesToHomeAssistant
-        self.alarmEncoder = alarmEncoder
         self.homeAssistantState = Mutex(nil)
         self.onSimulatedPress = onSimulatedPress
         self.onRepublished = onRepublished
@@ -72,39 +66,19 @@ public final class MQTTBridge: Service, Sendable {
     /// Publishes what the engine's effects call for (documents, removals, events, intents) and
     /// what Home Assistant shows, together: the client sends them in one go.
     public func publish(_ effects: [AlarmEffect], engine: AlarmEngine, authorization: AlarmManager.AuthorizationState) {
-        var messages: [MQTTMessage] = []
-        // In effect order: a removal followed by a new document under the same id ends known.
-        var knownChanges: [(id: UUID, known: Bool)] = []
-        for effect in effects {
-            switch effect {
-            case .changed(let document):
-                let payload = encode(document)
-                recentDocuments.withLock { $0.remember(document, encoded: payload) }
-                knownChanges.append((document.id, true))
-                messages.append(MQTTMessage(topic: topics.alarm(document.id), payload: payload, qos: 1, retain: true))
-            case .removed(let id):
-                alarmEncoder.forget(id)
-                knownChanges.append((id, false))
-                messages.append(MQTTMessage(topic: topics.alarm(id), payload: [], qos: 1, retain: true))
-            case .event(let event):
-                messages.append(MQTTMessage(topic: topics.events, payload: event.json, qos: 1, retain: false))
-            case .runIntent(let intent, let alarmID):
-                guard case .publish(let topic, _, let retain) = intent else { continue }
-                logger.info("intent run", metadata: ["alarmID": "\(alarmID)", "topic": "\(topic)"])
-                messages.append(MQTTMessage(topic: topic, string: intent.payload(for: alarmID), qos: 1, retain: retain))
-            case .alertStarted, .alertEnded:
-                break
-            }
+        var outgoing = EffectMessages(effects, topics: topics)
+        for intent in outgoing.intentsRun {
+            logger.info("intent run", metadata: ["alarmID": "\(intent.alarmID)", "topic": "\(intent.topic)"])
         }
         if announcesToHomeAssistant, let state = homeAssistantStateMessage(HomeAssistantState(engine: engine)) {
-            messages.append(state)
+            outgoing.messages.append(state)
         }
         // Known and sent in one step: see clearIfStale.
         knownAlarms.withLock { known in
-            for change in knownChanges {
-                if change.known { known.insert(change.id) } else { known.remove(change.id) }
+            for (id, isKnown) in outgoing.knownChanges {
+                if isKnown { known.insert(id) } else { known.remove(id) }
             }
-            send(messages)
+            send(outgoing.messages)
         }
         updateStatus { status in
             status.alarms = engine.records.count
@@ -137,7 +111,7 @@ public final class MQTTBridge: Service, Sendable {
 
     /// Publishes an event that does not come from the engine (a button press).
     public func publish(event: AlarmEvent) {
-        send(MQTTMessage(topic: topics.events, payload: event.json, qos: 1, retain: false))
+        send(MQTTMessage(topic: topics.events, payload: Self.encode(event), qos: 1, retain: false))
     }
 
     /// Publishes any message (the simulation's outputs).
@@ -178,13 +152,8 @@ public final class MQTTBridge: Service, Sendable {
         logger.warning("publish failed", metadata: ["topic": "\(message.topic)", "error": "\(error)"])
     }
 
-    /// A document's JSON, its configuration spliced in from the shared cache.
-    private func encode(_ document: AlarmDocument) -> [UInt8] {
-        (try? alarmEncoder.encode(document)) ?? Self.encode(document)
-    }
-
     static func encode(_ value: some Encodable) -> [UInt8] {
-        Array((try? AlarmJSON.encoder.encode(value)) ?? Data())
+        (try? AlarmJSON.encode(value)) ?? []
     }
 
     // MARK: Running
@@ -281,12 +250,10 @@ public final class MQTTBridge: Service, Sendable {
             await node.withEngine { engine in
                 // An alarm removed meanwhile is skipped: its removal has been published.
                 send(chunk.compactMap { id in
-                    engine.document(for: id).map { MQTTMessage(topic: topics.alarm(id), payload: encode($0), qos: 1, retain: true) }
+                    engine.document(for: id).map { MQTTMessage(topic: topics.alarm(id), payload: Self.encode($0), qos: 1, retain: true) }
                 })
             }
         }
-        // Encoding every document was a burst of short-lived memory: give it back.
-        ProcessMemory.releaseFreedMemory()
     }
 
     private func mayWaitForPrompt(_ message: MQTTMessage) async -> Bool {
@@ -385,50 +352,13 @@ public final class MQTTBridge: Service, Sendable {
 
     private func reply(_ reply: NodeReply, to route: NodeCommand.ReplyRoute?) {
         guard let route else { return }
-        // A document the node has just published is sent as published; any other is encoded with
-        // its configuration spliced in from the shared cache (without adding to it: the alarm may
-        // have been removed since the reply was made).
-        let encodedDocument = { (document: AlarmDocument) -> [UInt8]? in
-            self.recentDocuments.withLock { $0.encoded(document) } ?? (try? self.alarmEncoder.encode(document, remembering: false))
-        }
         switch route.correlation {
         case .data(let data)?:
-            send(MQTTMessage(topic: route.topic, payload: reply.payload(encodedDocument: encodedDocument), qos: 1, correlationData: data))
+            send(MQTTMessage(topic: route.topic, payload: reply.payload(), qos: 1, correlationData: data))
         case .payload(let correlationID)?:
-            send(MQTTMessage(topic: route.topic, payload: reply.payload(correlationID: correlationID, encodedDocument: encodedDocument), qos: 1))
+            send(MQTTMessage(topic: route.topic, payload: reply.payload(correlationID: correlationID), qos: 1))
         case nil:
-            send(MQTTMessage(topic: route.topic, payload: reply.payload(encodedDocument: encodedDocument), qos: 1))
+            send(MQTTMessage(topic: route.topic, payload: reply.payload(), qos: 1))
         }
-    }
-}
-
-/// The bytes of the documents published last, so that a reply carrying the same document (the
-/// usual case: a command's reply follows its own change) is assembled around them rather than
-/// encoding the document a second time.
-///
-/// Bounded in two generations: the newest documents fill `current`; when it holds ``capacity``, it
-/// becomes `previous` and the generation before is dropped whole. So the last ``capacity``
-/// documents are always kept and at most twice as many, at a constant cost per document (an
-/// ordered dictionary of 256 paid a shift of its entries for every remembered document).
-struct RecentlyEncodedDocuments {
-    static let capacity = 256
-
-    private typealias Entries = [UUID: (document: AlarmDocument, bytes: [UInt8])]
-    private var current: Entries = [:]
-    private var previous: Entries = [:]
-
-    mutating func remember(_ document: AlarmDocument, encoded bytes: [UInt8]) {
-        if current.count >= Self.capacity, current[document.id] == nil {
-            previous = current
-            current.removeAll(keepingCapacity: true)
-        }
-        current[document.id] = (document, bytes)
-    }
-
-    /// The bytes of `document` if it is exactly the one published last under its id.
-    func encoded(_ document: AlarmDocument) -> [UInt8]? {
-        // An id in `current` was published since its entry in `previous`, if any.
-        guard let entry = current[document.id] ?? previous[document.id], entry.document == document else { return nil }
-        return entry.bytes
     }
 }

@@ -25,16 +25,14 @@ public final class AlarmDaemon: Sendable {
     public let configuration: NodeConfiguration
     public let simulation: HardwareParts.Simulation?
     private let services: [any Service]
-    private let startupMemoryRelease: StartupMemoryRelease
     private let logger: Logger
 
     private init(node: LocalAlarmNode, configuration: NodeConfiguration, simulation: HardwareParts.Simulation?,
-                 services: [any Service], startupMemoryRelease: StartupMemoryRelease, logger: Logger) {
+                 services: [any Service], logger: Logger) {
         self.node = node
         self.configuration = configuration
         self.simulation = simulation
         self.services = services
-        self.startupMemoryRelease = startupMemoryRelease
         self.logger = logger
     }
 
@@ -42,9 +40,7 @@ public final class AlarmDaemon: Sendable {
     public static func build(
         configuration: NodeConfiguration, reload: (@Sendable () throws -> NodeConfiguration)? = nil, logger: Logger
     ) throws(StartupError) -> AlarmDaemon {
-        // Each alarm's configuration is encoded once, for the state file and the documents alike.
-        let alarmEncoder = SplicingAlarmEncoder()
-        let store = StateStore(directory: configuration.node.stateDirectory, alarmEncoder: alarmEncoder, logger: logger)
+        let store = StateStore(directory: configuration.node.stateDirectory, logger: logger)
         let loaded: StateStore.Loaded
         do {
             loaded = try store.load()
@@ -58,10 +54,8 @@ public final class AlarmDaemon: Sendable {
             throw StartupError("the time zone \(NodeConfiguration.unusableTimeZoneReason(zoneName)): set node.time-zone or --time-zone to an IANA zone such as Europe/Berlin")
         }
 
-        var state = loaded.state ?? NodeState()
+        var state = loaded.state
         if configuration.node.authorization == .authorized { state.authorization = .authorized }
-        // Decoding the state file was a burst of short-lived memory: give it back.
-        ProcessMemory.releaseFreedMemory()
 
         let hardwareParts: (parts: NodeHardware.Parts, simulation: HardwareParts.Simulation?)
         do {
@@ -97,13 +91,12 @@ public final class AlarmDaemon: Sendable {
                 Task { await simulation.press(press.button, duration: press.duration) }
             }
         }
-        let startupMemoryRelease = StartupMemoryRelease(logger: logger)
         let bridge = MQTTBridge(
             client: client, topics: topics, node: node, status: status, knownAlarms: Set(state.alarms.map(\.id)),
             homeAssistant: HomeAssistantDiscovery(prefix: configuration.homeAssistant.prefix, topics: topics,
                                                   nodeID: configuration.node.id, version: AlarmdVersion.current),
-            announcesToHomeAssistant: configuration.homeAssistant.discovery, alarmEncoder: alarmEncoder,
-            onSimulatedPress: pressSimulatedButton, onRepublished: { startupMemoryRelease.republished() }, logger: logger)
+            announcesToHomeAssistant: configuration.homeAssistant.discovery,
+            onSimulatedPress: pressSimulatedButton, logger: logger)
         let hardware = NodeHardware(parts: hardwareParts.parts, node: node, configuration: configuration.hardware,
                                     publishEvent: { bridge.publish(event: $0) }, logger: logger)
         effects.attach(bridge: bridge, hardware: hardware)
@@ -125,8 +118,7 @@ public final class AlarmDaemon: Sendable {
         }
         services.append(hardware)
         services.append(ServiceNotifierService(notifier: ServiceNotifier(), logger: logger))
-        return AlarmDaemon(node: node, configuration: configuration, simulation: simulation, services: services,
-                           startupMemoryRelease: startupMemoryRelease, logger: logger)
+        return AlarmDaemon(node: node, configuration: configuration, simulation: simulation, services: services, logger: logger)
     }
 
     /// Runs until SIGTERM or SIGINT, then shuts down gracefully: offline status published,
@@ -137,7 +129,6 @@ public final class AlarmDaemon: Sendable {
             "stateDirectory": "\(configuration.node.stateDirectory)", "hardware": "\(simulation == nil ? "gpio" : "simulated")",
         ])
         let group = ServiceGroup(services: services, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
-        startupMemoryRelease.started()
         // The node's timer and the hardware run on the timer thread (TimerFDClock.wakeExecutor),
         // so the node's actor is sometimes run there. A task with no executor preference that
         // meets the actor there would go on running on that thread after it leaves the actor;

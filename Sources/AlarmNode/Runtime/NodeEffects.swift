@@ -2,11 +2,10 @@ import AlarmKit
 import Logging
 import Synchronization
 
-/// Carries out the engine's effects for the daemon: the hardware first, then the state file
+/// Carries out the engine's effects for the daemon: the hardware first, then the state files
 /// and MQTT. The outputs are attached once they exist (they need the node, which needs this).
 final class NodeEffects: AlarmNodeDelegate {
     private let store: StateStore
-    private let memoryRelease = QuietMemoryRelease()
     private let outputs = Mutex<(bridge: MQTTBridge?, hardware: NodeHardware?)>((nil, nil))
 
     init(store: StateStore) {
@@ -18,15 +17,7 @@ final class NodeEffects: AlarmNodeDelegate {
     }
 
     func persist(_ state: NodeState) throws {
-        defer { memoryRelease.wrote() }
         try store.save(state)
-    }
-
-    var wantsWholeState: Bool { store.wantsWholeState }
-
-    func persist(change: NodeStateChange) throws {
-        defer { memoryRelease.wrote() }
-        try store.append(change)
     }
 
     func show(_ engine: AlarmEngine) {

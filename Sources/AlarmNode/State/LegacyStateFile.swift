@@ -1,0 +1,109 @@
+import AlarmKit
+import FoundationEssentials
+import LinuxSystem
+import Logging
+
+/// Reads the state as alarmd 0.1 kept it, so that an upgrade keeps every alarm: a snapshot,
+/// `state.json` (`{"alarms":[…],"authorization":…,"journalGeneration":N,"schemaVersion":2}`), and
+/// a journal of the changes made since, `state.journal`: a header line `{"journalGeneration":N}`,
+/// then one change a line (`{"alarms":[…],"authorization":…,"generation":N,"removed":[…]}`),
+/// then zeros. A last line without its newline, or holding a zero byte, is an append a crash cut
+/// short (never acknowledged) and is ignored; so is a journal of another generation.
+struct LegacyStateFile {
+    let directory: String
+    let logger: Logger
+
+    var path: String { directory + "/state.json" }
+    var journalPath: String { directory + "/state.journal" }
+
+    struct Contents {
+        var state: NodeState
+        var problem: String?
+    }
+
+    private struct Snapshot: Decodable {
+        var schemaVersion: Int
+        var authorization: AlarmManager.AuthorizationState
+        var alarms: [StoredAlarm]
+        var journalGeneration: UInt64?
+    }
+
+    private struct Header: Decodable {
+        var journalGeneration: UInt64
+    }
+
+    private struct Change: Decodable {
+        var alarms: [StoredAlarm]
+        var authorization: AlarmManager.AuthorizationState
+        var generation: UInt64
+        var removed: [UUID]
+    }
+
+    /// The state of `state.json` with its journal applied; nil when there is no `state.json`.
+    /// A damaged file is kept aside and reported, and the state read as far as it goes.
+    func load() throws(StateStore.StateError) -> Contents? {
+        guard FileManager.default.fileExists(atPath: path) else { return nil }
+        let snapshot: Snapshot
+        do {
+            snapshot = try AlarmJSON.decoder.decode(Snapshot.self, from: AtomicFile.read(path))
+        } catch {
+            let reason = (error as? SystemError).map { "cannot be read (\($0))" }
+                ?? "is damaged (\(AlarmManager.AlarmError(decoding: error).message))"
+            let aside = try keepAside(path, reason: reason)
+            let journalAside = FileManager.default.fileExists(atPath: journalPath) ? try keepAside(journalPath, reason: reason) : nil
+            return Contents(state: NodeState(), problem: "the state file \(reason); it was kept as \(aside)\(journalAside.map { " (its journal as \($0))" } ?? "") and the node started with no alarms")
+        }
+        guard snapshot.schemaVersion <= 2 else {
+            throw StateStore.StateError(message: "\(path) was written by an unknown alarmd (schema \(snapshot.schemaVersion)): move it away to start empty")
+        }
+        var alarms = snapshot.alarms.map(\.record)
+        var authorization = snapshot.authorization
+        var problem: String?
+        for (number, line) in journalLines(generation: snapshot.journalGeneration) {
+            guard let change = try? AlarmJSON.decoder.decode(Change.self, from: line) else {
+                let aside = try keepAside(journalPath, reason: "is damaged at line \(number)")
+                problem = "the state journal is damaged at line \(number); it was kept as \(aside) and the node started with the changes before that line"
+                break
+            }
+            guard change.generation == snapshot.journalGeneration else { break }
+            for stored in change.alarms {
+                if let index = alarms.firstIndex(where: { $0.id == stored.record.id }) { alarms[index] = stored.record } else { alarms.append(stored.record) }
+            }
+            alarms.removeAll { change.removed.contains($0.id) }
+            authorization = change.authorization
+        }
+        return Contents(state: NodeState(authorization: authorization, alarms: alarms), problem: problem)
+    }
+
+    /// The journal's complete change lines, numbered from 2, when its header names `generation`.
+    private func journalLines(generation: UInt64?) -> [(Int, Data)] {
+        guard let generation, let contents = try? AtomicFile.read(journalPath) else { return [] }
+        let written = contents[..<(contents.lastIndex { $0 != 0 }.map { $0 + 1 } ?? contents.startIndex)]
+        var lines = written.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false)
+        _ = lines.popLast()  // after the last newline: nothing, or an append cut short
+        if let last = lines.last, last.contains(0) { lines.removeLast() }
+        guard let header = lines.first, (try? AlarmJSON.decoder.decode(Header.self, from: header))?.journalGeneration == generation else {
+            return []
+        }
+        return lines.enumerated().dropFirst().map { ($0.offset + 1, Data($0.element)) }
+    }
+
+    private func keepAside(_ file: String, reason: String) throws(StateStore.StateError) -> String {
+        do {
+            let aside = try AtomicFile.quarantine(file)
+            logger.critical("state file damaged; kept aside", metadata: ["file": "\(file)", "reason": "\(reason)", "keptAs": "\(aside)"])
+            return aside
+        } catch {
+            throw StateStore.StateError(message: "the state file \(file) \(reason) and could not be kept aside (\(error)): move it away by hand")
+        }
+    }
+
+    /// Renames `state.json` and `state.journal` to `….migrated`, durably, once their state is
+    /// in the new layout: the journal first, so that a crash between the two leaves a snapshot
+    /// whose journal is gone only when the new layout already holds its changes.
+    func retire() throws(SystemError) {
+        for file in [journalPath, path] where FileManager.default.fileExists(atPath: file) {
+            try AtomicFile.move(file, to: file + ".migrated")
+        }
+    }
+}

@@ -1,0 +1,89 @@
+import AlarmKit
+import FoundationEssentials
+
+/// An alarm as the daemon keeps it on disk, in `<state-directory>/alarms/<id>.json`: its
+/// configuration (as in the MQTT document) and where it stands in its lifecycle, e.g.
+/// `{"configuration":{…},"id":"…","phase":"countdown","startDate":"…","fireDate":"…",…}`.
+struct StoredAlarm: Codable {
+    var record: AlarmRecord
+
+    init(_ record: AlarmRecord) {
+        self.record = record
+    }
+
+    private enum CodingKeys: String, CodingKey {
+        case id, configuration, phase, alertDate, totalCountdownDuration, previouslyElapsedDuration,
+             startDate, fireDate, isPreAlert, since, pendingOccurrenceDay, lastOccurrenceDay
+    }
+
+    init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        func date(_ key: CodingKeys) throws -> Date {
+            let text = try container.decode(String.self, forKey: key)
+            guard let date = AlarmJSON.date(from: text) else {
+                throw DecodingError.dataCorruptedError(forKey: key, in: container, debugDescription: "'\(text)' is not an ISO 8601 time")
+            }
+            return date
+        }
+        func seconds(_ key: CodingKeys) throws -> TimeInterval { try container.decode(TimeInterval.self, forKey: key) }
+        let phase: AlarmRecord.Phase
+        switch try container.decode(Alarm.State.self, forKey: .phase) {
+        case .scheduled:
+            phase = .scheduled(alertDate: try date(.alertDate))
+        case .countdown:
+            phase = .countdown(.init(
+                totalCountdownDuration: try seconds(.totalCountdownDuration),
+                previouslyElapsedDuration: try seconds(.previouslyElapsedDuration),
+                startDate: try date(.startDate), fireDate: try date(.fireDate),
+                isPreAlert: try container.decode(Bool.self, forKey: .isPreAlert)))
+        case .paused:
+            phase = .paused(totalCountdownDuration: try seconds(.totalCountdownDuration),
+                            previouslyElapsedDuration: try seconds(.previouslyElapsedDuration))
+        case .alerting:
+            phase = .alerting(since: try date(.since), alertDate: try date(.alertDate))
+        }
+        record = AlarmRecord(
+            id: try container.decode(UUID.self, forKey: .id),
+            configuration: try container.decode(AlarmManager.AlarmConfiguration<JSONValue>.self, forKey: .configuration),
+            phase: phase,
+            pendingOccurrenceDay: try container.decodeIfPresent(LocalDay.self, forKey: .pendingOccurrenceDay),
+            lastOccurrenceDay: try container.decodeIfPresent(LocalDay.self, forKey: .lastOccurrenceDay))
+    }
+
+    func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        func date(_ date: Date, _ key: CodingKeys) throws { try container.encode(AlarmJSON.string(from: date), forKey: key) }
+        try container.encode(record.id, forKey: .id)
+        try container.encode(record.configuration, forKey: .configuration)
+        try container.encodeIfPresent(record.pendingOccurrenceDay, forKey: .pendingOccurrenceDay)
+        try container.encodeIfPresent(record.lastOccurrenceDay, forKey: .lastOccurrenceDay)
+        try container.encode(record.state, forKey: .phase)
+        switch record.phase {
+        case .scheduled(let alertDate):
+            try date(alertDate, .alertDate)
+        case .countdown(let countdown):
+            try container.encode(countdown.totalCountdownDuration, forKey: .totalCountdownDuration)
+            try container.encode(countdown.previouslyElapsedDuration, forKey: .previouslyElapsedDuration)
+            try date(countdown.startDate, .startDate)
+            try date(countdown.fireDate, .fireDate)
+            try container.encode(countdown.isPreAlert, forKey: .isPreAlert)
+        case .paused(let total, let elapsed):
+            try container.encode(total, forKey: .totalCountdownDuration)
+            try container.encode(elapsed, forKey: .previouslyElapsedDuration)
+        case .alerting(let since, let alertDate):
+            try date(since, .since)
+            try date(alertDate, .alertDate)
+        }
+    }
+}
+
+/// The node-wide part of the state, `<state-directory>/node.json`: `{"authorization":"authorized","schemaVersion":3}`.
+struct StoredNode: Codable, Equatable {
+    /// The version of the state directory's layout; a node refuses a newer one. Version 3 keeps
+    /// one file per alarm; versions 1 and 2 kept a single `state.json` (and a journal), which
+    /// ``LegacyStateFile`` reads once to move it to this layout.
+    static let currentSchemaVersion = 3
+
+    var authorization: AlarmManager.AuthorizationState
+    var schemaVersion = Self.currentSchemaVersion
+}
