@@ -27,7 +27,6 @@ let package = Package(
             name: "AlarmKit",
             dependencies: [
                 "Mosquitto",
-                .product(name: "HeapModule", package: "swift-collections"),
                 .product(name: "OrderedCollections", package: "swift-collections"),
                 .product(name: "Logging", package: "swift-log"),
             ]

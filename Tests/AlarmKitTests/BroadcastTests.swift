@@ -19,17 +19,6 @@ struct BroadcastTests {
         #expect(await values.next() == 4)
     }
 
-    @Test("a lazily sent value is built only when read or observed")
-    func lazyValue() {
-        let broadcast = Broadcast(0)
-        let built = Atomic(0)
-        broadcast.sendLazily { built.add(1, ordering: .relaxed); return 7 }
-        #expect(built.load(ordering: .relaxed) == 0)
-        #expect(broadcast.value == 7)
-        #expect(broadcast.value == 7)
-        #expect(built.load(ordering: .relaxed) == 1)
-    }
-
     /// Cancelling an observer's task ends its stream while the runtime holds that task's
     /// status lock, and the stream's termination handler unregisters the observer. A sender
     /// that delivered values while holding the lock the handler takes waited for the task's

@@ -42,73 +42,38 @@ public struct AlarmEngine: Sendable {
     public internal(set) var configuration: EngineConfiguration
     /// The alarms, in the order they were first scheduled.
     public private(set) var records: OrderedDictionary<UUID, AlarmRecord>
-    /// Every alarm's next deadline (when `advance` must next look at it), so that finding what
-    /// is due costs O(log n); held alarms have none. After every operation the soonest is live.
-    private var deadlines = SoonestDates()
-    /// Every alarm's `nextAlertDate`, and every running countdown's end, for what the outputs
-    /// show after every change (the next alarm, the soonest countdown) at O(log n), not O(alarms).
-    private var alertDates = SoonestDates()
-    private var countdownEnds = SoonestDates()
     /// False while the wall clock may be wrong (not yet synchronized after boot): alerts that
     /// look later than the grace are then held, neither sounded nor declared missed, until
     /// `setClockTrusted(true, now:)`.
     public private(set) var isClockTrusted = true
     /// The alarms held while the clock is not trusted.
     public private(set) var heldAlarms: Set<UUID> = []
-    /// The alarms alerting now, kept with `records`: the outputs read them after every change,
-    /// which then costs O(alerting), not O(alarms). (Whether a countdown runs is read from
-    /// `countdownEnds`.)
-    private var alertingIDs: Set<UUID> = []
 
     public init(configuration: EngineConfiguration = .init(), records: [AlarmRecord] = [], clockTrusted: Bool = true) {
         self.configuration = configuration
         self.records = OrderedDictionary(uniqueKeysWithValues: records.map { ($0.id, $0) })
         self.isClockTrusted = clockTrusted
-        for record in self.records.values { index(record.id, as: record) }
-        rebuildDeadlines()
-        alertDates.rebuild(from: self.records, dateOf: { $0.nextAlertDate })
-        countdownEnds.rebuild(from: self.records, dateOf: Self.countdownEnd(of:))
     }
 
-    /// Stores an alarm and indexes its dates. A changed alarm is no longer
-    /// held: its new deadline is looked at again (and held again if it too is past the grace).
+    /// Stores an alarm. A changed alarm is no longer held: its new deadline is looked at again
+    /// (and held again if it too is past the grace).
     private mutating func store(_ record: AlarmRecord) {
         records[record.id] = record
-        index(record.id, as: record)
         heldAlarms.remove(record.id)
-        deadlines.add(Self.deadline(of: record, alertTimeout: configuration.alertTimeout), for: record.id)
-        alertDates.add(record.nextAlertDate, for: record.id)
-        countdownEnds.add(Self.countdownEnd(of: record), for: record.id)
     }
 
-    /// Removes an alarm; its index entries go stale.
     private mutating func removeRecord(_ id: UUID) {
         records[id] = nil
         heldAlarms.remove(id)
-        index(id, as: nil)
     }
 
-    /// Files alarm `id` under what it is now (`record`, nil once removed) in the index of
-    /// alerting alarms.
-    private mutating func index(_ id: UUID, as record: AlarmRecord?) {
-        if case .alerting? = record?.phase { alertingIDs.insert(id) } else { alertingIDs.remove(id) }
-    }
-
-    /// When `advance` must next look at an alarm: nil while it is held.
-    private var liveDeadline: (AlarmRecord) -> Date? {
-        let held = heldAlarms, alertTimeout = configuration.alertTimeout
-        return { record in held.contains(record.id) ? nil : Self.deadline(of: record, alertTimeout: alertTimeout) }
-    }
-
-    /// After every operation: drops stale entries from the top of the indexes of dates.
-    private mutating func tidyIndexes() {
-        deadlines.tidy(in: records, dateOf: liveDeadline)
-        alertDates.tidy(in: records, dateOf: { $0.nextAlertDate })
-        countdownEnds.tidy(in: records, dateOf: Self.countdownEnd(of:))
-    }
-
-    private mutating func rebuildDeadlines() {
-        deadlines.rebuild(from: records, dateOf: liveDeadline)
+    /// The alarm whose deadline (when `advance` must next look at it) is soonest, held ones
+    /// aside; ties go to the smaller id.
+    private var soonestDeadline: (date: Date, id: UUID)? {
+        records.values.lazy
+            .filter { !self.heldAlarms.contains($0.id) }
+            .compactMap { record in Self.deadline(of: record, alertTimeout: self.configuration.alertTimeout).map { ($0, record.id) } }
+            .min { $0.0 != $1.0 ? $0.0 < $1.0 : $0.1 < $1.1 }
     }
 
     /// When a running countdown (pre-alert, timer or snooze) ends; nil in any other phase.
@@ -142,39 +107,38 @@ public struct AlarmEngine: Sendable {
 
     /// The next instant at which `advance(to:)` has something to do, or nil when nothing is due.
     public var nextDeadline: Date? {
-        deadlines.soonest?.date
+        soonestDeadline?.date
     }
 
-    /// The soonest `nextAlertDate` of any alarm (held ones too), or nil. O(1).
+    /// The soonest `nextAlertDate` of any alarm (held ones too), or nil.
     public var soonestAlertDate: Date? {
-        alertDates.soonest?.date
+        records.values.compactMap(\.nextAlertDate).min()
     }
 
-    /// When the soonest running countdown (pre-alert, timer or snooze) ends, or nil. O(1).
+    /// When the soonest running countdown (pre-alert, timer or snooze) ends, or nil.
     public var soonestCountdownEnd: Date? {
-        countdownEnds.soonest?.date
+        records.values.compactMap(Self.countdownEnd(of:)).min()
     }
 
     /// True while at least one alarm alerts.
     public var isAlerting: Bool {
-        !alertingIDs.isEmpty
+        records.values.contains { $0.state == .alerting }
     }
 
     /// The alarms alerting now with their sounds, oldest alert first.
     /// Ties (alarms that began alerting at the same instant) come in scheduling order.
     public var alerting: [(id: UUID, sound: AlertConfiguration.AlertSound, since: Date)] {
-        alertingIDs.compactMap { id -> (index: Int, alert: (id: UUID, sound: AlertConfiguration.AlertSound, since: Date))? in
-            guard let index = records.index(forKey: id), case .alerting(let since, _) = records.values[index].phase else { return nil }
-            return (index, (id, records.values[index].configuration.sound, since))
+        let alerting = records.values.compactMap { record -> (id: UUID, sound: AlertConfiguration.AlertSound, since: Date)? in
+            guard case .alerting(let since, _) = record.phase else { return nil }
+            return (record.id, record.configuration.sound, since)
         }
-        .sorted { $0.alert.since != $1.alert.since ? $0.alert.since < $1.alert.since : $0.index < $1.index }
-        .map(\.alert)
+        // A stable sort keeps scheduling order among equal instants.
+        return alerting.enumerated().sorted { ($0.element.since, $0.offset) < ($1.element.since, $1.offset) }.map(\.element)
     }
 
-    /// True when at least one countdown is running (every one has an entry among the countdown
-    /// ends, and the soonest entry is live).
+    /// True when at least one countdown is running.
     public var hasRunningCountdown: Bool {
-        countdownEnds.soonest != nil
+        records.values.contains { $0.state == .countdown }
     }
 
     // MARK: Operations (SPEC §3 "Lifecycle")
@@ -228,7 +192,6 @@ public struct AlarmEngine: Sendable {
 
     /// Removes the alarm in any state, repeating or not.
     public mutating func cancel(id: UUID, now: Date) throws(AlarmManager.AlarmError) -> [AlarmEffect] {
-        defer { tidyIndexes() }
         let record = try existing(id)
         var effects: [AlarmEffect] = []
         if record.state == .alerting { effects.append(.alertEnded(id)) }
@@ -241,7 +204,6 @@ public struct AlarmEngine: Sendable {
     /// Stops an alerting alarm: a one-shot alarm is removed, a repeating one waits for its next occurrence.
     /// Runs the alarm's stop intent.
     public mutating func stop(id: UUID, now: Date) throws(AlarmManager.AlarmError) -> [AlarmEffect] {
-        defer { tidyIndexes() }
         let record = try existing(id, in: .alerting, for: "stop")
         var effects: [AlarmEffect] = [.alertEnded(id), .event(AlarmEvent(.stopped, alarmID: id, at: now))]
         if let intent = record.configuration.stopIntent { effects += intentEffects(intent, record: record, now: now) }
@@ -250,7 +212,6 @@ public struct AlarmEngine: Sendable {
 
     /// Snoozes an alerting alarm (or repeats a timer): a countdown of `postAlert`, else `preAlert`.
     public mutating func countdown(id: UUID, now: Date) throws(AlarmManager.AlarmError) -> [AlarmEffect] {
-        defer { tidyIndexes() }
         let record = try existing(id, in: .alerting, for: "countdown")
         guard let duration = record.snoozeDuration else {
             throw .invalidState("alarm \(id.uuidString) has neither a postAlert nor a preAlert duration, so it cannot count down again: stop it instead")
@@ -261,7 +222,6 @@ public struct AlarmEngine: Sendable {
 
     /// Pauses a running countdown, keeping the time already elapsed.
     public mutating func pause(id: UUID, now: Date) throws(AlarmManager.AlarmError) -> [AlarmEffect] {
-        defer { tidyIndexes() }
         var record = try existing(id, in: .countdown, for: "pause")
         guard case .countdown(let countdown) = record.phase else { return [] }
         let elapsed = countdown.previouslyElapsedDuration + max(0, now.timeIntervalSince(countdown.startDate))
@@ -273,7 +233,6 @@ public struct AlarmEngine: Sendable {
 
     /// Resumes a paused countdown for its remaining time.
     public mutating func resume(id: UUID, now: Date) throws(AlarmManager.AlarmError) -> [AlarmEffect] {
-        defer { tidyIndexes() }
         var record = try existing(id, in: .paused, for: "resume")
         guard case .paused(let total, let elapsed) = record.phase else { return [] }
         record.phase = .countdown(.starting(at: now, total: total, elapsed: elapsed))
@@ -284,7 +243,6 @@ public struct AlarmEngine: Sendable {
     /// What the alert's secondary button does: `.countdown` snoozes, `.custom` runs the
     /// secondary intent and leaves the state as it is. An alarm with no secondary button ignores it.
     public mutating func secondaryAction(id: UUID, now: Date) throws(AlarmManager.AlarmError) -> [AlarmEffect] {
-        defer { tidyIndexes() }
         let record = try existing(id, in: .alerting, for: "the secondary action")
         switch record.configuration.attributes.presentation.alert.secondaryButtonBehavior {
         case .countdown?:
@@ -303,18 +261,14 @@ public struct AlarmEngine: Sendable {
     public mutating func advance(to now: Date) -> [AlarmEffect] {
         var effects: [AlarmEffect] = []
         // Each step moves one alarm forward; the bound only guards against a logic error looping.
-        for _ in 0..<(2 * deadlines.count + 4) {
-            guard let top = deadlines.soonest, top.date <= now else { break }
-            _ = deadlines.removeSoonest()
-            guard let due = records[top.id], !heldAlarms.contains(top.id),
-                  Self.deadline(of: due, alertTimeout: configuration.alertTimeout) == top.date else { continue }
+        for _ in 0..<(2 * records.count + 4) {
+            guard let soonest = soonestDeadline, soonest.date <= now, let due = records[soonest.id] else { break }
             if !isClockTrusted, isLaterThanGrace(due, at: now) {
                 heldAlarms.insert(due.id)
                 continue
             }
             effects += step(due, now: now)
         }
-        tidyIndexes()
         return effects
     }
 
@@ -324,7 +278,6 @@ public struct AlarmEngine: Sendable {
         isClockTrusted = trusted
         guard trusted else { return [] }
         heldAlarms = []
-        rebuildDeadlines()
         return advance(to: now)
     }
 

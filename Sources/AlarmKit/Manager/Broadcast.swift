@@ -6,18 +6,8 @@ import Synchronization
 public final class Broadcast<Value: Sendable>: Sendable {
     private struct State {
         var value: Value
-        /// A newer value not computed yet, because nobody was observing when it was sent.
-        var pending: (@Sendable () -> Value)?
         var nextID = 0
         var observers: [Int: AsyncStream<Value>.Continuation] = [:]
-
-        mutating func current() -> Value {
-            if let pending {
-                value = pending()
-                self.pending = nil
-            }
-            return value
-        }
     }
 
     private let state: Mutex<State>
@@ -32,34 +22,15 @@ public final class Broadcast<Value: Sendable>: Sendable {
         state = Mutex(State(value: value))
     }
 
-    public var value: Value { state.withLock { $0.current() } }
+    public var value: Value { state.withLock { $0.value } }
 
     /// Sets the value and delivers it to every observer.
     public func send(_ value: Value) {
         delivery.withLock { _ in
             let observers = state.withLock { state in
                 state.value = value
-                state.pending = nil
                 return Array(state.observers.values)
             }
-            for observer in observers { observer.yield(value) }
-        }
-    }
-
-    /// Sets the value from `make`, which runs only when someone observes or reads it: for
-    /// values that are costly to build and often not looked at.
-    public func sendLazily(_ make: @escaping @Sendable () -> Value) {
-        delivery.withLock { _ in
-            let delivered = state.withLock { state -> (Value, [AsyncStream<Value>.Continuation])? in
-                guard !state.observers.isEmpty else {
-                    state.pending = make
-                    return nil
-                }
-                state.value = make()
-                state.pending = nil
-                return (state.value, Array(state.observers.values))
-            }
-            guard let (value, observers) = delivered else { return }
             for observer in observers { observer.yield(value) }
         }
     }
@@ -72,7 +43,7 @@ public final class Broadcast<Value: Sendable>: Sendable {
                 let id = state.nextID
                 state.nextID += 1
                 state.observers[id] = continuation
-                return (id, state.current())
+                return (id, state.value)
             }
             continuation.yield(current)
             return id

@@ -51,14 +51,7 @@ public enum AlarmOperation: String, Sendable, Hashable, Codable, CaseIterable {
 ///
 /// `run()` is its timer: it sleeps until the next due instant only, never polling.
 public actor LocalAlarmNode {
-    /// The engine. It lives in a store rather than in the actor's own storage so that the
-    /// documents `documentUpdates` builds lazily are read from it when someone asks: no snapshot
-    /// of the engine is kept between changes, and a change mutates the only copy (with a kept
-    /// snapshot, copy-on-write made every change copy every alarm: 0.66 ms at 10,000 alarms).
-    private let engineStore: EngineStore
-    /// The engine now: a copy, to read. Let it go before the next change (a copy kept across a
-    /// change makes that change copy every alarm).
-    private var engine: AlarmEngine { engineStore.read { $0 } }
+    private var engine: AlarmEngine
     private var authorization: AlarmManager.AuthorizationState
     private let clock: any AlarmClock
     private let delegate: (any AlarmNodeDelegate)?
@@ -93,7 +86,7 @@ public actor LocalAlarmNode {
         logger: Logger = Logger(label: "alarmkit.node")
     ) {
         let engine = AlarmEngine(configuration: configuration, records: state.alarms, clockTrusted: clockTrusted)
-        self.engineStore = EngineStore(engine)
+        self.engine = engine
         self.authorization = state.authorization
         self.clock = clock
         self.prompt = authorizationPrompt
@@ -165,16 +158,13 @@ public actor LocalAlarmNode {
     ) -> [(Step, AlarmManager.AlarmError)] {
         let now = clock.now
         var effects = leadingEffects
-        let refusals = engineStore.change { engine in
-            var refusals: [(Step, AlarmManager.AlarmError)] = []
-            for step in plan(engine) {
-                do throws(AlarmManager.AlarmError) {
-                    effects += try apply(&engine, step, now)
-                } catch {
-                    refusals.append((step, error))
-                }
+        var refusals: [(Step, AlarmManager.AlarmError)] = []
+        for step in plan(engine) {
+            do throws(AlarmManager.AlarmError) {
+                effects += try apply(&engine, step, now)
+            } catch {
+                refusals.append((step, error))
             }
-            return refusals
         }
         commit(effects)
         return refusals
@@ -325,14 +315,13 @@ public actor LocalAlarmNode {
         _ change: (inout AlarmEngine, Date) throws(AlarmManager.AlarmError) -> [AlarmEffect]
     ) throws(AlarmManager.AlarmError) -> StateWrite? {
         let now = clock.now
-        let effects = try engineStore.change { engine throws(AlarmManager.AlarmError) in try change(&engine, now) }
-        return commit(effects)
+        return commit(try change(&engine, now))
     }
 
     /// Time passing is carried out whatever the disk does: the alarm still sounds.
     private func advanceTime(_ change: (inout AlarmEngine, Date) -> [AlarmEffect]) {
         let now = clock.now
-        commit(engineStore.change { engine in change(&engine, now) })
+        commit(change(&engine, now))
     }
 
     /// Queues a write of the state as it is now, after the writes queued before it; nil
@@ -364,9 +353,7 @@ public actor LocalAlarmNode {
         let write = effects.changesState ? startWrite() : nil
         delegate?.perform(effects, engine: engine, authorization: authorization)
         if effects.changesState {
-            // Built from the store when someone looks: at once while observed, else on the next
-            // read. From a copy taken under the lock, so that building them holds no change up.
-            documentUpdates.sendLazily { [engineStore] in engineStore.read { $0 }.documents }
+            documentUpdates.send(engine.documents)
         }
         // Wake the timer to plan again only when the next deadline is now earlier than its wait:
         // a later one costs at most one wake-up with nothing due, and most changes (a pause, a
@@ -387,24 +374,6 @@ public actor LocalAlarmNode {
                                details: ["authorization": .string(decision.rawValue)])
         delegate?.perform([.event(event)], engine: engine, authorization: decision)
         authorizationUpdates.send(decision)
-    }
-}
-
-/// The node's engine behind a lock: the actor changes it in place; the lazily built documents
-/// read it from whichever thread asks for them.
-private final class EngineStore: Sendable {
-    private let engine: Mutex<AlarmEngine>
-
-    init(_ engine: AlarmEngine) {
-        self.engine = Mutex(engine)
-    }
-
-    func read<Result>(_ body: (AlarmEngine) -> Result) -> Result {
-        engine.withLock { body($0) }
-    }
-
-    func change<Result, Failure: Error>(_ body: (inout AlarmEngine) throws(Failure) -> Result) throws(Failure) -> Result {
-        try engine.withLock { engine throws(Failure) in try body(&engine) }
     }
 }
 

@@ -67,15 +67,19 @@ struct TimeKeeperService: Service {
     /// network still reports missed alarms (docs/time.md).
     static let untrustedClockBound: Duration = .seconds(600)
 
-    /// Until the kernel reports the clock synchronized, looks again every 30 s; then never.
+    /// Until the kernel reports the clock synchronized, looks again every 30 s during the first
+    /// ten minutes, then every 5 minutes (a board with no network may never synchronize, and
+    /// must not wake for it twice a minute); once synchronized, never again.
     /// The node trusts the clock once it is synchronized, or once the bound has passed.
     private func watchSynchronization() async throws {
         let started = ContinuousClock.now
+        var trustedAnyway = false
         while !(await refreshSynchronization()) {
-            try await TimerFDClock().sleep(for: .seconds(30))
-            if ContinuousClock.now - started >= Self.untrustedClockBound {
+            try await TimerFDClock().sleep(for: trustedAnyway ? .seconds(300) : .seconds(30))
+            if !trustedAnyway, ContinuousClock.now - started >= Self.untrustedClockBound {
                 logger.warning("clock still not synchronized; trusting it anyway", metadata: ["waited": "\(Self.untrustedClockBound)"])
                 await node.setClockTrusted(true)
+                trustedAnyway = true
             }
         }
     }
@@ -123,6 +127,21 @@ struct SimulationDisplayService: Service {
     let bridge: MQTTBridge
     let topics: NodeTopics
 
+    /// `<base>/sim/buttons`: `{"at":…,"button":"stop","pressed":true}`.
+    private struct ButtonMessage: Encodable {
+        var button: String
+        var pressed: Bool
+        var at: Int64
+    }
+
+    /// `<base>/sim/outputs`: `{"at":…,"buzzer":true,"led":false,"realtime":…}`.
+    private struct OutputsMessage: Encodable {
+        var buzzer: Bool
+        var led: Bool
+        var at: Int64
+        var realtime: Int64
+    }
+
     private enum Change {
         case buzzer(SimulatedLine.Change)
         case led(SimulatedLine.Change)
@@ -150,9 +169,9 @@ struct SimulationDisplayService: Service {
                 outputs.led = line.isOn
                 show(outputs, &last, at: line.at, started: started)
             case .button(let edge, let at):
-                let button = edge.button == .stop ? "stop" : "snooze"
-                bridge.publish(.init(topic: topics.simulatedButtons,
-                                     string: #"{"button":"\#(button)","pressed":\#(edge.pressed),"at":\#(Self.nanoseconds(since: started, at: at))}"#, qos: 1))
+                let message = ButtonMessage(button: edge.button == .stop ? "stop" : "snooze", pressed: edge.pressed,
+                                            at: Self.nanoseconds(since: started, at: at))
+                bridge.publish(.init(topic: topics.simulatedButtons, payload: MQTTBridge.encode(message), qos: 1))
             }
         }
         // The hardware is off by now: show that too.
@@ -164,10 +183,9 @@ struct SimulationDisplayService: Service {
         guard last.map({ $0 != outputs }) ?? true else { return }
         last = outputs
         StandardStream.output.write("[simulated hardware] buzzer \(outputs.buzzer ? "ON " : "off")  led \(outputs.led ? "ON " : "off")\n")
-        let at = Self.nanoseconds(since: started, at: instant), realtime = ClockReading.wallClockNanoseconds(at: instant)
-        bridge.publish(.init(topic: topics.simulatedOutputs,
-                             string: #"{"buzzer":\#(outputs.buzzer),"led":\#(outputs.led),"at":\#(at),"realtime":\#(realtime)}"#,
-                             qos: 1, retain: true))
+        let message = OutputsMessage(buzzer: outputs.buzzer, led: outputs.led, at: Self.nanoseconds(since: started, at: instant),
+                                     realtime: ClockReading.wallClockNanoseconds(at: instant))
+        bridge.publish(.init(topic: topics.simulatedOutputs, payload: MQTTBridge.encode(message), qos: 1, retain: true))
     }
 
     private static func nanoseconds(since started: ContinuousClock.Instant, at instant: ContinuousClock.Instant) -> Int64 {
