@@ -47,7 +47,7 @@ public enum AlarmRequest {
         return AlarmAttributes(presentation: presentation, tintColor: tint)
     }
 
-    /// The node's own checks (SPEC §3), run before sending so that mistakes are usage errors.
+    /// The node's own checks (docs/mqtt.md, "Lifecycle"), run before sending so that mistakes are usage errors.
     private static func validate(_ configuration: AlarmManager.AlarmConfiguration<JSONValue>) throws(AlarmctlError) {
         do {
             try configuration.validate(now: Date())

@@ -1,23 +1,27 @@
 import AlarmKit
 import Foundation
 
-/// Finds alarms by full id, by a unique prefix of it, or all those an operation applies to.
+/// Finds alarms by full id, by a unique prefix of it, by a unique title, or all those an
+/// operation applies to.
 public enum AlarmSelection {
-    /// The alarm whose id is `text` or starts with it (any case, hyphens optional).
+    /// The alarm whose id is `text` or starts with it (any case, hyphens optional), or whose
+    /// title is `text` (any case).
     public static func resolve(_ text: String, among documents: [AlarmDocument]) throws(AlarmctlError) -> AlarmDocument {
         let wanted = normalized(text)
-        guard !wanted.isEmpty, wanted.allSatisfy(\.isHexDigit) else {
-            throw .usage("'\(text)' is not an alarm id: give the id, or its first characters, as `alarmctl list` shows them")
+        let byID = wanted.isEmpty || !wanted.allSatisfy(\.isHexDigit) ? []
+            : documents.filter { normalized($0.id.uuidString).hasPrefix(wanted) }
+        let byTitle = documents.filter { document in
+            !byID.contains { $0.id == document.id } && AlarmText.title(of: document).lowercased() == text.lowercased()
         }
-        let matches = documents.filter { normalized($0.id.uuidString).hasPrefix(wanted) }
+        let matches = byID + byTitle
         switch matches.count {
         case 1:
             return matches[0]
         case 0:
-            throw .notFound("no alarm has an id starting with '\(text)': `alarmctl list` shows the ids")
+            throw .notFound("no alarm has the id or title '\(text)': `alarmctl list` shows them")
         default:
-            let shown = matches.map(\.id.uuidString).sorted().joined(separator: ", ")
-            throw .ambiguous("'\(text)' matches \(matches.count) alarms (\(shown)): give more characters of the id")
+            let shown = matches.map { "\($0.id.uuidString) \"\(AlarmText.title(of: $0))\"" }.sorted().joined(separator: ", ")
+            throw .ambiguous("'\(text)' matches \(matches.count) alarms (\(shown)): give the id, or more of its characters")
         }
     }
 
@@ -31,7 +35,7 @@ public enum AlarmSelection {
         return selected
     }
 
-    /// The alarms `--all` means for `operation`: those in a state the operation accepts (SPEC §3).
+    /// The alarms `--all` means for `operation`: those in a state the operation accepts (docs/mqtt.md, "Lifecycle").
     public static func all(for operation: AlarmOperation, among documents: [AlarmDocument]) -> [AlarmDocument] {
         documents.filter { accepts(operation, $0.state) }
     }

@@ -1,15 +1,19 @@
 import AlarmKit
 import Foundation
 
-/// Durations as people write them on the command line: `90s`, `10m`, `1h30m`, `1d`, or seconds.
+/// Durations as people write them on the command line: `90s`, `10m`, `1h30m`, `1d`, `10 min`,
+/// `2 hours`. A bare number is refused: `10` could mean seconds or minutes.
 public enum DurationArgument {
     /// The accepted forms, for error messages and help.
-    public static let acceptedForms = "write it as 90s, 10m, 1h30m, 2h or 1d (or plain seconds), from 1s to 7d"
+    public static let acceptedForms = "write it as 90s, 10m, 10 min, 1h30m, 2 hours or 1d, from 1s to 7d"
 
     /// The seconds `text` names, within the node's limits (1 s to 7 days).
     ///
     /// - Parameter option: how the command line names the value, e.g. `--snooze`, for the message.
     public static func seconds(_ text: String, option: String) throws(AlarmctlError) -> TimeInterval {
+        if DurationText.isPlainNumber(text) {
+            throw .usage("\(option): '\(text)' has no unit: write \(text)s, \(text)m or \(text)h (\(acceptedForms))")
+        }
         guard let seconds = DurationText.seconds(from: text), seconds.isFinite else {
             throw .usage("\(option): '\(text)' is not a duration: \(acceptedForms)")
         }

@@ -1,7 +1,7 @@
 import AlarmKit
 import Foundation
 
-/// What `--json` prints: SPEC §5's documents, sorted keys, dates as ISO 8601 UTC.
+/// What `--json` prints: docs/mqtt.md's documents, sorted keys, dates as ISO 8601 UTC.
 public enum JSONOutput {
     /// `value` as indented JSON.
     public static func pretty(_ value: some Encodable) -> String {

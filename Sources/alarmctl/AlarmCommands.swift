@@ -10,7 +10,7 @@ extension Alarmctl {
             discussion: """
                 Columns: short id, kind (timer, alarm, date), title, state, what comes next
                 (time left, or the next alert in the node's time zone), repeats.
-                With --json: an array of the alarm documents of SPEC §5.
+                With --json: an array of the alarm documents of docs/mqtt.md.
                 """)
 
         @OptionGroup var connection: ConnectionOptions
@@ -34,7 +34,7 @@ extension Alarmctl {
             abstract: "Show one alarm in full.",
             discussion: "Example: alarmctl show 2F1E   (the id, or its first characters)")
 
-        @Argument(help: ArgumentHelp("The alarm's id, or a unique prefix of it.", valueName: "id"))
+        @Argument(help: ArgumentHelp("The alarm's id, a unique prefix of it, or its title when no other alarm has it.", valueName: "id-or-title"))
         var id: String
 
         @OptionGroup var connection: ConnectionOptions
@@ -112,7 +112,7 @@ extension Alarmctl {
 
 /// The ids an operation applies to: some, or `--all`.
 struct OperationTarget: ParsableArguments {
-    @Argument(help: ArgumentHelp("Alarm ids, or unique prefixes of them.", valueName: "id"))
+    @Argument(help: ArgumentHelp("Alarm ids, unique prefixes of them, or unique titles.", valueName: "id-or-title"))
     var ids: [String] = []
 
     @Flag(help: "Every alarm the operation applies to (e.g. every alerting alarm for stop).")

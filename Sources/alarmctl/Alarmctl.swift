@@ -54,7 +54,7 @@ struct Alarmctl: AsyncParsableCommand {
 
 /// `--json`, which every command takes.
 struct OutputOptions: ParsableArguments {
-    @Flag(help: "Print JSON (SPEC §5 documents, ISO 8601 UTC times) instead of text.")
+    @Flag(help: "Print JSON (docs/mqtt.md documents, ISO 8601 UTC times) instead of text.")
     var json = false
 
     /// Prints `text`, or `value` as JSON with `--json`.

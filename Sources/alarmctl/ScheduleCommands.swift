@@ -33,14 +33,16 @@ extension Alarmctl {
 
                 Examples:
                   alarmctl timer 10m --title Tea
+                  alarmctl timer 10 minutes --title Tea
                   alarmctl timer 1h30m --title Roast --snooze 5m
                   alarmctl timer 90s --json
 
-                Durations: 90s, 10m, 1h30m, 2h, 1d, or plain seconds; from 1s to 7d.
+                Durations: 90s, 10m, 10 min, 1h30m, 2 hours, 1d; from 1s to 7d. A number
+                needs its unit: 10 alone is refused.
                 """)
 
-        @Argument(help: ArgumentHelp("How long: 90s, 10m, 1h30m…", valueName: "duration"))
-        var duration: String
+        @Argument(help: ArgumentHelp("How long: 90s, 10m, 10 minutes, 1h30m…", valueName: "duration"))
+        var duration: [String]
 
         @Option(help: ArgumentHelp("What Repeat counts (default: the timer's duration).", valueName: "duration"))
         var snooze: String?
@@ -52,7 +54,7 @@ extension Alarmctl {
         func run() async throws {
             try await output.run { () async throws(AlarmctlError) in
                 let configuration = try AlarmRequest.timer(
-                    duration: try DurationArgument.seconds(duration, option: "timer"),
+                    duration: try DurationArgument.seconds(duration.joined(separator: " "), option: "timer"),
                     title: alert.title,
                     snooze: try snooze.map { text throws(AlarmctlError) in try DurationArgument.seconds(text, option: "--snooze") },
                     sound: alert.sound)

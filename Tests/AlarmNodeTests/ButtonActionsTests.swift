@@ -5,7 +5,7 @@ import Foundation
 import Synchronization
 import Testing
 
-/// What a stop or snooze press does in every state of the node (SPEC §4): `ButtonActions.plan`
+/// What a stop or snooze press does in every state of the node (docs/hardware.md): `ButtonActions.plan`
 /// decides from the engine alone; the engines here are built with its public operations at
 /// explicit instants, and each plan is then carried out on the engine to check its effect.
 @Suite("Button actions")

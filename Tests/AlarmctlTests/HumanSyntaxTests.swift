@@ -8,7 +8,8 @@ struct HumanSyntaxTests {
     let berlin = TimeZone(identifier: "Europe/Berlin")!
 
     @Test("Durations as people write them", arguments: [
-        ("90s", 90.0), ("10m", 600), ("1h30m", 5400), ("2h", 7200), ("1d", 86_400), ("45", 45), ("7d", 604_800), ("1h1s", 3601),
+        ("90s", 90.0), ("10m", 600), ("1h30m", 5400), ("2h", 7200), ("1d", 86_400), ("7d", 604_800), ("1h1s", 3601),
+        ("10 minutes", 600), ("10 min", 600), ("10mins", 600), ("1 hour 30 min", 5400),
     ])
     func durations(text: String, seconds: TimeInterval) throws {
         #expect(try DurationArgument.seconds(text, option: "--snooze") == seconds)
@@ -21,7 +22,14 @@ struct HumanSyntaxTests {
         }
     }
 
-    @Test("Durations outside 1 s … 7 days are refused before reaching the node", arguments: ["0", "0s", "8d", "0.5"])
+    @Test("A bare number is refused with the forms that say its unit", arguments: ["10", "45", "0.5"])
+    func bareNumbers(text: String) {
+        #expect(throws: AlarmctlError.usage("timer: '\(text)' has no unit: write \(text)s, \(text)m or \(text)h (\(DurationArgument.acceptedForms))")) {
+            try DurationArgument.seconds(text, option: "timer")
+        }
+    }
+
+    @Test("Durations outside 1 s … 7 days are refused before reaching the node", arguments: ["0s", "8d", "0.5s"])
     func outOfRange(text: String) {
         #expect(throws: AlarmctlError.usage("timer: '\(text)' is out of range: \(DurationArgument.acceptedForms)")) {
             try DurationArgument.seconds(text, option: "timer")

@@ -16,7 +16,7 @@ struct SelectionTests {
 
     @Test("No match is 'not found' (exit 4) and says how to find ids")
     func notFound() throws {
-        #expect(throws: AlarmctlError.notFound("no alarm has an id starting with 'ABC': `alarmctl list` shows the ids")) {
+        #expect(throws: AlarmctlError.notFound("no alarm has the id or title 'ABC': `alarmctl list` shows them")) {
             try AlarmSelection.resolve("ABC", among: try Fixtures.mixed())
         }
         #expect(AlarmctlError.notFound("").exitStatus == .notFound)
@@ -27,17 +27,30 @@ struct SelectionTests {
         let first = try Fixtures.runningTimer(id: Fixtures.id("AAAA0000-0000-4000-8000-000000000001"), title: "One", total: 60, remaining: 30)
         let second = try Fixtures.runningTimer(id: Fixtures.id("AAAA0000-0000-4000-8000-000000000002"), title: "Two", total: 60, remaining: 30)
         let error = #expect(throws: AlarmctlError.self) { try AlarmSelection.resolve("aaaa", among: [first, second]) }
-        #expect(error == .ambiguous("'aaaa' matches 2 alarms (\(first.id.uuidString), \(second.id.uuidString)): give more characters of the id"))
+        #expect(error == .ambiguous("'aaaa' matches 2 alarms (\(first.id.uuidString) \"One\", \(second.id.uuidString) \"Two\"): give the id, or more of its characters"))
         #expect(error?.exitStatus == .notFound)
         #expect(try AlarmSelection.resolve("AAAA0000-0000-4000-8000-000000000002", among: [first, second]).id == second.id)
     }
 
-    @Test("Something that is not hexadecimal is a usage error", arguments: ["", "xyz", "9Z", "--"])
-    func notAnID(text: String) throws {
-        #expect {
+    @Test("A unique title names its alarm, in any case")
+    func byTitle() throws {
+        let documents = try Fixtures.mixed()
+        #expect(try AlarmSelection.resolve("tea", among: documents).id == Fixtures.id("94DFECC6-80EA-4FD9-AC4F-39A8D9A63F55"))
+        #expect(try AlarmSelection.resolve("Wake up", among: documents).id == Fixtures.id("11643830-2570-481D-8226-0DC7D20DC2EA"))
+    }
+
+    @Test("A title two alarms share is ambiguous and lists both")
+    func sharedTitle() throws {
+        let first = try Fixtures.runningTimer(id: Fixtures.id("AAAA0000-0000-4000-8000-000000000001"), title: "Tea", total: 60, remaining: 30)
+        let second = try Fixtures.runningTimer(id: Fixtures.id("BBBB0000-0000-4000-8000-000000000002"), title: "tea", total: 60, remaining: 30)
+        let error = #expect(throws: AlarmctlError.self) { try AlarmSelection.resolve("Tea", among: [first, second]) }
+        #expect(error == .ambiguous("'Tea' matches 2 alarms (\(first.id.uuidString) \"Tea\", \(second.id.uuidString) \"tea\"): give the id, or more of its characters"))
+    }
+
+    @Test("Neither an id nor a title is 'not found'", arguments: ["", "xyz", "9Z", "--"])
+    func neitherIDNorTitle(text: String) throws {
+        #expect(throws: AlarmctlError.notFound("no alarm has the id or title '\(text)': `alarmctl list` shows them")) {
             try AlarmSelection.resolve(text, among: try Fixtures.mixed())
-        } throws: { error in
-            (error as? AlarmctlError)?.exitStatus == .usage
         }
     }
 

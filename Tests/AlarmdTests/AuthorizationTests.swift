@@ -4,7 +4,7 @@ import Mosquitto
 import MosquittoTestSupport
 import Testing
 
-/// The authorization prompt of SPEC §3 on a node configured with `authorization = "prompt"`.
+/// The authorization prompt (docs/mqtt.md) on a node configured with `authorization = "prompt"`.
 @Suite("alarmd authorization prompt", .serialized, .timeLimit(.minutes(3)))
 struct AuthorizationTests {
     private func withPromptingDaemon(_ body: (DaemonProcess, NodeClient) async throws -> Void) async throws {

@@ -5,7 +5,7 @@ import Mosquitto
 import MosquittoTestSupport
 import Testing
 
-/// The real alarmd against a real mosquitto: the MQTT contract of SPEC §5. The time limit (per
+/// The real alarmd against a real mosquitto: the MQTT contract of docs/mqtt.md. The time limit (per
 /// test) only turns a hang into a failure instead of stalling CI; no test comes near it.
 @Suite("alarmd over MQTT", .serialized, .timeLimit(.minutes(3)))
 struct DaemonMQTTTests {

@@ -6,7 +6,7 @@ import Mosquitto
 import MosquittoTestSupport
 import Testing
 
-/// SPEC §3 "Time" and "Persistence and restart" in the real daemon. The time limit (per test,
+/// Time and persistence (docs/time.md) in the real daemon. The time limit (per test,
 /// long enough for the long form of the kill test) only turns a hang into a failure.
 @Suite("alarmd time and persistence", .serialized, .timeLimit(.minutes(5)))
 struct TimeAndPersistenceTests {

@@ -1,6 +1,6 @@
 import FoundationEssentials
 
-/// Something the node reports on `<base>/events` (SPEC §5).
+/// Something the node reports on `<base>/events` (docs/mqtt.md).
 public struct AlarmEvent: Sendable, Hashable, Codable {
     public enum Name: String, Sendable, Hashable, Codable, CaseIterable {
         case scheduled, countdown, paused, resumed, alerting, stopped, snoozed, cancelled

@@ -31,7 +31,7 @@ public struct EngineConfiguration: Sendable, Hashable {
     }
 }
 
-/// The lifecycle of SPEC §3 as a pure state machine.
+/// The lifecycle of docs/mqtt.md as a pure state machine.
 ///
 /// Every operation takes the current instant, changes the alarms, and returns the effects the
 /// node must carry out (persist and publish, events, intents, the buzzer). Nothing here reads a
@@ -141,7 +141,7 @@ public struct AlarmEngine: Sendable {
         records.values.contains { $0.state == .countdown }
     }
 
-    // MARK: Operations (SPEC §3 "Lifecycle")
+    // MARK: Operations (docs/mqtt.md, "Lifecycle")
 
     /// Schedules, or replaces, the alarm `id`. Scheduling an identical configuration again
     /// changes nothing, so a duplicated delivery never restarts a countdown.

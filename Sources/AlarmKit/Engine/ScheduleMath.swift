@@ -68,7 +68,7 @@ public struct Occurrence: Sendable, Hashable, Codable {
     public var date: Date
 }
 
-/// When schedules alert, with SPEC §3's daylight-saving rules. Pure functions of their inputs.
+/// When schedules alert, with the daylight-saving rules of docs/time.md. Pure functions of their inputs.
 public enum ScheduleMath {
     /// The local day that `date` falls on in `timeZone`.
     public static func localDay(of date: Date, in timeZone: TimeZone) -> LocalDay {

@@ -1,6 +1,6 @@
 import FoundationEssentials
 
-/// The limits of SPEC §3 on what an alarm may hold.
+/// The limits of docs/mqtt.md on what an alarm may hold.
 public enum AlarmLimits {
     /// Countdown durations, in seconds: 1 s to 7 days.
     public static let durations: ClosedRange<TimeInterval> = 1...604_800
@@ -13,7 +13,7 @@ public enum AlarmLimits {
 }
 
 extension AlarmManager.AlarmConfiguration where Metadata == JSONValue {
-    /// Checks the configuration against SPEC §3, naming the first offending field.
+    /// Checks the configuration against the limits of docs/mqtt.md, naming the first offending field.
     ///
     /// - Parameter now: schedules whose fixed date is not after `now` are refused.
     public func validate(now: Date) throws(AlarmManager.AlarmError) {

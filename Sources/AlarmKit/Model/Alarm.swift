@@ -153,7 +153,7 @@ public struct Alarm: Identifiable, Sendable, Hashable, Codable {
     }
 }
 
-/// A weekday as SPEC §5 writes it: lowercase in full; three-letter forms are read too.
+/// A weekday as docs/mqtt.md writes it: lowercase in full; three-letter forms are read too.
 struct WeekdayName: Codable, Sendable {
     var weekday: Locale.Weekday
 

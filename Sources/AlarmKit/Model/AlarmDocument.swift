@@ -1,6 +1,6 @@
 import FoundationEssentials
 
-/// An alarm as the node publishes it on `<base>/alarms/<id>` (SPEC §5): its configuration,
+/// An alarm as the node publishes it on `<base>/alarms/<id>` (docs/mqtt.md): its configuration,
 /// state, what a display needs to render it, and when it next alerts.
 public struct AlarmDocument: Identifiable, Sendable, Hashable, Codable {
     public var id: UUID

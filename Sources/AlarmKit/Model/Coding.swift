@@ -1,6 +1,6 @@
 import FoundationEssentials
 
-/// The one JSON encoding of SPEC §5, shared by the state file, MQTT and alarmctl.
+/// The one JSON encoding of docs/mqtt.md, shared by the state file, MQTT and alarmctl.
 public enum AlarmJSON {
     /// Compact, key-sorted encoder. Dates need no strategy: the model's types write their
     /// dates themselves as ISO 8601 UTC with milliseconds.
@@ -25,7 +25,7 @@ public enum AlarmJSON {
         Array(try encoder.encode(value))
     }
 
-    /// Writes an instant as SPEC §5 does: UTC with milliseconds, e.g. `2026-11-22T07:00:00.000Z`.
+    /// Writes an instant as docs/mqtt.md says: UTC with milliseconds, e.g. `2026-11-22T07:00:00.000Z`.
     public static func string(from date: Date) -> String {
         date.formatted(instantStyle)
     }
@@ -98,7 +98,7 @@ extension KeyedEncodingContainer {
         }
     }
 
-    /// Writes a value, or an explicit `null`: the documents of SPEC §5 show every field.
+    /// Writes a value, or an explicit `null`: the documents of docs/mqtt.md show every field.
     mutating func encodeOrNull<T: Encodable>(_ value: T?, forKey key: Key) throws {
         if let value { try encode(value, forKey: key) } else { try encodeNil(forKey: key) }
     }

@@ -1,27 +1,43 @@
 import FoundationEssentials
 
-/// Durations as people write them: `90s`, `10m`, `1h30m`, `1d`, or plain seconds (`45`, `2.5`).
+/// Durations as people write them: `90s`, `10m`, `1h30m`, `1d`, units in words (`10 min`,
+/// `10mins`, `1 hour 30 minutes`), or plain seconds (`45`, `2.5`).
 public enum DurationText {
-    /// The number of seconds `text` names, or nil when it is not a duration.
+    /// The unit words read, by their size in seconds.
+    static let units: [(size: Double, words: Set<String>)] = [
+        (86_400, ["d", "day", "days"]),
+        (3600, ["h", "hr", "hrs", "hour", "hours"]),
+        (60, ["m", "min", "mins", "minute", "minutes"]),
+        (1, ["s", "sec", "secs", "second", "seconds"]),
+    ]
+
+    /// The number of seconds `text` names, or nil when it is not a duration. Parts go from the
+    /// largest unit to the smallest, each unit once; spaces may stand between and inside parts.
     public static func seconds(from text: String) -> TimeInterval? {
         let text = text.trimming(where: { $0.isWhitespace && !$0.isNewline }).lowercased()
         if let plain = Double(text) { return plain.isFinite ? plain : nil }
-        let units: [Character: Double] = ["d": 86_400, "h": 3600, "m": 60, "s": 1]
         var total = 0.0
-        var number = ""
         var lastUnit = Double.infinity
-        for character in text {
-            if character.isNumber || character == "." {
-                number.append(character)
-            } else if let unit = units[character], let value = Double(number), unit < lastUnit {
-                total += value * unit
-                lastUnit = unit
-                number = ""
-            } else {
-                return nil
-            }
+        var rest = Substring(text)
+        func skipSpaces() { rest = rest.drop { $0 == " " } }
+        while !rest.isEmpty {
+            let number = rest.prefix { $0.isASCII && ($0.isNumber || $0 == ".") }
+            rest = rest.dropFirst(number.count)
+            skipSpaces()
+            let word = rest.prefix { $0.isASCII && $0.isLetter }
+            rest = rest.dropFirst(word.count)
+            skipSpaces()
+            guard let value = Double(number), let unit = units.first(where: { $0.words.contains(String(word)) })?.size,
+                  unit < lastUnit else { return nil }
+            total += value * unit
+            lastUnit = unit
         }
-        return number.isEmpty && lastUnit.isFinite ? total : nil
+        return lastUnit.isFinite ? total : nil
+    }
+
+    /// True when `text` is a bare number, which names seconds only by convention.
+    public static func isPlainNumber(_ text: String) -> Bool {
+        Double(text.trimming(where: \.isWhitespace))?.isFinite == true
     }
 
     /// A compact form: `1h30m`, `10m`, `45s`, `1m30.5s`.

@@ -1,6 +1,6 @@
 import FoundationEssentials
 
-/// A command sent to a node on `<base>/cmd/<operation>` (SPEC §5), as the node reads it.
+/// A command sent to a node on `<base>/cmd/<operation>` (docs/mqtt.md), as the node reads it.
 public struct NodeCommand: Sendable, Hashable {
     public enum Operation: String, Sendable, Hashable, CaseIterable, Codable {
         case schedule, cancel, stop, countdown, pause, resume, requestAuthorization, list
@@ -154,7 +154,7 @@ struct CommandEnvelope: Decodable {
     }
 }
 
-/// The answer to a command (SPEC §5).
+/// The answer to a command (docs/mqtt.md).
 public enum NodeReply: Sendable, Hashable {
     /// The alarm after the operation; `nil` when the operation removed it.
     case alarm(AlarmDocument?)

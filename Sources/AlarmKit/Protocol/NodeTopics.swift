@@ -1,6 +1,6 @@
 import FoundationEssentials
 
-/// The MQTT topics of one node (SPEC §5), all under `<prefix>/<node>`.
+/// The MQTT topics of one node (docs/mqtt.md), all under `<prefix>/<node>`.
 public struct NodeTopics: Sendable, Hashable {
     /// `<prefix>/<node>`.
     public let base: String

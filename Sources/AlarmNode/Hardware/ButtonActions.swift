@@ -1,7 +1,7 @@
 import AlarmKit
 import FoundationEssentials
 
-/// What a button press does to the alarms (SPEC §4), decided from the engine's state alone.
+/// What a button press does to the alarms (docs/hardware.md), decided from the engine's state alone.
 public enum ButtonAction: Sendable, Hashable {
     case perform(AlarmOperation, id: UUID)
     /// The alert's secondary button (snooze, or its custom intent).

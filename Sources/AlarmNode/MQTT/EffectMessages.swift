@@ -2,7 +2,7 @@ import AlarmKit
 import FoundationEssentials
 import Mosquitto
 
-/// The MQTT messages that carry out a change's effects (SPEC §5): a pure function of the
+/// The MQTT messages that carry out a change's effects (docs/mqtt.md): a pure function of the
 /// effects, apart from ``MQTTBridge``, which sends them.
 struct EffectMessages {
     /// Retained documents and their removals, events, and the intents' messages, in effect order.

@@ -5,7 +5,7 @@ import Mosquitto
 import ServiceLifecycle
 import Synchronization
 
-/// Speaks the MQTT contract of SPEC §5 for one node: mirrors its state (retained), reports
+/// Speaks the MQTT contract of docs/mqtt.md for one node: mirrors its state (retained), reports
 /// events, and runs the commands it receives.
 ///
 /// Publishing is non-blocking and may be called from anywhere (the node's delegate calls it);
