@@ -209,8 +209,8 @@ extension MQTTClient {
             }
             return (setup, failures, connected)
         }
+        // What the setup queued leaves in the next round, whose poll(2) asks for POLLOUT.
         guard let outcome else { return }
-        networkWake.signal()
         // Logged outside the locks: a log handler may itself publish through this client.
         for failure in outcome.failures {
             logger.error("MQTT connection setup could not send a subscription or a buffered message", metadata: ["error": "\(failure.message)"])
