@@ -94,8 +94,8 @@ struct MQTTClientTests {
         try await TestBroker.withBroker { broker in
             try await withTestClients { clients in
                 // A lost wake-up would leave a message queued until the network thread's next
-                // round, a quarter of the keepalive (15 s) later: past the usual 10 s deadline of
-                // every wait here, which a working client meets with a wide margin.
+                // round, when the next keepalive ping is due (up to 60 s later): past the usual 10 s
+                // deadline of every wait here, which a working client meets with a wide margin.
                 let (publisher, publisherEvents) = try clients.start(broker.clientConfiguration(clientID: "waker", keepAlive: 60))
                 let (subscriber, subscriberEvents) = try clients.start(broker.clientConfiguration(clientID: "watcher", keepAlive: 60))
                 try subscriber.subscribe("wake/#", qos: 1)
@@ -401,6 +401,26 @@ struct MQTTClientTests {
                 try await events.connected()
                 try client.subscribe("boot/status", qos: 1)
                 #expect(try await events.message(on: "boot/status").payloadString == "online")
+            }
+        }
+    }
+
+    /// The network thread sleeps until a PINGREQ is due rather than waking at a fixed rate: a ping
+    /// sent too late makes the broker drop the client after 1.5 × keepalive (7.5 s here).
+    @Test("an idle connection outlives several keepalives without being dropped or reconnecting")
+    func idleConnectionStaysUp() async throws {
+        try await TestBroker.withBroker { broker in
+            try await withTestClients { clients in
+                let (client, events) = try clients.start(broker.clientConfiguration(clientID: "idle", keepAlive: 5))
+                try client.subscribe("idle/#", qos: 1)
+                try await events.connected()
+                // Counted, not timed: any disconnection in 2.5 keepalives of silence is a failure.
+                let disconnection = try? await events.disconnected(within: .milliseconds(12_500))
+                #expect(disconnection == nil)
+                #expect(!broker.logText().contains("exceeded timeout"))
+                #expect(client.isConnected)
+                try client.publish(MQTTMessage(topic: "idle/after", string: "still here"))
+                #expect(try await events.message(on: "idle/#").payloadString == "still here")
             }
         }
     }

@@ -1,0 +1,384 @@
+import CMosquitto
+
+/// The connection logic of ``MQTTClient`` as a value: every input (a call of the public API, a
+/// libmosquitto callback, the end of a round of the network thread) is a mutating method that
+/// changes the state and returns what to do, which the client carries out after releasing the
+/// lock that guards this value. It calls nothing and reads no clock (times come in as arguments),
+/// so every transition can be tested without a broker and without waiting.
+///
+/// What it decides:
+/// - the life of the client: idle → running (network thread) → stopping → stopped;
+/// - the link: down → CONNACK accepted, awaiting setup → up (subscriptions sent again, buffer
+///   flushed), and the `.connected` event once the broker has acknowledged those subscriptions;
+/// - where a publish goes: to libmosquitto while up, else into the bounded ``OutgoingBuffer``;
+/// - what follows a failed round: stop, fall back to MQTT 3.1.1, or wait (a capped exponential
+///   backoff, with its own cap after connections that ended soon after they started);
+/// - which QoS 1 and 2 publishes are unacknowledged, for ``MQTTClient/disconnect()``.
+struct MQTTConnectionStateMachine {
+    struct Subscription: Equatable {
+        let filter: String
+        let qos: Int
+        let noLocal: Bool
+    }
+
+    enum Lifecycle: Equatable {
+        case idle, running, stopping, stopped
+    }
+
+    enum Link: Equatable {
+        /// No connection, or connecting.
+        case down
+        /// CONNACK accepted; subscriptions and the buffer are sent after the current round of the network thread.
+        case awaitingSetup(sessionPresent: Bool)
+        case up
+    }
+
+    /// The reconnect waits of ``MQTTConfiguration``.
+    struct Backoff {
+        var reconnectDelay: Duration
+        var maximumReconnectDelay: Duration
+        var maximumDelayAfterShortConnections: Duration
+
+        func delay(afterFailedAttempts attempts: Int, atMost cap: Duration) -> Duration {
+            min(reconnectDelay * (1 << min(attempts, 16)), cap)
+        }
+    }
+
+    /// How long a connection must last for its loss to restart the backoff from the shortest wait.
+    static let stableConnection: Duration = .seconds(10)
+    /// How many short-lived connections in a row make the client warn about them.
+    static let shortConnectionsBeforeWarning = 3
+
+    /// `host:port`, for error messages.
+    let broker: String
+    let backoff: Backoff
+    private(set) var lifecycle: Lifecycle = .idle
+    private(set) var link: Link = .down
+    private(set) var protocolVersion: MQTTProtocolVersion
+    private(set) var subscriptions: [Subscription] = []
+    /// SUBSCRIBE message ids waiting for their SUBACK, to name the filter if the broker refuses it.
+    private var subscriptionsAwaitingAcknowledgement: [Int32: String] = [:]
+    /// Set between a connection setup and the SUBACKs of its resubscriptions: `.connected` is
+    /// delivered once the broker has acknowledged them all.
+    private var connectedEventAwaitingSubscriptions: (sessionPresent: Bool, messageIDs: Set<Int32>)?
+    private(set) var outgoing: OutgoingBuffer
+    /// Message ids of QoS 1 and 2 publishes handed to libmosquitto and not acknowledged yet.
+    private(set) var unacknowledgedPublishes: Set<Int32> = []
+    /// Why the current connection attempt failed, as the callbacks saw it (a CONNACK refusal
+    /// explains more than the error of the round that follows it).
+    private var connectionFailure: MQTTError?
+    /// Failed attempts since the last stable connection: the exponent of the backoff.
+    private(set) var failedAttempts = 0
+    /// When the current connection was set up; nil while there is none.
+    private var connectedAt: ContinuousClock.Instant?
+    private var lastReportedFailure: String?
+
+    init(configuration: MQTTConfiguration) {
+        broker = configuration.brokerAddress
+        backoff = Backoff(
+            reconnectDelay: configuration.reconnectDelay,
+            maximumReconnectDelay: configuration.maximumReconnectDelay,
+            maximumDelayAfterShortConnections: configuration.maximumDelayAfterShortConnections
+        )
+        protocolVersion = configuration.protocolVersion
+        outgoing = OutgoingBuffer(limit: configuration.outgoingBufferLimit)
+    }
+
+    var isConnected: Bool { link == .up }
+    var isClosing: Bool { lifecycle == .stopping || lifecycle == .stopped }
+    /// Whether ``MQTTClient/disconnect()`` should wait for PUBACKs before sending DISCONNECT.
+    var isAwaitingAcknowledgements: Bool { link == .up && !unacknowledgedPublishes.isEmpty }
+
+    var closedError: MQTTError {
+        MQTTError(code: .clientClosed, message: "the MQTT client for \(broker) was disconnected: create a new client to connect again")
+    }
+
+    // MARK: - Lifecycle
+
+    /// ``MQTTClient/connect()``: the caller starts the network thread unless this throws.
+    mutating func connectRequested() throws(MQTTError) {
+        switch lifecycle {
+        case .idle:
+            lifecycle = .running
+        case .running:
+            throw MQTTError(code: .alreadyConnected, message: "connect() was called twice on the client for \(broker): call it once; the client reconnects by itself")
+        case .stopping, .stopped:
+            throw closedError
+        }
+    }
+
+    enum ThreadStartFailureAction: Equatable {
+        /// connect() may be called again.
+        case returnToIdle
+        /// A disconnect() came meanwhile and waits for a thread that never started: end it.
+        case finishEvents(discarding: Int)
+    }
+
+    mutating func networkThreadFailedToStart() -> ThreadStartFailureAction {
+        guard lifecycle == .stopping else {
+            lifecycle = .idle
+            return .returnToIdle
+        }
+        lifecycle = .stopped
+        return .finishEvents(discarding: outgoing.count)
+    }
+
+    enum DisconnectAction: Equatable {
+        case none
+        /// Never started: nothing runs, so only the events are finished.
+        case finishEvents(discarding: Int)
+        /// Wait for PUBACKs (``isAwaitingAcknowledgements``), send DISCONNECT, wake the network
+        /// thread and wait for it to end.
+        case stopNetworkThread
+        /// Another disconnect() is stopping it: wait for the network thread to end.
+        case awaitNetworkThread
+    }
+
+    mutating func disconnectRequested() -> DisconnectAction {
+        switch lifecycle {
+        case .idle:
+            lifecycle = .stopped
+            return .finishEvents(discarding: outgoing.count)
+        case .running:
+            lifecycle = .stopping
+            return .stopNetworkThread
+        case .stopping:
+            return .awaitNetworkThread
+        case .stopped:
+            return .none
+        }
+    }
+
+    /// The network thread is about to return; returns how many buffered messages are discarded.
+    mutating func networkThreadEnded() -> Int {
+        lifecycle = .stopped
+        link = .down
+        return outgoing.count
+    }
+
+    // MARK: - Publish and subscribe
+
+    enum PublishAction: Equatable {
+        /// Kept in the buffer until the next connection.
+        case buffered
+        /// Call `mosquitto_publish_v5` (with properties on MQTT 5), then ``publishHandedOver(_:outcome:)``.
+        case handOver(MQTTProtocolVersion)
+    }
+
+    mutating func publishRequested(_ message: MQTTMessage) throws(MQTTError) -> PublishAction {
+        guard !isClosing else { throw closedError }
+        guard link == .up else {
+            outgoing.append(message)
+            return .buffered
+        }
+        return .handOver(protocolVersion)
+    }
+
+    enum HandOverOutcome: Equatable {
+        case accepted(messageID: Int32)
+        /// libmosquitto has no socket (QoS 0 only: it keeps QoS 1 and 2 messages itself).
+        case notConnected
+    }
+
+    mutating func publishHandedOver(_ message: MQTTMessage, outcome: HandOverOutcome) {
+        switch outcome {
+        case .accepted(let messageID):
+            if message.qos > 0 {
+                unacknowledgedPublishes.insert(messageID)
+            }
+        case .notConnected:
+            outgoing.append(message)
+        }
+    }
+
+    enum SubscribeAction: Equatable {
+        /// Down or being set up: the connection setup sends every subscription.
+        case none
+        /// Call `mosquitto_subscribe` (`mosquitto_subscribe_v5` with No Local when `noLocal`),
+        /// then ``subscriptionSent(filter:messageID:)``.
+        case send(Subscription, noLocal: Bool)
+    }
+
+    /// Remembers `subscription` for every later connection (replacing one with the same filter).
+    mutating func subscribeRequested(_ subscription: Subscription) throws(MQTTError) -> SubscribeAction {
+        guard !isClosing else { throw closedError }
+        if let index = subscriptions.firstIndex(where: { $0.filter == subscription.filter }) {
+            subscriptions[index] = subscription
+        } else {
+            subscriptions.append(subscription)
+        }
+        guard link == .up else { return .none }
+        return .send(subscription, noLocal: subscription.noLocal && protocolVersion == .v5)
+    }
+
+    mutating func subscriptionSent(filter: String, messageID: Int32) {
+        subscriptionsAwaitingAcknowledgement[messageID] = filter
+    }
+
+    // MARK: - Callbacks
+
+    /// The connect callback: the CONNACK accepted the connection, or refused it with `refusal`.
+    mutating func connectionAcknowledged(sessionPresent: Bool, refusal: MQTTError?) {
+        if let refusal {
+            connectionFailure = refusal
+        } else {
+            link = .awaitingSetup(sessionPresent: sessionPresent)
+        }
+    }
+
+    /// The disconnect callback. Returns the event to deliver when a connection that was up ended.
+    /// Any wait for acknowledgements ends too (they will not come on this connection).
+    mutating func connectionEnded(reason: MQTTError) -> MQTTEvent? {
+        let wasUp = link == .up
+        link = .down
+        subscriptionsAwaitingAcknowledgement = [:]
+        connectedEventAwaitingSubscriptions = nil
+        if connectionFailure == nil {
+            connectionFailure = reason
+        }
+        return wasUp ? .disconnected(reason: reason.message) : nil
+    }
+
+    /// The publish callback (a PUBACK or PUBCOMP, or a QoS 0 message written). Returns whether no
+    /// acknowledgement is outstanding any more, which ends the wait of ``MQTTClient/disconnect()``.
+    mutating func publishAcknowledged(messageID: Int32) -> Bool {
+        unacknowledgedPublishes.remove(messageID)
+        return unacknowledgedPublishes.isEmpty
+    }
+
+    /// The subscribe callback. Returns the filter of that SUBSCRIBE (to name it if refused) and
+    /// `.connected` once the last SUBACK of a connection setup has come.
+    mutating func subscriptionAcknowledged(messageID: Int32) -> (filter: String?, deliver: MQTTEvent?) {
+        let filter = subscriptionsAwaitingAcknowledgement.removeValue(forKey: messageID)
+        guard var awaiting = connectedEventAwaitingSubscriptions else { return (filter, nil) }
+        awaiting.messageIDs.remove(messageID)
+        guard awaiting.messageIDs.isEmpty else {
+            connectedEventAwaitingSubscriptions = awaiting
+            return (filter, nil)
+        }
+        connectedEventAwaitingSubscriptions = nil
+        return (filter, .connected(sessionPresent: awaiting.sessionPresent))
+    }
+
+    // MARK: - The network thread
+
+    /// What the network thread sends after a CONNACK was accepted, outside the callback: libmosquitto
+    /// re-sends its own unacknowledged QoS 1/2 messages only after the connect callback, so flushing
+    /// inside it would let those older messages overwrite newer retained state.
+    struct ConnectionSetup: Equatable {
+        let sessionPresent: Bool
+        /// Send each (``SubscribeAction/send(_:noLocal:)``), in this order.
+        let subscriptions: [SubscribeAction]
+        /// Hand over each, in publish order (``PublishAction/handOver(_:)``).
+        let messages: [MQTTMessage]
+        /// Non-retained messages the bounded buffer dropped while down.
+        let droppedCount: Int
+        let protocolVersion: MQTTProtocolVersion
+    }
+
+    /// After each round: returns the setup to carry out when a CONNACK was accepted, emptying the
+    /// buffer. Report what was sent with ``publishHandedOver(_:outcome:)`` and
+    /// ``subscriptionSent(filter:messageID:)``, then ``connectionSetUp(resubscriptions:at:)``.
+    mutating func connectionSetupStarting() -> ConnectionSetup? {
+        guard case .awaitingSetup(let sessionPresent) = link else { return nil }
+        let (messages, dropped) = outgoing.drain()
+        return ConnectionSetup(
+            sessionPresent: sessionPresent,
+            subscriptions: subscriptions.map { .send($0, noLocal: $0.noLocal && protocolVersion == .v5) },
+            messages: messages,
+            droppedCount: dropped,
+            protocolVersion: protocolVersion
+        )
+    }
+
+    /// The link is up. Returns `.connected` to deliver now when no SUBACK is awaited (`resubscriptions`
+    /// are the message ids of the SUBSCRIBEs sent by the setup); otherwise the last SUBACK delivers it.
+    mutating func connectionSetUp(resubscriptions: Set<Int32>, at now: ContinuousClock.Instant) -> MQTTEvent? {
+        guard case .awaitingSetup(let sessionPresent) = link else { return nil }
+        link = .up
+        connectedAt = now
+        guard resubscriptions.isEmpty else {
+            connectedEventAwaitingSubscriptions = (sessionPresent, resubscriptions)
+            return nil
+        }
+        return .connected(sessionPresent: sessionPresent)
+    }
+
+    /// A call of `mosquitto_connect_async` or `mosquitto_reconnect_async` returned. Returns whether
+    /// to call `mosquitto_disconnect` at once: a disconnect() during the call found no socket.
+    mutating func connectCallReturned(failure: MQTTError?) -> Bool {
+        if let failure {
+            connectionFailure = failure
+        }
+        return lifecycle == .stopping
+    }
+
+    enum FailureReport {
+        /// The disconnect callback has logged the loss. When `warnAboutShortConnections`, several
+        /// connections in a row ended soon after they started.
+        case connectionLost(warnAboutShortConnections: Bool)
+        /// An attempt failed; `repeated` when it failed for the same reason as the one reported before.
+        case attemptFailed(MQTTError, repeated: Bool)
+    }
+
+    enum FailedRoundAction {
+        case stopNetworkThread
+        /// The broker refused MQTT 5: set MQTT 3.1.1 (`MOSQ_OPT_PROTOCOL_VERSION`) and reconnect at once.
+        case fallBackToMQTT311
+        /// Wait, unless disconnect() interrupts, then ``reconnectDelayElapsed()``.
+        case waitBeforeReconnect(Duration, report: FailureReport)
+    }
+
+    /// A round of the network thread returned `failure` (no socket, a lost connection, a refusal).
+    mutating func connectionRoundFailed(_ failure: MQTTError, at now: ContinuousClock.Instant) -> FailedRoundAction {
+        let recorded = connectionFailure
+        connectionFailure = nil
+        guard lifecycle != .stopping else { return .stopNetworkThread }
+        let failure = recorded ?? failure
+        defer { connectedAt = nil }
+        if failure.mosquittoCode == Int32(MQTT_RC_UNSUPPORTED_PROTOCOL_VERSION.rawValue), protocolVersion == .v5 {
+            // The link is down, so publish and subscribe do not call into libmosquitto meanwhile.
+            protocolVersion = .v311
+            return .fallBackToMQTT311
+        }
+        guard let connectedAt else {
+            let delay = backoff.delay(afterFailedAttempts: failedAttempts, atMost: backoff.maximumReconnectDelay)
+            failedAttempts += 1
+            let repeated = failure.message == lastReportedFailure
+            lastReportedFailure = failure.message
+            return .waitBeforeReconnect(delay, report: .attemptFailed(failure, repeated: repeated))
+        }
+        // A connection that ends soon after it was accepted counts as a failed attempt, so that the
+        // wait grows instead of reconnecting at once forever (two clients with one client id take
+        // the session from each other; a broker may accept and then drop).
+        var warn = false
+        if connectedAt.duration(to: now) >= Self.stableConnection {
+            failedAttempts = 0
+        } else {
+            failedAttempts += 1
+            warn = failedAttempts == Self.shortConnectionsBeforeWarning
+        }
+        lastReportedFailure = failure.message
+        let delay = backoff.delay(afterFailedAttempts: failedAttempts, atMost: backoff.maximumDelayAfterShortConnections)
+        return .waitBeforeReconnect(delay, report: .connectionLost(warnAboutShortConnections: warn))
+    }
+
+    enum AfterReconnectDelay: Equatable {
+        /// Call `mosquitto_reconnect_async`.
+        case reconnect
+        case stopNetworkThread
+    }
+
+    /// The wait after a failed round ended (or disconnect() cut it short); also right after a protocol fallback.
+    func reconnectDelayElapsed() -> AfterReconnectDelay {
+        lifecycle == .stopping ? .stopNetworkThread : .reconnect
+    }
+}
+
+extension MQTTError {
+    /// Whether waiting can cure this failure (broker down, network, refusal by a broker that may be
+    /// reconfigured), as opposed to a setting that must be fixed first.
+    var isWorthRetrying: Bool {
+        code == .connectionFailed || code == .connectionRefused
+    }
+}

@@ -1,0 +1,407 @@
+import Testing
+
+@testable import Mosquitto
+
+/// The client's connection logic, input by input, without a broker or a clock: times are made up.
+@Suite("Connection state machine")
+struct ConnectionStateMachineTests {
+    private typealias Machine = MQTTConnectionStateMachine
+    private let start = ContinuousClock.now
+
+    private func machine(bufferLimit: Int = 10) -> Machine {
+        Machine(configuration: MQTTConfiguration(
+            host: "pi", clientID: "node", reconnectDelay: .milliseconds(100), maximumReconnectDelay: .seconds(1),
+            maximumDelayAfterShortConnections: .seconds(5), outgoingBufferLimit: bufferLimit
+        ))
+    }
+
+    private func lost(_ message: String = "lost", code: Int32 = 7) -> MQTTError {
+        MQTTError(code: .connectionFailed, message: message, mosquittoCode: code)
+    }
+
+    /// Running, with an accepted CONNACK and its setup done (no subscriptions unless given).
+    private func connected(_ machine: inout Machine, at time: ContinuousClock.Instant, sessionPresent: Bool = false) throws {
+        if machine.lifecycle == .idle { try machine.connectRequested() }
+        machine.connectionAcknowledged(sessionPresent: sessionPresent, refusal: nil)
+        let started = machine.connectionSetupStarting()
+        let setup = try #require(started)
+        #expect(setup.subscriptions.isEmpty)
+        do {
+            let result = machine.connectionSetUp(resubscriptions: [], at: time)
+            #expect(result == .connected(sessionPresent: sessionPresent))
+        }
+    }
+
+    private func delay(of action: Machine.FailedRoundAction) -> Duration? {
+        if case .waitBeforeReconnect(let delay, _) = action { delay } else { nil }
+    }
+
+    @Test("connect() once; twice is an error; after disconnect() the client is closed")
+    func lifecycle() throws {
+        var machine = machine()
+        try machine.connectRequested()
+        #expect(throws: MQTTError.self) { try machine.connectRequested() }
+        do {
+            let result = machine.disconnectRequested()
+            #expect(result == .stopNetworkThread)
+        }
+        do {
+            let result = machine.disconnectRequested()
+            #expect(result == .awaitNetworkThread)
+        }
+        let closed = #expect(throws: MQTTError.self) { try machine.publishRequested(MQTTMessage(topic: "a", string: "x")) }
+        #expect(closed?.code == .clientClosed)
+        do {
+            let result = machine.networkThreadEnded()
+            #expect(result == 0)
+        }
+        do {
+            let result = machine.disconnectRequested()
+            #expect(result == .none)
+        }
+    }
+
+    @Test("disconnect() before connect() finishes the events and counts the buffered messages")
+    func disconnectBeforeConnect() throws {
+        var machine = machine()
+        do {
+            let result = try machine.publishRequested(MQTTMessage(topic: "a", string: "x"))
+            #expect(result == .buffered)
+        }
+        do {
+            let result = machine.disconnectRequested()
+            #expect(result == .finishEvents(discarding: 1))
+        }
+    }
+
+    @Test("a network thread that cannot start returns to idle, or ends a disconnect() waiting for it")
+    func threadStartFailure() throws {
+        var machine = machine()
+        try machine.connectRequested()
+        do {
+            let result = machine.networkThreadFailedToStart()
+            #expect(result == .returnToIdle)
+        }
+        try machine.connectRequested()
+        _ = machine.disconnectRequested()
+        do {
+            let result = machine.networkThreadFailedToStart()
+            #expect(result == .finishEvents(discarding: 0))
+        }
+    }
+
+    @Test("publishes while down are buffered, latest retained per topic, and flushed in order on the next setup")
+    func bufferedUntilSetup() throws {
+        var machine = machine(bufferLimit: 2)
+        try machine.connectRequested()
+        let messages = [
+            MQTTMessage(topic: "state", string: "v1", retain: true), MQTTMessage(topic: "event", string: "1"),
+            MQTTMessage(topic: "state", string: "v2", retain: true), MQTTMessage(topic: "event", string: "2"),
+            MQTTMessage(topic: "event", string: "3"),
+        ]
+        for message in messages {
+            do {
+                let result = try machine.publishRequested(message)
+                #expect(result == .buffered)
+            }
+        }
+        do {
+            let result = machine.connectionSetupStarting()
+            #expect(result == nil, "no CONNACK yet")
+        }
+        machine.connectionAcknowledged(sessionPresent: true, refusal: nil)
+        #expect(!machine.isConnected, "not up before the setup")
+        let started = machine.connectionSetupStarting()
+        let setup = try #require(started)
+        #expect(setup.messages.map(\.payloadString) == ["v2", "2", "3"])
+        #expect(setup.droppedCount == 1)
+        #expect(setup.sessionPresent)
+        #expect(machine.outgoing.isEmpty)
+    }
+
+    @Test("subscriptions are sent again on every setup; .connected waits for their SUBACKs")
+    func resubscriptionsAwaitSubacks() throws {
+        var machine = machine()
+        try machine.connectRequested()
+        do {
+            let result = try machine.subscribeRequested(.init(filter: "a/#", qos: 1, noLocal: true))
+            #expect(result == .none, "down: sent at setup")
+        }
+        do {
+            let result = try machine.subscribeRequested(.init(filter: "b", qos: 0, noLocal: false))
+            #expect(result == .none)
+        }
+        do {
+            let result = try machine.subscribeRequested(.init(filter: "a/#", qos: 0, noLocal: true))
+            #expect(result == .none, "replaces the first")
+        }
+        for round in 0..<2 {
+            machine.connectionAcknowledged(sessionPresent: false, refusal: nil)
+            let started = machine.connectionSetupStarting()
+            let setup = try #require(started)
+            #expect(setup.subscriptions == [.send(.init(filter: "a/#", qos: 0, noLocal: true), noLocal: true),
+                                            .send(.init(filter: "b", qos: 0, noLocal: false), noLocal: false)])
+            machine.subscriptionSent(filter: "a/#", messageID: 10)
+            machine.subscriptionSent(filter: "b", messageID: 11)
+            do {
+                let result = machine.connectionSetUp(resubscriptions: [10, 11], at: start)
+                #expect(result == nil)
+            }
+            #expect(machine.isConnected)
+            do {
+                let result = machine.subscriptionAcknowledged(messageID: 11)
+                #expect(result == ("b", nil))
+            }
+            let last = machine.subscriptionAcknowledged(messageID: 10)
+            #expect(last.filter == "a/#")
+            #expect(last.deliver == .connected(sessionPresent: false))
+            if round == 0 {
+                do {
+                    let result = machine.connectionEnded(reason: lost())
+                    #expect(result == .disconnected(reason: "lost"))
+                }
+                _ = machine.connectionRoundFailed(lost(), at: start)
+            }
+        }
+    }
+
+    @Test("a connection lost before its SUBACKs delivers no .connected for it")
+    func lossBeforeSubacks() throws {
+        var machine = machine()
+        try machine.connectRequested()
+        _ = try machine.subscribeRequested(.init(filter: "a", qos: 1, noLocal: false))
+        machine.connectionAcknowledged(sessionPresent: false, refusal: nil)
+        _ = machine.connectionSetupStarting()
+        machine.subscriptionSent(filter: "a", messageID: 3)
+        _ = machine.connectionSetUp(resubscriptions: [3], at: start)
+        do {
+            let result = machine.connectionEnded(reason: lost())
+            #expect(result == .disconnected(reason: "lost"))
+        }
+        do {
+            let result = machine.subscriptionAcknowledged(messageID: 3)
+            #expect(result == (nil, nil))
+        }
+    }
+
+    @Test("while up, publishes are handed over; QoS 1 ids are awaited until their PUBACK, a lost link ends the wait")
+    func acknowledgements() throws {
+        var machine = machine()
+        try connected(&machine, at: start)
+        let event = MQTTMessage(topic: "event", string: "1", qos: 1)
+        do {
+            let result = try machine.publishRequested(event)
+            #expect(result == .handOver(.v5))
+        }
+        machine.publishHandedOver(event, outcome: .accepted(messageID: 5))
+        machine.publishHandedOver(MQTTMessage(topic: "event", string: "0"), outcome: .accepted(messageID: 6))
+        #expect(machine.isAwaitingAcknowledgements)
+        do {
+            let result = machine.publishAcknowledged(messageID: 6)
+            #expect(result == false, "QoS 0 was never awaited")
+        }
+        do {
+            let result = machine.publishAcknowledged(messageID: 5)
+            #expect(result)
+        }
+        #expect(!machine.isAwaitingAcknowledgements)
+
+        machine.publishHandedOver(event, outcome: .accepted(messageID: 7))
+        #expect(machine.isAwaitingAcknowledgements)
+        _ = machine.connectionEnded(reason: lost())
+        #expect(!machine.isAwaitingAcknowledgements, "no PUBACK comes on a lost connection")
+    }
+
+    @Test("a QoS 0 publish that found no socket goes back into the buffer")
+    func notConnectedHandOver() throws {
+        var machine = machine()
+        try connected(&machine, at: start)
+        let message = MQTTMessage(topic: "event", string: "late")
+        machine.publishHandedOver(message, outcome: .notConnected)
+        #expect(machine.outgoing.count == 1)
+    }
+
+    @Test("subscribing while up sends at once; No Local only on MQTT 5")
+    func subscribeWhileUp() throws {
+        var machine = machine()
+        try connected(&machine, at: start)
+        let subscription = Machine.Subscription(filter: "cmd/#", qos: 1, noLocal: true)
+        do {
+            let result = try machine.subscribeRequested(subscription)
+            #expect(result == .send(subscription, noLocal: true))
+        }
+
+        var legacy = Machine(configuration: MQTTConfiguration(host: "pi", clientID: "node", protocolVersion: .v311))
+        try connected(&legacy, at: start)
+        do {
+            let result = try legacy.subscribeRequested(subscription)
+            #expect(result == .send(subscription, noLocal: false))
+        }
+    }
+
+    @Test("a loss is delivered only for a connection that was up")
+    func lossDelivery() throws {
+        var machine = machine()
+        try machine.connectRequested()
+        do {
+            let result = machine.connectionEnded(reason: lost())
+            #expect(result == nil, "an attempt that failed is logged, not delivered")
+        }
+        _ = machine.connectionRoundFailed(lost(), at: start)
+        try connected(&machine, at: start)
+        do {
+            let result = machine.connectionEnded(reason: lost("gone"))
+            #expect(result == .disconnected(reason: "gone"))
+        }
+        #expect(!machine.isConnected)
+    }
+
+    @Test("while the broker is unreachable the wait doubles up to 1 s; a repeated reason is reported as such")
+    func backoffWhileUnreachable() throws {
+        var machine = machine()
+        try machine.connectRequested()
+        var delays: [Duration] = []
+        var repeats: [Bool] = []
+        for _ in 0..<6 {
+            _ = machine.connectCallReturned(failure: lost("refused"))
+            let action = machine.connectionRoundFailed(lost("no socket"), at: start)
+            guard case .waitBeforeReconnect(let delay, .attemptFailed(let failure, let repeated)) = action else {
+                Issue.record("expected a wait after a failed attempt, got \(action)")
+                return
+            }
+            #expect(failure.message == "refused", "the connect call's failure explains more than the round's")
+            delays.append(delay)
+            repeats.append(repeated)
+            #expect(machine.reconnectDelayElapsed() == .reconnect)
+        }
+        #expect(delays == [.milliseconds(100), .milliseconds(200), .milliseconds(400), .milliseconds(800), .seconds(1), .seconds(1)])
+        #expect(repeats == [false, true, true, true, true, true])
+    }
+
+    @Test("connections that end soon after they start grow the wait to the 5 s cap and warn once; a stable one resets it")
+    func shortConnections() throws {
+        var machine = machine()
+        var now = start
+        var delays: [Duration] = []
+        var warnings: [Bool] = []
+        for _ in 0..<8 {
+            try connected(&machine, at: now)
+            now += .seconds(1)
+            _ = machine.connectionEnded(reason: lost())
+            let action = machine.connectionRoundFailed(lost(), at: now)
+            guard case .waitBeforeReconnect(let delay, .connectionLost(let warn)) = action else {
+                Issue.record("expected a wait after a lost connection, got \(action)")
+                return
+            }
+            delays.append(delay)
+            warnings.append(warn)
+        }
+        #expect(delays == [.milliseconds(200), .milliseconds(400), .milliseconds(800), .milliseconds(1600),
+                           .milliseconds(3200), .seconds(5), .seconds(5), .seconds(5)])
+        #expect(warnings == [false, false, true, false, false, false, false, false])
+
+        try connected(&machine, at: now)
+        _ = machine.connectionEnded(reason: lost())
+        do {
+            let result = delay(of: machine.connectionRoundFailed(lost(), at: now + Machine.stableConnection))
+            #expect(result == .milliseconds(100))
+        }
+        #expect(machine.failedAttempts == 0)
+    }
+
+    @Test("a broker that refuses MQTT 5 makes it fall back to MQTT 3.1.1 once, at once")
+    func protocolFallback() throws {
+        var machine = machine()
+        try machine.connectRequested()
+        let refusal = MQTTError(code: .connectionRefused, message: "unsupported protocol version", mosquittoCode: 132)
+        machine.connectionAcknowledged(sessionPresent: false, refusal: refusal)
+        _ = machine.connectionEnded(reason: lost())
+        guard case .fallBackToMQTT311 = machine.connectionRoundFailed(lost(), at: start) else {
+            Issue.record("expected the fallback")
+            return
+        }
+        #expect(machine.protocolVersion == .v311)
+        #expect(machine.failedAttempts == 0, "the fallback is no failed attempt")
+        #expect(machine.reconnectDelayElapsed() == .reconnect)
+
+        machine.connectionAcknowledged(sessionPresent: false, refusal: refusal)
+        do {
+            let result = delay(of: machine.connectionRoundFailed(lost(), at: start))
+            #expect(result == .milliseconds(100), "no second fallback")
+        }
+        try connected(&machine, at: start)
+        let message = MQTTMessage(topic: "a", string: "x", correlationData: [1])
+        do {
+            let result = try machine.publishRequested(message)
+            #expect(result == .handOver(.v311))
+        }
+    }
+
+    @Test("once disconnect() is asked for, the network thread stops instead of reconnecting")
+    func stopping() throws {
+        var machine = machine()
+        try connected(&machine, at: start)
+        do {
+            let result = try machine.publishRequested(MQTTMessage(topic: "a", string: "x"))
+            #expect(result == .handOver(.v5))
+        }
+        do {
+            let result = machine.disconnectRequested()
+            #expect(result == .stopNetworkThread)
+        }
+        do {
+            let result = machine.connectCallReturned(failure: nil)
+            #expect(result, "a connect call racing with disconnect() sends DISCONNECT")
+        }
+        _ = machine.connectionEnded(reason: MQTTError(code: .clientClosed, message: "bye", mosquittoCode: 0))
+        guard case .stopNetworkThread = machine.connectionRoundFailed(lost(), at: start) else {
+            Issue.record("expected the thread to stop")
+            return
+        }
+        #expect(machine.reconnectDelayElapsed() == .stopNetworkThread)
+        do {
+            let result = machine.networkThreadEnded()
+            #expect(result == 0)
+        }
+        #expect(machine.lifecycle == .stopped)
+    }
+}
+
+@Suite("Keepalive schedule")
+struct KeepaliveScheduleTests {
+    @Test("the check is due at the whole second libmosquitto pings at: the last write's second plus keepalive")
+    func dueAfterLastWrite() {
+        var schedule = KeepaliveSchedule(keepAlive: 15, connectingAt: .milliseconds(100_700))
+        #expect(schedule.nextCheck == .seconds(115))
+        #expect(schedule.pollTimeoutMilliseconds(at: .milliseconds(100_700)) == 14_310)
+        schedule.packetsWritten(at: .milliseconds(103_999))
+        #expect(schedule.nextCheck == .seconds(118))
+        #expect(schedule.pollTimeoutMilliseconds(at: .milliseconds(117_999)) == 11)
+        #expect(schedule.pollTimeoutMilliseconds(at: .seconds(118)) == 0)
+    }
+
+    @Test("every write within a keepalive leaves the next ping inside the broker's 1.5 × keepalive, never before libmosquitto's")
+    func neverLateNeverEarly() {
+        for keepAlive in [5, 15, 60] {
+            for millisecond in stride(from: 0, to: 3_000, by: 37) {
+                let written = Duration.seconds(1_000) + .milliseconds(millisecond)
+                var schedule = KeepaliveSchedule(keepAlive: keepAlive, connectingAt: .seconds(900))
+                schedule.packetsWritten(at: written)
+                let wake = written + .milliseconds(Int64(schedule.pollTimeoutMilliseconds(at: written)))
+                // libmosquitto: now (whole seconds) >= written (whole seconds) + keepalive.
+                #expect(wake.components.seconds >= written.components.seconds + Int64(keepAlive))
+                #expect(wake < written + .seconds(keepAlive) + .milliseconds(20))
+            }
+        }
+    }
+
+    @Test("a check that found nothing due looks again a second later rather than spinning")
+    func recheckAfterUnseenWrite() {
+        var schedule = KeepaliveSchedule(keepAlive: 5, connectingAt: .seconds(10))
+        schedule.keepaliveChecked(at: .milliseconds(12_000))
+        #expect(schedule.nextCheck == .seconds(15), "not due yet: unchanged")
+        schedule.keepaliveChecked(at: .milliseconds(15_004))
+        #expect(schedule.nextCheck == .seconds(16))
+        #expect(schedule.pollTimeoutMilliseconds(at: .milliseconds(15_004)) == 1_006)
+    }
+}
