@@ -18,6 +18,10 @@ import Synchronization
 ///
 /// On cancellation of ``run()``, on ``shutdown()`` and after an output fails,
 /// both outputs are switched off.
+///
+/// What a person near the hardware notices (``HardwareShown``: the buzzer sounding which
+/// pattern, the LED dark, lit or blinking) is reported to `onShownChange` once per change,
+/// not once per beep or blink.
 public final class HardwareDriver<C: Clock>: Sendable where C.Duration == Duration {
     /// An alert in progress: what to play, and since when (escalation and the
     /// pattern's phase count from `since`).
@@ -47,6 +51,7 @@ public final class HardwareDriver<C: Clock>: Sendable where C.Duration == Durati
     private let configuration: Configuration
     private let logger: Logger
     private let wake = WakeSignal()
+    private let onShownChange: (@Sendable (HardwareShown) -> Void)?
 
     /// What is shown and what was written. Lines are written with the lock held, so that an
     /// update and the run loop never interleave their writes.
@@ -56,14 +61,19 @@ public final class HardwareDriver<C: Clock>: Sendable where C.Duration == Durati
         var ledMode = LEDMode.off
         var ledSince: C.Instant
         var written: (buzzer: Bool?, led: Bool?) = (nil, nil)
+        var shown = HardwareShown()
         var isShutDown = false
         var failure: (any Error)?
     }
 
     private let state: Mutex<State>
 
+    /// - Parameter onShownChange: called with what the outputs show each time it changes,
+    ///   with the driver's lock held: it must not block.
     public init(buzzer: any OutputLine, led: (any OutputLine)?, clock: C,
-                configuration: Configuration = Configuration(), logger: Logger) {
+                configuration: Configuration = Configuration(), logger: Logger,
+                onShownChange: (@Sendable (HardwareShown) -> Void)? = nil) {
+        self.onShownChange = onShownChange
         self.buzzer = buzzer
         self.led = led
         self.clock = clock
@@ -138,14 +148,19 @@ public final class HardwareDriver<C: Clock>: Sendable where C.Duration == Durati
     /// Writes the levels due at `now` and returns when the next change is due.
     private func apply(at now: C.Instant, to state: inout State) throws -> C.Instant? {
         let buzzerLevel: SignalLevel<C.Instant>
+        var shown = HardwareShown(led: led == nil ? .off : state.ledMode)
         if let alert = state.alert {
-            buzzerLevel = BuzzerSound(named: alert.sound, escalateAfter: configuration.escalateAfter)
-                .level(startedAt: alert.since, at: now)
+            let sound = BuzzerSound(named: alert.sound, escalateAfter: configuration.escalateAfter)
+            let escalated = sound.escalated != nil && alert.since.duration(to: now) >= sound.escalateAfter
+            shown.buzzer = escalated ? "\(alert.sound), escalated" : alert.sound
+            buzzerLevel = sound.level(startedAt: alert.since, at: now)
         } else if let promptSince = state.promptSince {
+            shown.buzzer = "chirp"
             buzzerLevel = BuzzerPattern.chirp.level(startedAt: promptSince, at: now)
         } else {
             buzzerLevel = SignalLevel(isOn: false, nextChange: nil)
         }
+        report(shown, &state)
         if state.written.buzzer != buzzerLevel.isOn {
             try buzzer.set(buzzerLevel.isOn)
             state.written.buzzer = buzzerLevel.isOn
@@ -176,5 +191,38 @@ public final class HardwareDriver<C: Clock>: Sendable where C.Duration == Durati
             }
         }
         state.written = (false, led == nil ? nil : false)
+        report(HardwareShown(), &state)
+    }
+
+    private func report(_ shown: HardwareShown, _ state: inout State) {
+        guard shown != state.shown else { return }
+        state.shown = shown
+        onShownChange?(shown)
+    }
+}
+
+/// What a person near the hardware notices: whether the buzzer sounds, and which pattern, and
+/// how the LED shows.
+public struct HardwareShown: Sendable, Hashable, CustomStringConvertible {
+    /// The sound the buzzer plays (`"default"`, `"gentle, escalated"`, `"chirp"` during an
+    /// authorization prompt), nil while it is silent.
+    public var buzzer: String?
+    public var led: LEDMode
+
+    public init(buzzer: String? = nil, led: LEDMode = .off) {
+        self.buzzer = buzzer
+        self.led = led
+    }
+
+    /// In words, e.g. `buzzer sounding (default), LED lit`.
+    public var description: String {
+        let sound = buzzer.map { "buzzer sounding (\($0))" } ?? "buzzer silent"
+        let light = switch led {
+        case .off: "LED dark"
+        case .on: "LED lit"
+        case .slowBlink: "LED blinking slowly"
+        case .fastBlink: "LED blinking fast"
+        }
+        return "\(sound), \(light)"
     }
 }

@@ -22,11 +22,20 @@ private struct Rig {
     let buzzer = SimulatedLine(name: "buzzer")
     let led = SimulatedLine(name: "led")
     let driver: HardwareDriver<ManualClock>
+    /// What the driver reported as shown, in order.
+    let shown = Reports()
+
+    final class Reports: Sendable {
+        private let reports = Mutex<[HardwareShown]>([])
+        func append(_ report: HardwareShown) { reports.withLock { $0.append(report) } }
+        var all: [HardwareShown] { reports.withLock { $0 } }
+    }
 
     init(escalateAfter: Duration? = .seconds(60)) {
+        let shown = self.shown
         driver = HardwareDriver(buzzer: buzzer, led: led, clock: clock,
                                 configuration: .init(escalateAfter: escalateAfter),
-                                logger: Logger(label: "test"))
+                                logger: Logger(label: "test"), onShownChange: { shown.append($0) })
     }
 
     /// Waits until the driver sleeps until exactly `deadline`, then moves the
@@ -82,6 +91,26 @@ private struct Rig {
         ], thenSleepsUntil: .ms(3300))
         run.cancel()
         try await run.value
+    }
+
+    @Test func whatIsShownIsReportedOncePerChangeNotPerBeep() async throws {
+        let rig = Rig(escalateAfter: .seconds(2))
+        let run = Task { try await rig.driver.run() }
+        rig.clock.advance(to: .ms(500))
+        rig.driver.update(alerting: .init(sound: "gentle", since: .ms(0)), countdownRunning: false, promptActive: false)
+        // In a pause of the pattern; then the escalation at 2 s and its beeps.
+        await rig.expect([(.ms(2000), true, true), (.ms(2100), false, true), (.ms(2200), true, true)], thenSleepsUntil: .ms(2300))
+        rig.driver.update(alerting: nil, countdownRunning: true, promptActive: false)
+        await rig.clock.waitForSleeper(until: .ms(2700))
+        await rig.expect([(.ms(2700), false, false), (.ms(3200), false, true)], thenSleepsUntil: .ms(3700))
+        run.cancel()
+        try await run.value
+        #expect(rig.shown.all == [
+            HardwareShown(buzzer: "gentle", led: .on), HardwareShown(buzzer: "gentle, escalated", led: .on),
+            HardwareShown(buzzer: nil, led: .slowBlink), HardwareShown(),
+        ])
+        #expect(HardwareShown(buzzer: "gentle, escalated", led: .on).description == "buzzer sounding (gentle, escalated), LED lit")
+        #expect(HardwareShown(led: .slowBlink).description == "buzzer silent, LED blinking slowly")
     }
 
     @Test func buzzerStopsWhenNothingAlertsAndTheLEDShowsTheCountdown() async throws {

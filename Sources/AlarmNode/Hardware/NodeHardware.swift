@@ -55,8 +55,11 @@ public final class NodeHardware: Service, AuthorizationPrompt, Sendable {
         var prompt: AwaitedAnswer<AlarmManager.AuthorizationState>?
     }
 
+    /// - Parameter onShownChange: told what the outputs show, once per change a person would
+    ///   notice (the simulation prints it); must not block.
     public init(parts: Parts, node: LocalAlarmNode, configuration: NodeConfiguration.Hardware,
-                publishEvent: @escaping @Sendable (AlarmEvent) -> Void, logger: Logger) {
+                publishEvent: @escaping @Sendable (AlarmEvent) -> Void,
+                onShownChange: (@Sendable (HardwareShown) -> Void)? = nil, logger: Logger) {
         self.parts = parts
         self.node = node
         self.publishEvent = publishEvent
@@ -64,7 +67,8 @@ public final class NodeHardware: Service, AuthorizationPrompt, Sendable {
         self.promptDuration = .seconds(configuration.promptDuration)
         let clock = TimerFDClock()
         driver = HardwareDriver(buzzer: parts.buzzer, led: parts.led, clock: clock,
-                                configuration: .init(escalateAfter: .seconds(configuration.escalateAfter)), logger: logger)
+                                configuration: .init(escalateAfter: .seconds(configuration.escalateAfter)), logger: logger,
+                                onShownChange: onShownChange)
         detector = ButtonPressDetector(
             timing: ButtonTiming(debounce: .seconds(configuration.debounce), longPress: .seconds(configuration.longPress)),
             layout: parts.layout, clock: clock, logger: logger)

@@ -1,3 +1,4 @@
+import AlarmHardware
 import AlarmKit
 import FoundationEssentials
 import LinuxSystem
@@ -97,8 +98,13 @@ public final class AlarmDaemon: Sendable {
                                                   nodeID: configuration.node.id, version: AlarmdVersion.current),
             announcesToHomeAssistant: configuration.homeAssistant.discovery,
             onSimulatedPress: pressSimulatedButton, logger: logger)
+        // The simulated hardware says on the terminal what a person would notice, once per change.
+        var printShown: (@Sendable (HardwareShown) -> Void)?
+        if simulation != nil {
+            printShown = { shown in StandardStream.output.write("[simulated hardware] \(shown.description)\n") }
+        }
         let hardware = NodeHardware(parts: hardwareParts.parts, node: node, configuration: configuration.hardware,
-                                    publishEvent: { bridge.publish(event: $0) }, logger: logger)
+                                    publishEvent: { bridge.publish(event: $0) }, onShownChange: printShown, logger: logger)
         effects.attach(bridge: bridge, hardware: hardware)
         prompt.attach(hardware)
 

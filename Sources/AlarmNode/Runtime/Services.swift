@@ -114,8 +114,8 @@ struct ServiceNotifierService: Service {
     }
 }
 
-/// In simulation mode: prints the virtual buzzer and LED on the terminal and publishes them,
-/// retained, on `<base>/sim/outputs`: every transition, even one that is over by the time it is
+/// In simulation mode: publishes the virtual buzzer and LED, retained, on
+/// `<base>/sim/outputs`: every transition, even one that is over by the time it is
 /// shown (an alarm stopped a millisecond after it sounded still shows its buzzer on, then off).
 /// The virtual buttons' edges go to `<base>/sim/buttons`. Both carry `at`, when the change
 /// happened, in nanoseconds on the daemon's monotonic clock since the simulation started: the
@@ -182,7 +182,6 @@ struct SimulationDisplayService: Service {
                       at instant: ContinuousClock.Instant, started: ContinuousClock.Instant) {
         guard last.map({ $0 != outputs }) ?? true else { return }
         last = outputs
-        StandardStream.output.write("[simulated hardware] buzzer \(outputs.buzzer ? "ON " : "off")  led \(outputs.led ? "ON " : "off")\n")
         let message = OutputsMessage(buzzer: outputs.buzzer, led: outputs.led, at: Self.nanoseconds(since: started, at: instant),
                                      realtime: ClockReading.wallClockNanoseconds(at: instant))
         bridge.publish(.init(topic: topics.simulatedOutputs, payload: MQTTBridge.encode(message), qos: 1, retain: true))
