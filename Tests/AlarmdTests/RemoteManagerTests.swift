@@ -54,7 +54,7 @@ struct RemoteManagerTests {
                 #expect(documents.first?.configuration.attributes.metadata == .object(["method": .string("frying")]))
                 try await manager.cancel(id: id)
                 _ = try await firstValue(of: manager.alarmUpdates, "empty update after the cancel") { $0.isEmpty }
-                await #expect(throws: AlarmManager.AlarmError.notFound(id)) { try await manager.stop(id: id) }
+                await #expect(throws: AlarmNodeError.notFound(id)) { try await manager.stop(id: id) }
             }
         }
     }
@@ -85,7 +85,7 @@ struct RemoteManagerTests {
         let port = try TestBroker.freePort()
         let connection = RemoteNodeConnection(settings: RemoteNodeSettings(host: "127.0.0.1", port: port, node: "nowhere", timeout: .seconds(1)))
         let manager = AlarmManager(connection: connection)
-        let error = await #expect(throws: AlarmManager.AlarmError.self) { try await manager.pause(id: UUID()) }
+        let error = await #expect(throws: AlarmNodeError.self) { try await manager.pause(id: UUID()) }
         #expect(error?.code == .unavailable)
         #expect(error?.message.contains("ALARMD_BROKER") == true)
         await connection.close()

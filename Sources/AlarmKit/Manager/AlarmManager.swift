@@ -2,11 +2,11 @@ import FoundationEssentials
 
 /// Where an `AlarmManager` sends its calls: a node in this process, or one over MQTT.
 public protocol AlarmNodeConnection: Sendable {
-    func schedule(id: UUID, configuration: AlarmManager.AlarmConfiguration<JSONValue>) async throws(AlarmManager.AlarmError) -> AlarmDocument
-    func perform(_ operation: AlarmOperation, id: UUID) async throws(AlarmManager.AlarmError)
-    func requestAuthorization() async throws(AlarmManager.AlarmError) -> AlarmManager.AuthorizationState
+    func schedule(id: UUID, configuration: AlarmManager.AlarmConfiguration<JSONValue>) async throws -> AlarmDocument
+    func perform(_ operation: AlarmOperation, id: UUID) async throws
+    func requestAuthorization() async throws -> AlarmManager.AuthorizationState
     /// The node's alarms as last known; throws when they are not known (e.g. never connected).
-    func currentDocuments() throws(AlarmManager.AlarmError) -> [AlarmDocument]
+    func currentDocuments() throws -> [AlarmDocument]
     var documentUpdates: Broadcast<[AlarmDocument]> { get }
     var authorizationUpdates: Broadcast<AlarmManager.AuthorizationState> { get }
 }
@@ -37,7 +37,7 @@ public final class AlarmManager: Sendable {
         do {
             erased = try configuration.erased()
         } catch {
-            throw AlarmError.invalidConfiguration(field: "configuration.attributes.metadata",
+            throw AlarmNodeError.invalidConfiguration(field: "configuration.attributes.metadata",
                                                   reason: "cannot be written as JSON: \(error)")
         }
         return try await connection.schedule(id: id, configuration: erased).alarm
@@ -97,19 +97,19 @@ public final class AlarmManager: Sendable {
 struct LocalNodeConnection: AlarmNodeConnection {
     let node: LocalAlarmNode
 
-    func schedule(id: UUID, configuration: AlarmManager.AlarmConfiguration<JSONValue>) async throws(AlarmManager.AlarmError) -> AlarmDocument {
+    func schedule(id: UUID, configuration: AlarmManager.AlarmConfiguration<JSONValue>) async throws -> AlarmDocument {
         try await node.schedule(id: id, configuration: configuration)
     }
 
-    func perform(_ operation: AlarmOperation, id: UUID) async throws(AlarmManager.AlarmError) {
+    func perform(_ operation: AlarmOperation, id: UUID) async throws {
         try await node.perform(operation, id: id)
     }
 
-    func requestAuthorization() async throws(AlarmManager.AlarmError) -> AlarmManager.AuthorizationState {
+    func requestAuthorization() async throws -> AlarmManager.AuthorizationState {
         await node.requestAuthorization()
     }
 
-    func currentDocuments() throws(AlarmManager.AlarmError) -> [AlarmDocument] {
+    func currentDocuments() throws -> [AlarmDocument] {
         node.documentUpdates.value
     }
 
