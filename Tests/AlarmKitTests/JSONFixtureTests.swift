@@ -110,7 +110,7 @@ struct JSONFixtureTests {
         struct CookingData: AlarmMetadata { var method: String; var minutes: Int }
         let typed = AlarmManager.AlarmConfiguration<CookingData>.timer(
             duration: 600,
-            attributes: .init(presentation: .init(alert: .init(title: "Done", stopButton: dismiss)),
+            attributes: .init(presentation: .init(alert: .init(title: "Done")),
                               metadata: CookingData(method: "frying", minutes: 10), tintColor: .green))
         let erased = try typed.erased()
         #expect(erased.attributes.metadata == .object(["method": .string("frying"), "minutes": .number(10)]))

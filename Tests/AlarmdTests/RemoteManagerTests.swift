@@ -33,7 +33,7 @@ struct RemoteManagerTests {
             try await withManager(for: broker, node: daemon.node) { manager, _ in
                 let attributes = AlarmAttributes(
                     presentation: AlarmPresentation(
-                        alert: .init(title: "Food Ready!", stopButton: .init(text: "Dismiss", textColor: .white, systemImageName: "stop.circle"),
+                        alert: .init(title: "Food Ready!",
                                      secondaryButton: .init(text: "Repeat", textColor: .white, systemImageName: "repeat.circle"),
                                      secondaryButtonBehavior: .countdown),
                         countdown: .init(title: "Cooking"), paused: .init(title: "Paused", resumeButton: .init(text: "Resume", textColor: .green, systemImageName: "play"))),
@@ -69,7 +69,7 @@ struct RemoteManagerTests {
                     firstConnection.start()
                     secondConnection.start()
                     let attributes = AlarmAttributes<RemoteManagerTests.CookingData>(
-                        presentation: .init(alert: .init(title: "Tea", stopButton: .init(text: "OK", textColor: .white, systemImageName: "stop"))),
+                        presentation: .init(alert: .init(title: "Tea")),
                         tintColor: .blue)
                     try await first.schedule(id: UUID(), configuration: .timer(duration: 600, attributes: attributes))
                     _ = try await (seenByFirst, seenBySecond)
