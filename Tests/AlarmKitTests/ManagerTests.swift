@@ -77,7 +77,7 @@ struct ManagerTests {
             let id = UUID()
             try await manager.schedule(id: id, configuration: configuration(preAlert: 60))
             var iterator = manager.alarmUpdates.makeAsyncIterator()
-            let current = try await iterator.next()
+            let current = await iterator.next()
             #expect(current?.map(\.id) == [id])
         }
     }

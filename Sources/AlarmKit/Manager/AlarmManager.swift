@@ -65,8 +65,8 @@ public final class AlarmManager: Sendable {
 
     /// The alarms each time they change, starting with the current list. Any number of
     /// observers may iterate at once.
-    public var alarmUpdates: some AsyncSequence<[Alarm], Never> & Sendable {
-        connection.documentUpdates.stream().map { documents in documents.map(\.alarm) }
+    public var alarmUpdates: AlarmUpdates {
+        AlarmUpdates(documents: connection.documentUpdates)
     }
 
     /// Every alarm's full document (configuration, presentation state, next alert date).
@@ -88,8 +88,8 @@ public final class AlarmManager: Sendable {
     }
 
     /// The authorization decision each time it changes, starting with the current one.
-    public var authorizationUpdates: some AsyncSequence<AuthorizationState, Never> & Sendable {
-        connection.authorizationUpdates.stream()
+    public var authorizationUpdates: AlarmAuthorizationStateUpdates {
+        AlarmAuthorizationStateUpdates(states: connection.authorizationUpdates)
     }
 }
 

@@ -258,3 +258,9 @@ public struct AlarmAttributes<Metadata: AlarmMetadata>: Sendable, Hashable, Coda
         try container.encode(tintColor, forKey: .tintColor)
     }
 }
+
+extension AlarmAttributes {
+    /// The type of a Live Activity's `context.state` for these attributes, as in AlarmKit
+    /// (where `AlarmAttributes` is ActivityKit's `ActivityAttributes`).
+    public typealias ContentState = AlarmPresentationState
+}
