@@ -29,6 +29,10 @@ public final class AlarmManager: Sendable {
     }
 
     /// Schedules an alarm, or replaces the one with this id; returns it.
+    ///
+    /// - Throws: `AlarmError.maximumLimitReached` when the node is full, or an ``AlarmNodeError``
+    ///   (`invalidConfiguration`, `unauthorized`, `unavailable`, …). The other calls throw
+    ///   ``AlarmNodeError``s.
     @discardableResult
     public func schedule<Metadata: AlarmMetadata>(
         id: Alarm.ID, configuration: AlarmConfiguration<Metadata>
