@@ -3,7 +3,7 @@ import FoundationEssentials
 /// A refusal as a node's reply carries it: AlarmKit's error or one of the node's own, with the
 /// reply's `code`, `message` and `field`. This is the one place errors are mapped to and from
 /// the wire's codes; `error` is what a call throws for it.
-public enum NodeFailure: Error, Sendable, Hashable, CustomStringConvertible {
+public enum NodeFailure: Sendable, Hashable, CustomStringConvertible {
     /// AlarmKit's own error.
     case alarmKit(AlarmManager.AlarmError)
     /// An error only a node has.
@@ -20,7 +20,6 @@ public enum NodeFailure: Error, Sendable, Hashable, CustomStringConvertible {
         switch error {
         case let error as AlarmManager.AlarmError: self = .alarmKit(error)
         case let error as AlarmNodeError: self = .node(error)
-        case let failure as NodeFailure: self = failure
         default: self = .node(.internal("\(error)"))
         }
     }
