@@ -38,8 +38,7 @@ public enum AlarmRequest {
 
     private static func attributes(title: String, secondaryButton: AlarmButton?, tint: Color) -> AlarmAttributes<JSONValue> {
         let alert = AlarmPresentation.Alert(
-            title: title, stopButton: .stopButton,
-            secondaryButton: secondaryButton, secondaryButtonBehavior: secondaryButton == nil ? nil : .countdown)
+            title: title, secondaryButton: secondaryButton, secondaryButtonBehavior: secondaryButton == nil ? nil : .countdown)
         let presentation = AlarmPresentation(
             alert: alert,
             countdown: .init(title: title, pauseButton: .pauseButton),
@@ -67,7 +66,6 @@ public enum AlarmRequest {
 }
 
 extension AlarmButton {
-    static let stopButton = AlarmButton(text: "Stop", textColor: .white, systemImageName: "stop.circle")
     static let snoozeButton = AlarmButton(text: "Snooze", textColor: .white, systemImageName: "zzz")
     static let repeatButton = AlarmButton(text: "Repeat", textColor: .white, systemImageName: "repeat")
     static let pauseButton = AlarmButton(text: "Pause", textColor: .orange, systemImageName: "pause")

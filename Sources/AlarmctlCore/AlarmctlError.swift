@@ -21,7 +21,7 @@ public enum AlarmctlError: Error, Hashable, Sendable, CustomStringConvertible {
     /// The command line cannot be read; the message names the accepted forms.
     case usage(String)
     /// The node answered with a refusal.
-    case refused(AlarmManager.AlarmError)
+    case refused(NodeFailure)
     /// The broker or the node cannot be reached.
     case unreachable(String)
     /// No alarm matches.
@@ -32,14 +32,14 @@ public enum AlarmctlError: Error, Hashable, Sendable, CustomStringConvertible {
     case unauthorized(String)
 
     /// The error a node connection reported, as `alarmctl` reports it.
-    public init(_ error: AlarmManager.AlarmError) {
-        switch error {
-        case .notFound: self = .notFound(error.message)
-        case .unavailable(let reason): self = .unreachable(reason)
-        case .unauthorized(let state):
+    public init(_ failure: NodeFailure) {
+        switch failure {
+        case .node(.notFound): self = .notFound(failure.message)
+        case .node(.unavailable(let reason)): self = .unreachable(reason)
+        case .node(.unauthorized(let state)):
             self = .unauthorized("the node has not authorized scheduling (authorization is \(state.rawValue)): "
                 + Self.authorizationAdvice(state))
-        default: self = .refused(error)
+        default: self = .refused(failure)
         }
     }
 

@@ -26,7 +26,7 @@ public final class NodeSession: Sendable {
 
     /// The node's alarms, asked for with a `list` request.
     public func documents() async throws(AlarmctlError) -> [AlarmDocument] {
-        try await answer { connection throws(AlarmManager.AlarmError) in try await connection.fetchDocuments() }
+        try await answer { connection in try await connection.fetchDocuments() }
     }
 
     /// Schedules an alarm and returns it as the node holds it.
@@ -41,14 +41,14 @@ public final class NodeSession: Sendable {
         guard status.isOnline else { throw offlineError(status) }
         let prompting = status.authorization == .notDetermined
         if prompting { onAuthorizationPrompt(status.promptSeconds) }
-        return try await answer(deadline: prompting ? NodeStatus.replyWaitWhilePrompting(status, timeout: settings.timeout) : nil) { connection throws(AlarmManager.AlarmError) in
+        return try await answer(deadline: prompting ? NodeStatus.replyWaitWhilePrompting(status, timeout: settings.timeout) : nil) { connection in
             try await connection.schedule(id: id, configuration: configuration)
         }
     }
 
     /// Runs a lifecycle operation; returns the alarm as the node left it, nil once removed.
     public func perform(_ operation: AlarmOperation, id: UUID) async throws(AlarmctlError) -> AlarmDocument? {
-        try await answer { connection throws(AlarmManager.AlarmError) in try await connection.performReturningDocument(operation, id: id) }
+        try await answer { connection in try await connection.performReturningDocument(operation, id: id) }
     }
 
     /// Asks the node for authorization; it prompts on its hardware (for `hardware.prompt-duration`)
@@ -56,7 +56,7 @@ public final class NodeSession: Sendable {
     public func requestAuthorization() async throws(AlarmctlError) -> AlarmManager.AuthorizationState {
         let status = try await status()
         guard status.isOnline else { throw offlineError(status) }
-        return try await answer(deadline: NodeStatus.replyWaitWhilePrompting(status, timeout: settings.timeout)) { connection throws(AlarmManager.AlarmError) in
+        return try await answer(deadline: NodeStatus.replyWaitWhilePrompting(status, timeout: settings.timeout)) { connection in
             try await connection.requestAuthorization()
         }
     }
@@ -124,15 +124,15 @@ public final class NodeSession: Sendable {
     /// Runs a request; a connection problem or an offline node ends it early.
     private func answer<Value: Sendable>(
         deadline: Duration? = nil,
-        _ request: @escaping @Sendable (RemoteNodeConnection) async throws(AlarmManager.AlarmError) -> Value
+        _ request: @escaping @Sendable (RemoteNodeConnection) async throws -> Value
     ) async throws(AlarmctlError) -> Value {
         let connection = self.connection
         // The request has its own timeout and the more precise error; the race's deadline is a backstop.
         let outcome = await race(watchingOffline: true, deadline: deadline ?? settings.timeout + .seconds(1)) {
-            do throws(AlarmManager.AlarmError) {
+            do {
                 return .success(try await request(connection))
             } catch {
-                return .failure(self.translate(error))
+                return .failure(self.translate(NodeFailure(error)))
             }
         }
         return try (outcome ?? .failure(.unreachable("node '\(settings.node)' did not answer within \(settings.timeout)"))).get()
@@ -185,14 +185,14 @@ public final class NodeSession: Sendable {
         }
     }
 
-    private func translate(_ error: AlarmManager.AlarmError) -> AlarmctlError {
-        guard case .unavailable = error else { return AlarmctlError(error) }
+    private func translate(_ failure: NodeFailure) -> AlarmctlError {
+        guard case .node(.unavailable) = failure else { return AlarmctlError(failure) }
         if let problem = connectionProblems.value { return unreachable(problem) }
         if connection.statusUpdates.value == nil {
             return .unreachable("node '\(settings.node)' did not answer, and has no status on broker \(broker): "
                 + "check the node id (--node or ALARMD_NODE) and that alarmd runs with this broker")
         }
-        return AlarmctlError(error)
+        return AlarmctlError(failure)
     }
 }
 

@@ -24,7 +24,7 @@ struct EngineLifecycleTests {
 
     @Test("Neither a schedule nor a preAlert is an invalid configuration")
     mutating func timerNeedsPreAlert() {
-        #expect(throws: AlarmManager.AlarmError.invalidConfiguration(
+        #expect(throws: AlarmNodeError.invalidConfiguration(
             field: "configuration.countdownDuration.preAlert",
             reason: "an alarm with no schedule is a timer and needs a preAlert duration; or give it a schedule")) {
             try engine.schedule(id: id, configuration: configuration(postAlert: 300), now: start)
@@ -34,7 +34,7 @@ struct EngineLifecycleTests {
 
     @Test("A fixed date in the past is refused")
     mutating func fixedPast() {
-        let error = #expect(throws: AlarmManager.AlarmError.self) {
+        let error = #expect(throws: AlarmNodeError.self) {
             try engine.schedule(id: id, configuration: configuration(schedule: .fixed(start - 1)), now: start)
         }
         #expect(error?.code == .invalidConfiguration)
@@ -145,7 +145,7 @@ struct EngineLifecycleTests {
     mutating func stopRefused(state: Alarm.State) throws {
         try bring(to: state, configuration: configuration(schedule: weekly(7, 0, [.monday]), preAlert: 60))
         let before = engine.records
-        #expect(throws: AlarmManager.AlarmError.self) { try engine.stop(id: id, now: start) }
+        #expect(throws: AlarmNodeError.self) { try engine.stop(id: id, now: start) }
         #expect(engine.records == before)
     }
 
@@ -174,7 +174,7 @@ struct EngineLifecycleTests {
     mutating func snoozeWithoutDurations() throws {
         _ = try engine.schedule(id: id, configuration: configuration(schedule: .fixed(start + 60)), now: start)
         _ = engine.advance(to: start + 60)
-        let error = #expect(throws: AlarmManager.AlarmError.self) { try engine.countdown(id: id, now: start + 61) }
+        let error = #expect(throws: AlarmNodeError.self) { try engine.countdown(id: id, now: start + 61) }
         #expect(error?.code == .invalidState)
         #expect(engine.records[id]?.state == .alerting)
     }
@@ -182,7 +182,7 @@ struct EngineLifecycleTests {
     @Test("Snooze is refused unless the alarm is alerting", arguments: [Alarm.State.scheduled, .countdown, .paused])
     mutating func snoozeRefused(state: Alarm.State) throws {
         try bring(to: state, configuration: configuration(schedule: weekly(7, 0, [.monday]), preAlert: 60, postAlert: 60))
-        #expect(throws: AlarmManager.AlarmError.self) { try engine.countdown(id: id, now: start) }
+        #expect(throws: AlarmNodeError.self) { try engine.countdown(id: id, now: start) }
     }
 
     // MARK: pause and resume
@@ -210,19 +210,19 @@ struct EngineLifecycleTests {
     @Test("Pause is refused unless counting down", arguments: [Alarm.State.scheduled, .paused, .alerting])
     mutating func pauseRefused(state: Alarm.State) throws {
         try bring(to: state, configuration: configuration(schedule: weekly(7, 0, [.monday]), preAlert: 60))
-        #expect(throws: AlarmManager.AlarmError.self) { try engine.pause(id: id, now: start) }
+        #expect(throws: AlarmNodeError.self) { try engine.pause(id: id, now: start) }
     }
 
     @Test("Resume is refused unless paused", arguments: [Alarm.State.scheduled, .countdown, .alerting])
     mutating func resumeRefused(state: Alarm.State) throws {
         try bring(to: state, configuration: configuration(schedule: weekly(7, 0, [.monday]), preAlert: 60))
-        #expect(throws: AlarmManager.AlarmError.self) { try engine.resume(id: id, now: start) }
+        #expect(throws: AlarmNodeError.self) { try engine.resume(id: id, now: start) }
     }
 
     @Test("Every operation on an unknown id is not found", arguments: AlarmOperation.allCases)
     mutating func unknownID(operation: AlarmOperation) {
         let unknown = UUID()
-        #expect(throws: AlarmManager.AlarmError.notFound(unknown)) {
+        #expect(throws: AlarmNodeError.notFound(unknown)) {
             try engine.perform(operation, id: unknown, now: start)
         }
     }

@@ -80,7 +80,7 @@ struct JSONFixtureTests {
             _ = try AlarmJSON.strictDecoder.decode(AlarmManager.AlarmConfiguration<JSONValue>.self, from: Data(text.utf8))
             Issue.record("an unknown field was accepted")
         } catch {
-            let alarmError = AlarmManager.AlarmError(decoding: error, prefix: "configuration")
+            let alarmError = AlarmNodeError(decoding: error, prefix: "configuration")
             #expect(alarmError.field == "configuration.countdownDuration.snooze")
             #expect(alarmError.code == .badRequest)
         }
@@ -95,7 +95,7 @@ struct JSONFixtureTests {
                 _ = try AlarmJSON.strictDecoder.decode(AlarmManager.AlarmConfiguration<JSONValue>.self, from: Data(text.utf8))
                 return "accepted"
             } catch {
-                return AlarmManager.AlarmError(decoding: error, prefix: "configuration").field
+                return AlarmNodeError(decoding: error, prefix: "configuration").field
             }
         }
         #expect(field(#"{"countdownDuration":{"preAlert":"ten"},"attributes":{}}"#) == "configuration.countdownDuration.preAlert")
@@ -110,7 +110,7 @@ struct JSONFixtureTests {
         struct CookingData: AlarmMetadata { var method: String; var minutes: Int }
         let typed = AlarmManager.AlarmConfiguration<CookingData>.timer(
             duration: 600,
-            attributes: .init(presentation: .init(alert: .init(title: "Done", stopButton: dismiss)),
+            attributes: .init(presentation: .init(alert: .init(title: "Done")),
                               metadata: CookingData(method: "frying", minutes: 10), tintColor: .green))
         let erased = try typed.erased()
         #expect(erased.attributes.metadata == .object(["method": .string("frying"), "minutes": .number(10)]))
@@ -129,7 +129,7 @@ struct ReplyTests {
         let document = try AlarmJSON.decoder.decode(AlarmDocument.self, from: JSONFixtureTests.fixture("alarm-countdown"))
         #expect(try object(.alarm(nil), .number(7)) == .object(["ok": .bool(true), "alarm": .null, "correlationID": .number(7)]))
         #expect(try object(.authorization(.denied)) == .object(["ok": .bool(true), "authorization": .string("denied")]))
-        let failure = AlarmManager.AlarmError.invalidConfiguration(field: "configuration.schedule", reason: "never occurs")
+        let failure = NodeFailure.node(.invalidConfiguration(field: "configuration.schedule", reason: "never occurs"))
         #expect(try object(.failure(failure)) == .object(["ok": .bool(false), "error": .object([
             "code": .string("invalidConfiguration"), "message": .string("configuration.schedule: never occurs"),
             "field": .string("configuration.schedule"),

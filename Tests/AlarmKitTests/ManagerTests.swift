@@ -77,7 +77,7 @@ struct ManagerTests {
             let id = UUID()
             try await manager.schedule(id: id, configuration: configuration(preAlert: 60))
             var iterator = manager.alarmUpdates.makeAsyncIterator()
-            let current = try await iterator.next()
+            let current = await iterator.next()
             #expect(current?.map(\.id) == [id])
         }
     }
@@ -117,10 +117,10 @@ struct ManagerTests {
     func errors() async throws {
         try await withNode { manager, _, _ in
             let unknown = UUID()
-            await #expect(throws: AlarmManager.AlarmError.notFound(unknown)) { try await manager.stop(id: unknown) }
+            await #expect(throws: AlarmNodeError.notFound(unknown)) { try await manager.stop(id: unknown) }
             let id = UUID()
             try await manager.schedule(id: id, configuration: configuration(preAlert: 60))
-            let error = await #expect(throws: AlarmManager.AlarmError.self) { try await manager.resume(id: id) }
+            let error = await #expect(throws: AlarmNodeError.self) { try await manager.resume(id: id) }
             #expect(error?.code == .invalidState)
         }
     }
@@ -146,7 +146,7 @@ struct ManagerTests {
         try await withNode(state: NodeState(authorization: .notDetermined), prompt: ScriptedPrompt(answer: .denied)) { manager, _, _ in
             let decision = try await manager.requestAuthorization()
             #expect(decision == .denied)
-            let error = await #expect(throws: AlarmManager.AlarmError.self) {
+            let error = await #expect(throws: AlarmNodeError.self) {
                 try await manager.schedule(id: UUID(), configuration: configuration(preAlert: 60))
             }
             #expect(error?.code == .unauthorized)
@@ -157,7 +157,7 @@ struct ManagerTests {
     @Test("An unanswered prompt leaves the node undetermined and refuses")
     func authorizationUnanswered() async throws {
         try await withNode(state: NodeState(authorization: .notDetermined), prompt: ScriptedPrompt(answer: .notDetermined)) { manager, _, _ in
-            await #expect(throws: AlarmManager.AlarmError.unauthorized(.notDetermined)) {
+            await #expect(throws: AlarmNodeError.unauthorized(.notDetermined)) {
                 try await manager.schedule(id: UUID(), configuration: configuration(preAlert: 60))
             }
             #expect(manager.authorizationState == .notDetermined)

@@ -154,7 +154,7 @@ struct RestoreTests {
         defer { timer.cancel() }
         delegate.failWrites.withLock { $0 = true }
         let first = UUID(), second = UUID()
-        let error = await #expect(throws: AlarmManager.AlarmError.self) {
+        let error = await #expect(throws: AlarmNodeError.self) {
             try await node.schedule(id: first, configuration: configuration(preAlert: 60))
         }
         #expect(error?.code == .internal)
@@ -171,7 +171,7 @@ struct RestoreTests {
         let (node, _, delegate, timer) = try await restart(NodeState(authorization: .authorized), at: start)
         defer { timer.cancel() }
         delegate.failWrites.withLock { $0 = true }
-        await #expect(throws: AlarmManager.AlarmError.self) {
+        await #expect(throws: AlarmNodeError.self) {
             try await node.schedule(id: UUID(), configuration: configuration(preAlert: 60))
         }
         delegate.failWrites.withLock { $0 = false }

@@ -23,9 +23,9 @@ func configuration(
     secondary: AlarmPresentation.Alert.SecondaryButtonBehavior? = nil, title: String = "Wake up",
     stopIntent: AlarmIntent? = nil, secondaryIntent: AlarmIntent? = nil, sound: AlertConfiguration.AlertSound = .default
 ) -> AlarmManager.AlarmConfiguration<JSONValue> {
-    let alert = AlarmPresentation.Alert(
-        title: title, stopButton: dismiss,
-        secondaryButton: secondary == nil ? nil : snoozeButton, secondaryButtonBehavior: secondary)
+    var alert = AlarmPresentation.Alert(
+        title: title, secondaryButton: secondary == nil ? nil : snoozeButton, secondaryButtonBehavior: secondary)
+    alert.stopButton = dismiss
     let countdown: Alarm.CountdownDuration? = preAlert == nil && postAlert == nil
         ? nil : .init(preAlert: preAlert, postAlert: postAlert)
     return .init(countdownDuration: countdown, schedule: schedule,

@@ -79,9 +79,10 @@ struct ValidationTests {
     @Test("Errors say what to do")
     func messages() {
         #expect(AlarmManager.AlarmError.maximumLimitReached.message.contains("max-alarms"))
-        #expect(AlarmManager.AlarmError.unauthorized(.denied).message.contains("authorization"))
-        let error = AlarmManager.AlarmError.invalidConfiguration(field: "configuration.schedule", reason: "never occurs")
+        #expect(AlarmNodeError.unauthorized(.denied).message.contains("authorization"))
+        let error = AlarmNodeError.invalidConfiguration(field: "configuration.schedule", reason: "never occurs")
         #expect(error.message == "configuration.schedule: never occurs")
-        #expect(AlarmManager.AlarmError(code: error.code, message: error.message, field: error.field) == error)
+        #expect(NodeFailure(code: error.code, message: error.message, field: error.field) == .node(error))
+        #expect(NodeFailure(code: .maximumLimitReached, message: "full") == .alarmKit(.maximumLimitReached))
     }
 }

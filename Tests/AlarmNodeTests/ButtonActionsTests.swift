@@ -26,7 +26,7 @@ struct ButtonActionsTests {
         secondary: AlarmPresentation.Alert.SecondaryButtonBehavior? = nil, secondaryIntent: AlarmIntent? = nil
     ) -> AlarmManager.AlarmConfiguration<JSONValue> {
         let alert = AlarmPresentation.Alert(
-            title: "Wake up", stopButton: AlarmButton(text: "Stop", textColor: .white, systemImageName: "stop.circle"),
+            title: "Wake up",
             secondaryButton: secondary.map { _ in AlarmButton(text: "Snooze", textColor: .white, systemImageName: "zzz") },
             secondaryButtonBehavior: secondary)
         let countdown = preAlert == nil && postAlert == nil ? nil : Alarm.CountdownDuration(preAlert: preAlert, postAlert: postAlert)

@@ -72,7 +72,7 @@ struct HomeAssistantTests {
         let empty = HomeAssistantState(engine: engine)
         #expect(empty.nextAlarm == nil && !empty.alerting && empty.countdownEnds == nil)
         let attributes = AlarmAttributes<JSONValue>(presentation: .init(alert: .init(
-            title: "T", stopButton: .init(text: "S", textColor: .white, systemImageName: "s"))), tintColor: .blue)
+            title: "T")), tintColor: .blue)
         _ = try engine.schedule(id: UUID(), configuration: .timer(duration: 600, attributes: attributes), now: now)
         _ = try engine.schedule(id: UUID(), configuration: .alarm(schedule: .fixed(now + 300), attributes: attributes), now: now)
         var state = HomeAssistantState(engine: engine)

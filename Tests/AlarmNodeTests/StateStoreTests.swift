@@ -22,7 +22,7 @@ struct StateStoreTests {
     func engine(timers count: Int, title: String = "Tea") throws -> AlarmEngine {
         var engine = AlarmEngine()
         let attributes = AlarmAttributes<JSONValue>(presentation: .init(alert: .init(
-            title: .init(stringLiteral: title), stopButton: .init(text: "S", textColor: .white, systemImageName: "s"))), tintColor: .blue)
+            title: .init(stringLiteral: title))), tintColor: .blue)
         for _ in 0..<count {
             _ = try engine.schedule(id: UUID(), configuration: .timer(duration: 600, attributes: attributes), now: now)
         }
@@ -118,7 +118,7 @@ struct StateStoreTests {
         var engine = AlarmEngine(configuration: .init(timeZone: TimeZone(identifier: "Europe/Berlin")!))
         let ids = (0..<4).map { _ in UUID() }
         let attributes = AlarmAttributes<JSONValue>(presentation: .init(alert: .init(
-            title: "Wake", stopButton: .init(text: "S", textColor: .white, systemImageName: "s"))), tintColor: .blue)
+            title: "Wake")), tintColor: .blue)
         _ = try engine.schedule(id: ids[0], configuration: .alarm(schedule: .relative(.init(time: .init(hour: 7, minute: 0), repeats: .weekly([.monday]))), attributes: attributes), now: now)
         _ = try engine.schedule(id: ids[1], configuration: .timer(duration: 60, attributes: attributes), now: now)
         _ = try engine.schedule(id: ids[2], configuration: .timer(duration: 120, attributes: attributes), now: now)

@@ -91,7 +91,7 @@ struct RenderingTests {
         let results = [
             JSONOutput.operationResult(id: tea.id, result: .success(tea)),
             JSONOutput.operationResult(id: tea.id, result: .success(nil)),
-            JSONOutput.operationResult(id: tea.id, result: .failure(.refused(.invalidState("only an alerting alarm can be stopped")))),
+            JSONOutput.operationResult(id: tea.id, result: .failure(.refused(.node(.invalidState("only an alerting alarm can be stopped"))))),
         ]
         let decoded = try JSONDecoder().decode([JSONValue].self, from: Data(JSONOutput.pretty(results).utf8))
         #expect(decoded == results)
@@ -118,14 +118,14 @@ struct RenderingTests {
     @Test("Errors from the node map to exit statuses scripts can rely on")
     func exitStatuses() {
         let id = UUID()
-        #expect(AlarmctlError(.notFound(id)).exitStatus == .notFound)
-        #expect(AlarmctlError(.unavailable("down")).exitStatus == .unreachable)
-        #expect(AlarmctlError(.unauthorized(.denied)).exitStatus == .unauthorized)
-        #expect(AlarmctlError(.unauthorized(.denied)).message.contains("alarmctl authorize"))
-        #expect(AlarmctlError(.invalidState("no")).exitStatus == .refused)
-        #expect(AlarmctlError(.maximumLimitReached).exitStatus == .refused)
-        #expect(AlarmctlError(.maximumLimitReached).code == "maximumLimitReached")
-        #expect(AlarmctlError(.invalidConfiguration(field: "configuration.schedule", reason: "bad")).exitStatus == .refused)
+        #expect(AlarmctlError(.node(.notFound(id))).exitStatus == .notFound)
+        #expect(AlarmctlError(.node(.unavailable("down"))).exitStatus == .unreachable)
+        #expect(AlarmctlError(.node(.unauthorized(.denied))).exitStatus == .unauthorized)
+        #expect(AlarmctlError(.node(.unauthorized(.denied))).message.contains("alarmctl authorize"))
+        #expect(AlarmctlError(.node(.invalidState("no"))).exitStatus == .refused)
+        #expect(AlarmctlError(.alarmKit(.maximumLimitReached)).exitStatus == .refused)
+        #expect(AlarmctlError(.alarmKit(.maximumLimitReached)).code == "maximumLimitReached")
+        #expect(AlarmctlError(.node(.invalidConfiguration(field: "configuration.schedule", reason: "bad"))).exitStatus == .refused)
         #expect(ExitStatus.allCases.map(\.rawValue) == [0, 1, 2, 3, 4, 5])
     }
 }

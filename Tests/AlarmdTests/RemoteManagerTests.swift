@@ -33,7 +33,7 @@ struct RemoteManagerTests {
             try await withManager(for: broker, node: daemon.node) { manager, _ in
                 let attributes = AlarmAttributes(
                     presentation: AlarmPresentation(
-                        alert: .init(title: "Food Ready!", stopButton: .init(text: "Dismiss", textColor: .white, systemImageName: "stop.circle"),
+                        alert: .init(title: "Food Ready!",
                                      secondaryButton: .init(text: "Repeat", textColor: .white, systemImageName: "repeat.circle"),
                                      secondaryButtonBehavior: .countdown),
                         countdown: .init(title: "Cooking"), paused: .init(title: "Paused", resumeButton: .init(text: "Resume", textColor: .green, systemImageName: "play"))),
@@ -54,7 +54,7 @@ struct RemoteManagerTests {
                 #expect(documents.first?.configuration.attributes.metadata == .object(["method": .string("frying")]))
                 try await manager.cancel(id: id)
                 _ = try await firstValue(of: manager.alarmUpdates, "empty update after the cancel") { $0.isEmpty }
-                await #expect(throws: AlarmManager.AlarmError.notFound(id)) { try await manager.stop(id: id) }
+                await #expect(throws: AlarmNodeError.notFound(id)) { try await manager.stop(id: id) }
             }
         }
     }
@@ -69,7 +69,7 @@ struct RemoteManagerTests {
                     firstConnection.start()
                     secondConnection.start()
                     let attributes = AlarmAttributes<RemoteManagerTests.CookingData>(
-                        presentation: .init(alert: .init(title: "Tea", stopButton: .init(text: "OK", textColor: .white, systemImageName: "stop"))),
+                        presentation: .init(alert: .init(title: "Tea")),
                         tintColor: .blue)
                     try await first.schedule(id: UUID(), configuration: .timer(duration: 600, attributes: attributes))
                     _ = try await (seenByFirst, seenBySecond)
@@ -85,7 +85,7 @@ struct RemoteManagerTests {
         let port = try TestBroker.freePort()
         let connection = RemoteNodeConnection(settings: RemoteNodeSettings(host: "127.0.0.1", port: port, node: "nowhere", timeout: .seconds(1)))
         let manager = AlarmManager(connection: connection)
-        let error = await #expect(throws: AlarmManager.AlarmError.self) { try await manager.pause(id: UUID()) }
+        let error = await #expect(throws: AlarmNodeError.self) { try await manager.pause(id: UUID()) }
         #expect(error?.code == .unavailable)
         #expect(error?.message.contains("ALARMD_BROKER") == true)
         await connection.close()

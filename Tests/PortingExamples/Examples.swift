@@ -1,13 +1,12 @@
 // The examples of docs/porting.md. Each block between `// example:` and `// end` appears in the
 // document verbatim (PortingDocTests checks it), so the document always compiles.
+// example: imports
 import AlarmKit
 import Foundation
+// end
 
 // example: buttons
 extension AlarmButton {
-    static var stopButton: Self {
-        AlarmButton(text: "Dismiss", textColor: .white, systemImageName: "stop.circle")
-    }
     static var repeatButton: Self {
         AlarmButton(text: "Repeat", textColor: .white, systemImageName: "repeat.circle")
     }
@@ -38,7 +37,6 @@ func scheduleCookingTimer(with alarmManager: AlarmManager) async throws -> Alarm
     let id = UUID()
     let alertContent = AlarmPresentation.Alert(
         title: "Food Ready!",
-        stopButton: .stopButton,
         secondaryButton: .repeatButton,
         secondaryButtonBehavior: .countdown)
     let countdownContent = AlarmPresentation.Countdown(title: "Cooking", pauseButton: .pauseButton)
@@ -62,7 +60,6 @@ func scheduleWeekdayAlarm(with alarmManager: AlarmManager) async throws -> Alarm
     let schedule = Alarm.Schedule.relative(.init(time: time, repeats: recurrence))
     let alert = AlarmPresentation.Alert(
         title: "Wake Up",
-        stopButton: .stopButton,
         secondaryButton: .snoozeButton,
         secondaryButtonBehavior: .countdown)
     let attributes = AlarmAttributes<WakeUpData>(presentation: AlarmPresentation(alert: alert), tintColor: .blue)
@@ -80,7 +77,7 @@ func scheduleChristmasEve(with alarmManager: AlarmManager) async throws -> Alarm
     var components = DateComponents(year: 2026, month: 12, day: 24, hour: 18, minute: 0)
     components.timeZone = TimeZone(identifier: "Europe/Berlin")
     let date = Calendar(identifier: .gregorian).date(from: components)!
-    let alert = AlarmPresentation.Alert(title: "Presents!", stopButton: .stopButton)
+    let alert = AlarmPresentation.Alert(title: "Presents!")
     let attributes = AlarmAttributes<WakeUpData>(presentation: AlarmPresentation(alert: alert), tintColor: .red)
     let configuration = AlarmManager.AlarmConfiguration.alarm(schedule: .fixed(date), attributes: attributes)
     return try await alarmManager.schedule(id: UUID(), configuration: configuration)
@@ -92,7 +89,6 @@ func scheduleAlarmWithLights(with alarmManager: AlarmManager) async throws -> Al
     let id = UUID()
     let alert = AlarmPresentation.Alert(
         title: "Good Morning",
-        stopButton: .stopButton,
         secondaryButton: .lightsButton,
         secondaryButtonBehavior: .custom)
     let attributes = AlarmAttributes<WakeUpData>(presentation: AlarmPresentation(alert: alert), tintColor: .orange)
@@ -112,6 +108,32 @@ func watchAlarms(with alarmManager: AlarmManager) async {
         }
     }
 }
+
+func firstAlerting(in updates: AlarmManager.AlarmUpdates) async -> Alarm? {
+    for await alarms in updates {
+        if let alarm = alarms.first(where: { $0.state == .alerting }) {
+            return alarm
+        }
+    }
+    return nil
+}
+// end
+
+// example: widget
+func countdownLine(attributes: AlarmAttributes<CookingData>,
+                   state: AlarmAttributes<CookingData>.ContentState, now: Date) -> String {
+    let presentation = attributes.presentation
+    switch state.mode {
+    case .countdown(let countdown):
+        let left = countdown.fireDate.timeIntervalSince(now)
+        return "\(presentation.countdown?.title ?? presentation.alert.title): \(Int(left.rounded(.up))) s left"
+    case .paused(let paused):
+        let left = paused.totalCountdownDuration - paused.previouslyElapsedDuration
+        return "\(presentation.paused?.title ?? "Paused"): \(Int(left.rounded(.up))) s left"
+    case .alert:
+        return presentation.alert.title
+    }
+}
 // end
 
 // example: authorization
@@ -123,6 +145,28 @@ func ensureAuthorized(with alarmManager: AlarmManager) async throws -> Bool {
         return false
     case .authorized:
         return true
+    }
+}
+// end
+
+// example: errors
+func explain(_ error: AlarmManager.AlarmError) -> String {
+    switch error {
+    case .maximumLimitReached:
+        return "Too many alarms: delete one first."
+    }
+}
+
+func scheduleOrExplain(with alarmManager: AlarmManager) async -> String {
+    do {
+        _ = try await scheduleCookingTimer(with: alarmManager)
+        return "Scheduled."
+    } catch let error as AlarmManager.AlarmError {
+        return explain(error)
+    } catch let error as AlarmNodeError {
+        return "\(error.code): \(error.message)"
+    } catch {
+        return "\(error)"
     }
 }
 // end

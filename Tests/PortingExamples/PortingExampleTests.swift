@@ -29,7 +29,7 @@ struct PortingExampleTests {
     func documentMatchesCode() throws {
         let document = try String(contentsOf: Self.root.appending(path: "docs/porting.md"), encoding: .utf8)
         let blocks = try Self.exampleBlocks()
-        #expect(blocks.count == 7)
+        #expect(blocks.count == 10)
         for (name, code) in blocks {
             #expect(document.contains("```swift\n\(code)\n```"), "docs/porting.md lacks example '\(name)' as compiled")
         }
@@ -48,7 +48,7 @@ struct PortingExampleTests {
         #expect(alarm.state == .countdown)
         #expect(alarm.countdownDuration == .init(preAlert: 600, postAlert: 300))
         clock.advance(by: 600)
-        for await alarms in manager.alarmUpdates where alarms.first?.state == .alerting { break }
+        #expect(await firstAlerting(in: manager.alarmUpdates)?.id == alarm.id)
         try await node.secondaryAction(id: alarm.id)
         let document = try #require(try manager.alarmDocuments.first)
         #expect(document.state == .countdown)
@@ -71,5 +71,49 @@ struct PortingExampleTests {
         #expect(documents.first { $0.id == lights.id }?.configuration.secondaryIntent
             == .publish(topic: "home/bedroom/lights/set", payload: "ON"))
         #expect(documents.first { $0.id == weekly.id }?.configuration.sound == .named("gentle"))
+    }
+
+    @Test("An alert built without a stop button shows the node's default one, in its document too")
+    func defaultStopButton() async throws {
+        let node = LocalAlarmNode(clock: ManualAlarmClock(now: Date(timeIntervalSince1970: 1_795_000_000)))
+        let manager = AlarmManager(node: node)
+        let alarm = try await scheduleWeekdayAlarm(with: manager)
+        let document = try #require(try manager.alarmDocuments.first { $0.id == alarm.id })
+        let alert = document.configuration.attributes.presentation.alert
+        #expect(alert.stopButton == AlarmButton(text: "Stop", textColor: .white, systemImageName: "stop.circle"))
+        #expect(alert.secondaryButton == .snoozeButton)
+        let json = try JSONValue(encoding: document)
+        #expect(json["attributes"]?["presentation"]?["alert"]?["stopButton"]?["text"] == .string("Stop"))
+    }
+
+    @Test("A widget's function over ContentState reads the countdown, then the pause")
+    func widgetLine() async throws {
+        let start = Date(timeIntervalSince1970: 1_795_000_000)
+        let clock = ManualAlarmClock(now: start)
+        let node = LocalAlarmNode(clock: clock)
+        let manager = AlarmManager(node: node)
+        let alarm = try await scheduleCookingTimer(with: manager)
+        func line() throws -> String {
+            let document = try #require(try manager.alarmDocuments.first { $0.id == alarm.id })
+            let erased = document.configuration.attributes
+            let attributes = AlarmAttributes(presentation: erased.presentation,
+                                             metadata: try erased.metadata?.decode(as: CookingData.self), tintColor: erased.tintColor)
+            let state = AlarmAttributes<CookingData>.ContentState(alarmID: document.id, mode: try #require(document.presentationState))
+            return countdownLine(attributes: attributes, state: state, now: clock.now)
+        }
+        clock.advance(by: 59.5)
+        #expect(try line() == "Cooking: 541 s left")
+        try await manager.pause(id: alarm.id)
+        #expect(try line() == "Paused: 541 s left")
+    }
+
+    @Test("An exhaustive switch over AlarmManager.AlarmError explains the limit; the node's errors stay apart")
+    func errors() async {
+        let clock = ManualAlarmClock(now: Date(timeIntervalSince1970: 1_795_000_000))
+        let full = AlarmManager(node: LocalAlarmNode(configuration: .init(maximumAlarms: 1), clock: clock))
+        #expect(await scheduleOrExplain(with: full) == "Scheduled.")
+        #expect(await scheduleOrExplain(with: full) == "Too many alarms: delete one first.")
+        let denied = AlarmManager(node: LocalAlarmNode(state: NodeState(authorization: .denied), clock: clock))
+        #expect(await scheduleOrExplain(with: denied).hasPrefix("unauthorized: this node has not authorized scheduling"))
     }
 }

@@ -145,13 +145,16 @@ public struct AlarmEngine: Sendable {
 
     /// Schedules, or replaces, the alarm `id`. Scheduling an identical configuration again
     /// changes nothing, so a duplicated delivery never restarts a countdown.
+    ///
+    /// - Throws: `AlarmManager.AlarmError.maximumLimitReached` when the node is full, or an
+    ///   ``AlarmNodeError`` (`invalidConfiguration`).
     public mutating func schedule(
         id: UUID, configuration: AlarmManager.AlarmConfiguration<JSONValue>, now: Date
-    ) throws(AlarmManager.AlarmError) -> [AlarmEffect] {
+    ) throws -> [AlarmEffect] {
         if let existing = records[id], existing.configuration == configuration { return [] }
         try configuration.validate(now: now)
         guard records[id] != nil || records.count < self.configuration.maximumAlarms else {
-            throw .maximumLimitReached
+            throw AlarmManager.AlarmError.maximumLimitReached
         }
         var effects: [AlarmEffect] = []
         if case .alerting? = records[id]?.phase { effects.append(.alertEnded(id)) }
@@ -166,7 +169,7 @@ public struct AlarmEngine: Sendable {
             phase = scheduledPhase(alertDate: date, configuration: configuration, now: now)
         case .relative(let relative)?:
             guard let next = ScheduleMath.nextOccurrence(of: relative, after: now, in: self.configuration.timeZone) else {
-                throw .invalidConfiguration(field: "configuration.schedule", reason: "never occurs")
+                throw AlarmNodeError.invalidConfiguration(field: "configuration.schedule", reason: "never occurs")
             }
             occurrenceDay = next.day
             phase = scheduledPhase(alertDate: next.date, configuration: configuration, now: now)
@@ -180,7 +183,7 @@ public struct AlarmEngine: Sendable {
     }
 
     /// Carries out a lifecycle operation on an existing alarm.
-    public mutating func perform(_ operation: AlarmOperation, id: UUID, now: Date) throws(AlarmManager.AlarmError) -> [AlarmEffect] {
+    public mutating func perform(_ operation: AlarmOperation, id: UUID, now: Date) throws(AlarmNodeError) -> [AlarmEffect] {
         switch operation {
         case .cancel: try cancel(id: id, now: now)
         case .stop: try stop(id: id, now: now)
@@ -191,7 +194,7 @@ public struct AlarmEngine: Sendable {
     }
 
     /// Removes the alarm in any state, repeating or not.
-    public mutating func cancel(id: UUID, now: Date) throws(AlarmManager.AlarmError) -> [AlarmEffect] {
+    public mutating func cancel(id: UUID, now: Date) throws(AlarmNodeError) -> [AlarmEffect] {
         let record = try existing(id)
         var effects: [AlarmEffect] = []
         if record.state == .alerting { effects.append(.alertEnded(id)) }
@@ -203,7 +206,7 @@ public struct AlarmEngine: Sendable {
 
     /// Stops an alerting alarm: a one-shot alarm is removed, a repeating one waits for its next occurrence.
     /// Runs the alarm's stop intent.
-    public mutating func stop(id: UUID, now: Date) throws(AlarmManager.AlarmError) -> [AlarmEffect] {
+    public mutating func stop(id: UUID, now: Date) throws(AlarmNodeError) -> [AlarmEffect] {
         let record = try existing(id, in: .alerting, for: "stop")
         var effects: [AlarmEffect] = [.alertEnded(id), .event(AlarmEvent(.stopped, alarmID: id, at: now))]
         if let intent = record.configuration.stopIntent { effects += intentEffects(intent, record: record, now: now) }
@@ -211,7 +214,7 @@ public struct AlarmEngine: Sendable {
     }
 
     /// Snoozes an alerting alarm (or repeats a timer): a countdown of `postAlert`, else `preAlert`.
-    public mutating func countdown(id: UUID, now: Date) throws(AlarmManager.AlarmError) -> [AlarmEffect] {
+    public mutating func countdown(id: UUID, now: Date) throws(AlarmNodeError) -> [AlarmEffect] {
         let record = try existing(id, in: .alerting, for: "countdown")
         guard let duration = record.snoozeDuration else {
             throw .invalidState("alarm \(id.uuidString) has neither a postAlert nor a preAlert duration, so it cannot count down again: stop it instead")
@@ -221,7 +224,7 @@ public struct AlarmEngine: Sendable {
     }
 
     /// Pauses a running countdown, keeping the time already elapsed.
-    public mutating func pause(id: UUID, now: Date) throws(AlarmManager.AlarmError) -> [AlarmEffect] {
+    public mutating func pause(id: UUID, now: Date) throws(AlarmNodeError) -> [AlarmEffect] {
         var record = try existing(id, in: .countdown, for: "pause")
         guard case .countdown(let countdown) = record.phase else { return [] }
         let elapsed = countdown.previouslyElapsedDuration + max(0, now.timeIntervalSince(countdown.startDate))
@@ -232,7 +235,7 @@ public struct AlarmEngine: Sendable {
     }
 
     /// Resumes a paused countdown for its remaining time.
-    public mutating func resume(id: UUID, now: Date) throws(AlarmManager.AlarmError) -> [AlarmEffect] {
+    public mutating func resume(id: UUID, now: Date) throws(AlarmNodeError) -> [AlarmEffect] {
         var record = try existing(id, in: .paused, for: "resume")
         guard case .paused(let total, let elapsed) = record.phase else { return [] }
         record.phase = .countdown(.starting(at: now, total: total, elapsed: elapsed))
@@ -242,7 +245,7 @@ public struct AlarmEngine: Sendable {
 
     /// What the alert's secondary button does: `.countdown` snoozes, `.custom` runs the
     /// secondary intent and leaves the state as it is. An alarm with no secondary button ignores it.
-    public mutating func secondaryAction(id: UUID, now: Date) throws(AlarmManager.AlarmError) -> [AlarmEffect] {
+    public mutating func secondaryAction(id: UUID, now: Date) throws(AlarmNodeError) -> [AlarmEffect] {
         let record = try existing(id, in: .alerting, for: "the secondary action")
         switch record.configuration.attributes.presentation.alert.secondaryButtonBehavior {
         case .countdown?:
@@ -344,12 +347,12 @@ public struct AlarmEngine: Sendable {
 
     // MARK: Internals
 
-    private func existing(_ id: UUID) throws(AlarmManager.AlarmError) -> AlarmRecord {
+    private func existing(_ id: UUID) throws(AlarmNodeError) -> AlarmRecord {
         guard let record = records[id] else { throw .notFound(id) }
         return record
     }
 
-    private func existing(_ id: UUID, in state: Alarm.State, for operation: String) throws(AlarmManager.AlarmError) -> AlarmRecord {
+    private func existing(_ id: UUID, in state: Alarm.State, for operation: String) throws(AlarmNodeError) -> AlarmRecord {
         let record = try existing(id)
         guard record.state == state else {
             throw .invalidState("\(operation) needs an alarm in state \(state.rawValue), but alarm \(id.uuidString) is \(record.state.rawValue)")

@@ -16,29 +16,29 @@ extension AlarmManager.AlarmConfiguration where Metadata == JSONValue {
     /// Checks the configuration against the limits of docs/mqtt.md, naming the first offending field.
     ///
     /// - Parameter now: schedules whose fixed date is not after `now` are refused.
-    public func validate(now: Date) throws(AlarmManager.AlarmError) {
-        func fail(_ field: String, _ reason: String) -> AlarmManager.AlarmError {
+    public func validate(now: Date) throws(AlarmNodeError) {
+        func fail(_ field: String, _ reason: String) -> AlarmNodeError {
             .invalidConfiguration(field: "configuration.\(field)", reason: reason)
         }
-        func checkDuration(_ value: TimeInterval?, _ field: String) throws(AlarmManager.AlarmError) {
+        func checkDuration(_ value: TimeInterval?, _ field: String) throws(AlarmNodeError) {
             guard let value else { return }
             guard value.isFinite, AlarmLimits.durations.contains(value) else {
                 throw fail(field, "\(value) is not a duration from 1 to 604800 seconds (7 days)")
             }
         }
-        func checkText(_ text: String, _ field: String) throws(AlarmManager.AlarmError) {
+        func checkText(_ text: String, _ field: String) throws(AlarmNodeError) {
             guard AlarmLimits.textBytes.contains(text.utf8.count) else {
                 throw fail(field, "must be 1 to 128 UTF-8 bytes, is \(text.utf8.count)")
             }
         }
-        func checkButton(_ button: AlarmButton?, _ field: String) throws(AlarmManager.AlarmError) {
+        func checkButton(_ button: AlarmButton?, _ field: String) throws(AlarmNodeError) {
             guard let button else { return }
             try checkText(button.text, "\(field).text")
             guard button.systemImageName.utf8.count <= 128 else {
                 throw fail("\(field).systemImageName", "must be at most 128 UTF-8 bytes")
             }
         }
-        func checkIntent(_ intent: AlarmIntent?, _ field: String) throws(AlarmManager.AlarmError) {
+        func checkIntent(_ intent: AlarmIntent?, _ field: String) throws(AlarmNodeError) {
             guard case .publish(let topic, let payload, _)? = intent else { return }
             guard !topic.isEmpty, topic.utf8.count <= 1024, !topic.contains("+"), !topic.contains("#") else {
                 throw fail("\(field).publish.topic", "must be a non-empty MQTT topic of at most 1024 bytes without wildcards")

@@ -2,11 +2,11 @@ import FoundationEssentials
 
 /// Where an `AlarmManager` sends its calls: a node in this process, or one over MQTT.
 public protocol AlarmNodeConnection: Sendable {
-    func schedule(id: UUID, configuration: AlarmManager.AlarmConfiguration<JSONValue>) async throws(AlarmManager.AlarmError) -> AlarmDocument
-    func perform(_ operation: AlarmOperation, id: UUID) async throws(AlarmManager.AlarmError)
-    func requestAuthorization() async throws(AlarmManager.AlarmError) -> AlarmManager.AuthorizationState
+    func schedule(id: UUID, configuration: AlarmManager.AlarmConfiguration<JSONValue>) async throws -> AlarmDocument
+    func perform(_ operation: AlarmOperation, id: UUID) async throws
+    func requestAuthorization() async throws -> AlarmManager.AuthorizationState
     /// The node's alarms as last known; throws when they are not known (e.g. never connected).
-    func currentDocuments() throws(AlarmManager.AlarmError) -> [AlarmDocument]
+    func currentDocuments() throws -> [AlarmDocument]
     var documentUpdates: Broadcast<[AlarmDocument]> { get }
     var authorizationUpdates: Broadcast<AlarmManager.AuthorizationState> { get }
 }
@@ -29,6 +29,10 @@ public final class AlarmManager: Sendable {
     }
 
     /// Schedules an alarm, or replaces the one with this id; returns it.
+    ///
+    /// - Throws: `AlarmError.maximumLimitReached` when the node is full, or an ``AlarmNodeError``
+    ///   (`invalidConfiguration`, `unauthorized`, `unavailable`, …). The other calls throw
+    ///   ``AlarmNodeError``s.
     @discardableResult
     public func schedule<Metadata: AlarmMetadata>(
         id: Alarm.ID, configuration: AlarmConfiguration<Metadata>
@@ -37,7 +41,7 @@ public final class AlarmManager: Sendable {
         do {
             erased = try configuration.erased()
         } catch {
-            throw AlarmError.invalidConfiguration(field: "configuration.attributes.metadata",
+            throw AlarmNodeError.invalidConfiguration(field: "configuration.attributes.metadata",
                                                   reason: "cannot be written as JSON: \(error)")
         }
         return try await connection.schedule(id: id, configuration: erased).alarm
@@ -65,8 +69,8 @@ public final class AlarmManager: Sendable {
 
     /// The alarms each time they change, starting with the current list. Any number of
     /// observers may iterate at once.
-    public var alarmUpdates: some AsyncSequence<[Alarm], Never> & Sendable {
-        connection.documentUpdates.stream().map { documents in documents.map(\.alarm) }
+    public var alarmUpdates: AlarmUpdates {
+        AlarmUpdates(documents: connection.documentUpdates)
     }
 
     /// Every alarm's full document (configuration, presentation state, next alert date).
@@ -88,8 +92,8 @@ public final class AlarmManager: Sendable {
     }
 
     /// The authorization decision each time it changes, starting with the current one.
-    public var authorizationUpdates: some AsyncSequence<AuthorizationState, Never> & Sendable {
-        connection.authorizationUpdates.stream()
+    public var authorizationUpdates: AlarmAuthorizationStateUpdates {
+        AlarmAuthorizationStateUpdates(states: connection.authorizationUpdates)
     }
 }
 
@@ -97,19 +101,19 @@ public final class AlarmManager: Sendable {
 struct LocalNodeConnection: AlarmNodeConnection {
     let node: LocalAlarmNode
 
-    func schedule(id: UUID, configuration: AlarmManager.AlarmConfiguration<JSONValue>) async throws(AlarmManager.AlarmError) -> AlarmDocument {
+    func schedule(id: UUID, configuration: AlarmManager.AlarmConfiguration<JSONValue>) async throws -> AlarmDocument {
         try await node.schedule(id: id, configuration: configuration)
     }
 
-    func perform(_ operation: AlarmOperation, id: UUID) async throws(AlarmManager.AlarmError) {
+    func perform(_ operation: AlarmOperation, id: UUID) async throws {
         try await node.perform(operation, id: id)
     }
 
-    func requestAuthorization() async throws(AlarmManager.AlarmError) -> AlarmManager.AuthorizationState {
+    func requestAuthorization() async throws -> AlarmManager.AuthorizationState {
         await node.requestAuthorization()
     }
 
-    func currentDocuments() throws(AlarmManager.AlarmError) -> [AlarmDocument] {
+    func currentDocuments() throws -> [AlarmDocument] {
         node.documentUpdates.value
     }
 

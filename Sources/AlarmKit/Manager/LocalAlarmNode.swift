@@ -116,31 +116,33 @@ public actor LocalAlarmNode {
 
     /// Schedules or replaces an alarm; asks for authorization first while it is undetermined.
     /// Returns once the change is on disk.
+    ///
+    /// - Throws: `AlarmManager.AlarmError.maximumLimitReached`, or an ``AlarmNodeError``.
     public func schedule(
         id: UUID, configuration: AlarmManager.AlarmConfiguration<JSONValue>
-    ) async throws(AlarmManager.AlarmError) -> AlarmDocument {
+    ) async throws -> AlarmDocument {
         let submission = await submit(.schedule(id: id, configuration: configuration))
         switch await waitUntilDurable(submission) {
         case .alarm(let document?): return document
-        case .failure(let error): throw error
-        default: throw .internal("alarm \(id.uuidString) was not scheduled")
+        case .failure(let failure): throw failure.error
+        default: throw AlarmNodeError.internal("alarm \(id.uuidString) was not scheduled")
         }
     }
 
     /// Carries out `operation` on alarm `id` once it is on disk; returns the alarm's document,
     /// or nil when the operation removed it.
     @discardableResult
-    public func perform(_ operation: AlarmOperation, id: UUID) async throws(AlarmManager.AlarmError) -> AlarmDocument? {
+    public func perform(_ operation: AlarmOperation, id: UUID) async throws -> AlarmDocument? {
         switch await waitUntilDurable(await submit(.alarm(operation, id: id))) {
         case .alarm(let document): return document
-        case .failure(let error): throw error
+        case .failure(let failure): throw failure.error
         default: return engine.document(for: id)
         }
     }
 
     /// The alert's secondary button for alarm `id` (snooze, or its custom intent).
-    public func secondaryAction(id: UUID) async throws(AlarmManager.AlarmError) {
-        let write = try applyNow { engine, now throws(AlarmManager.AlarmError) in try engine.secondaryAction(id: id, now: now) }
+    public func secondaryAction(id: UUID) async throws(AlarmNodeError) {
+        let write = try applyNow { engine, now throws(AlarmNodeError) in try engine.secondaryAction(id: id, now: now) }
         if let error = await write?.outcome() { throw error }
     }
 
@@ -154,13 +156,13 @@ public actor LocalAlarmNode {
     public func applyWithoutWaiting<Step: Sendable>(
         reporting leadingEffects: [AlarmEffect] = [],
         planning plan: @Sendable (AlarmEngine) -> [Step],
-        _ apply: @Sendable (inout AlarmEngine, Step, Date) throws(AlarmManager.AlarmError) -> [AlarmEffect]
-    ) -> [(Step, AlarmManager.AlarmError)] {
+        _ apply: @Sendable (inout AlarmEngine, Step, Date) throws(AlarmNodeError) -> [AlarmEffect]
+    ) -> [(Step, AlarmNodeError)] {
         let now = clock.now
         var effects = leadingEffects
-        var refusals: [(Step, AlarmManager.AlarmError)] = []
+        var refusals: [(Step, AlarmNodeError)] = []
         for step in plan(engine) {
-            do throws(AlarmManager.AlarmError) {
+            do throws(AlarmNodeError) {
                 effects += try apply(&engine, step, now)
             } catch {
                 refusals.append((step, error))
@@ -181,21 +183,21 @@ public actor LocalAlarmNode {
     /// Applies a command now, in the order commands are submitted, without waiting for the disk;
     /// `waitUntilDurable` or `whenDurable` then gives the reply.
     public func submit(_ action: NodeCommand.Action) async -> Submission {
-        do throws(AlarmManager.AlarmError) {
+        do {
             switch action {
             case .schedule(let id, let configuration):
                 if authorization == .notDetermined { _ = await requestAuthorization() }
-                guard authorization == .authorized else { throw .unauthorized(authorization) }
-                let write = try applyNow { engine, now throws(AlarmManager.AlarmError) in
+                guard authorization == .authorized else { throw AlarmNodeError.unauthorized(authorization) }
+                let write = try applyNow { engine, now throws in
                     try engine.schedule(id: id, configuration: configuration, now: now)
                 }
                 guard let document = engine.document(for: id) else {
                     // A timer whose countdown is already over alerts, or is missed, on the spot.
-                    throw .internal("alarm \(id.uuidString) ended as soon as it was scheduled")
+                    throw AlarmNodeError.internal("alarm \(id.uuidString) ended as soon as it was scheduled")
                 }
                 return Submission(reply: .alarm(document), write: write)
             case .alarm(let operation, let id):
-                let write = try applyNow { engine, now throws(AlarmManager.AlarmError) in
+                let write = try applyNow { engine, now throws(AlarmNodeError) in
                     try engine.perform(operation, id: id, now: now)
                 }
                 return Submission(reply: .alarm(engine.document(for: id)), write: write)
@@ -207,14 +209,14 @@ public actor LocalAlarmNode {
                 return Submission(reply: .alarms(engine.documents), write: nil)
             }
         } catch {
-            return Submission(reply: .failure(error), write: nil)
+            return Submission(reply: .failure(NodeFailure(error)), write: nil)
         }
     }
 
     /// Waits until every change applied so far is on disk (before shutting down, say), writing
     /// again what a failed write left unsaved; returns the write's failure, if any.
     @discardableResult
-    public func flush() async -> AlarmManager.AlarmError? {
+    public func flush() async -> AlarmNodeError? {
         await startWrite()?.outcome()
     }
 
@@ -222,7 +224,7 @@ public actor LocalAlarmNode {
     /// writer only, not for the actor.
     public nonisolated func waitUntilDurable(_ submission: Submission) async -> NodeReply {
         guard let write = submission.write, let error = await write.outcome() else { return submission.reply }
-        return .failure(error)
+        return .failure(.node(error))
     }
 
     /// Calls `answer` with the submission's reply once its change is on disk (or with the
@@ -230,7 +232,7 @@ public actor LocalAlarmNode {
     /// right after the write. `answer` must not block.
     public nonisolated func whenDurable(_ submission: Submission, answer: @escaping @Sendable (NodeReply) -> Void) {
         guard let write = submission.write else { return answer(submission.reply) }
-        write.whenSettled { error in answer(error.map(NodeReply.failure) ?? submission.reply) }
+        write.whenSettled { error in answer(error.map { .failure(.node($0)) } ?? submission.reply) }
     }
 
     /// Asks for authorization when it is undetermined and a prompt exists; concurrent requests
@@ -311,9 +313,9 @@ public actor LocalAlarmNode {
     ///
     /// The engine is changed in place: an operation that throws has changed nothing (every
     /// operation checks before it changes anything; `EngineRefusalTests` holds it to that).
-    private func applyNow(
-        _ change: (inout AlarmEngine, Date) throws(AlarmManager.AlarmError) -> [AlarmEffect]
-    ) throws(AlarmManager.AlarmError) -> StateWrite? {
+    private func applyNow<Failure: Error>(
+        _ change: (inout AlarmEngine, Date) throws(Failure) -> [AlarmEffect]
+    ) throws(Failure) -> StateWrite? {
         let now = clock.now
         return commit(try change(&engine, now))
     }
@@ -381,14 +383,14 @@ public actor LocalAlarmNode {
 public final class StateWrite: Sendable {
     private struct State {
         /// nil until settled; then the failure, or `.some(nil)` on success.
-        var outcome: AlarmManager.AlarmError??
-        var waiters: [@Sendable (AlarmManager.AlarmError?) -> Void] = []
+        var outcome: AlarmNodeError??
+        var waiters: [@Sendable (AlarmNodeError?) -> Void] = []
     }
 
     private let state = Mutex(State())
 
     /// Records the outcome and calls whoever waits, on this thread.
-    func settle(_ failure: AlarmManager.AlarmError?) {
+    func settle(_ failure: AlarmNodeError?) {
         let waiters = state.withLock { state in
             state.outcome = .some(failure)
             defer { state.waiters = [] }
@@ -398,8 +400,8 @@ public final class StateWrite: Sendable {
     }
 
     /// Calls `body` with the write's failure (nil on success) once it is settled: at once when it is.
-    func whenSettled(_ body: @escaping @Sendable (AlarmManager.AlarmError?) -> Void) {
-        let known: AlarmManager.AlarmError?? = state.withLock { state in
+    func whenSettled(_ body: @escaping @Sendable (AlarmNodeError?) -> Void) {
+        let known: AlarmNodeError?? = state.withLock { state in
             if state.outcome == nil { state.waiters.append(body) }
             return state.outcome
         }
@@ -407,7 +409,7 @@ public final class StateWrite: Sendable {
     }
 
     /// The write's failure, nil on success, once it is settled.
-    func outcome() async -> AlarmManager.AlarmError? {
+    func outcome() async -> AlarmNodeError? {
         await withCheckedContinuation { continuation in whenSettled { continuation.resume(returning: $0) } }
     }
 }

@@ -107,18 +107,34 @@ public struct AlarmPresentation: Sendable, Hashable, Codable {
     /// The alerting presentation.
     public struct Alert: Sendable, Hashable, Codable {
         public var title: String
+        /// The stop button; ``defaultStopButton`` unless the app chose its own.
         public var stopButton: AlarmButton
         public var secondaryButton: AlarmButton?
         public var secondaryButtonBehavior: SecondaryButtonBehavior?
 
+        /// The stop button a node shows when the app gives none, as iOS 26.1 provides its own
+        /// stop control: "Stop" in white, with the `stop.circle` symbol.
+        public static let defaultStopButton = AlarmButton(text: "Stop", textColor: .white, systemImageName: "stop.circle")
+
+        /// An alert with the node's stop button (``defaultStopButton``) and, optionally, a
+        /// secondary button, as AlarmKit's initializer of iOS 26.1.
+        public init(
+            title: String, secondaryButton: AlarmButton? = nil, secondaryButtonBehavior: SecondaryButtonBehavior? = nil
+        ) {
+            self.title = title
+            self.stopButton = Self.defaultStopButton
+            self.secondaryButton = secondaryButton
+            self.secondaryButtonBehavior = secondaryButtonBehavior
+        }
+
+        /// An alert with the app's own stop button, as AlarmKit's initializer of iOS 26.0.
+        @available(*, deprecated, message: "the node provides the stop button, as iOS 26.1 does: use init(title:secondaryButton:secondaryButtonBehavior:)")
         public init(
             title: String, stopButton: AlarmButton,
             secondaryButton: AlarmButton? = nil, secondaryButtonBehavior: SecondaryButtonBehavior? = nil
         ) {
-            self.title = title
+            self.init(title: title, secondaryButton: secondaryButton, secondaryButtonBehavior: secondaryButtonBehavior)
             self.stopButton = stopButton
-            self.secondaryButton = secondaryButton
-            self.secondaryButtonBehavior = secondaryButtonBehavior
         }
 
         /// What the secondary button does: snooze/repeat (`countdown`) or the app's own intent (`custom`).
@@ -134,7 +150,7 @@ public struct AlarmPresentation: Sendable, Hashable, Codable {
             try decoder.rejectUnknownKeys(CodingKeys.self)
             let container = try decoder.container(keyedBy: CodingKeys.self)
             title = try container.decode(String.self, forKey: .title)
-            stopButton = try container.decode(AlarmButton.self, forKey: .stopButton)
+            stopButton = try container.decodeOptional(AlarmButton.self, forKey: .stopButton) ?? Self.defaultStopButton
             secondaryButton = try container.decodeOptional(AlarmButton.self, forKey: .secondaryButton)
             secondaryButtonBehavior = try container.decodeOptional(
                 SecondaryButtonBehavior.self, forKey: .secondaryButtonBehavior)
@@ -241,4 +257,10 @@ public struct AlarmAttributes<Metadata: AlarmMetadata>: Sendable, Hashable, Coda
         try container.encodeOrNull(metadata, forKey: .metadata)
         try container.encode(tintColor, forKey: .tintColor)
     }
+}
+
+extension AlarmAttributes {
+    /// The type of a Live Activity's `context.state` for these attributes, as in AlarmKit
+    /// (where `AlarmAttributes` is ActivityKit's `ActivityAttributes`).
+    public typealias ContentState = AlarmPresentationState
 }

@@ -78,7 +78,7 @@ public struct NodeCommand: Sendable, Hashable {
 
     /// A command that was refused before it ran.
     public struct Rejection: Error, Sendable, Hashable {
-        public var error: AlarmManager.AlarmError
+        public var error: AlarmNodeError
         public var replyRoute: ReplyRoute?
     }
 }
@@ -93,7 +93,7 @@ extension CodingUserInfoKey {
 /// in `action`, so that the reply route read before it still answers the command.
 struct CommandEnvelope: Decodable {
     var replyRoute: NodeCommand.ReplyRoute?
-    var action: Result<NodeCommand.Action, AlarmManager.AlarmError>
+    var action: Result<NodeCommand.Action, AlarmNodeError>
 
     init(from decoder: any Decoder) throws {
         let fields = try decoder.container(keyedBy: AnyCodingKey.self)
@@ -124,14 +124,14 @@ struct CommandEnvelope: Decodable {
             action = .failure(.badRequest(field: unknown, reason: "unknown field; \(operationName) takes \(allowed.sorted().joined(separator: ", "))"))
             return
         }
-        func readID() throws(AlarmManager.AlarmError) -> UUID? {
+        func readID() throws(AlarmNodeError) -> UUID? {
             guard fields.contains(id) else { return nil }
             guard let text = try? fields.decode(String.self, forKey: id), let uuid = UUID(uuidString: text) else {
                 throw .badRequest(field: "id", reason: "must be a UUID string such as 2F1E6A4C-9B1D-4C7E-8F3A-5D2B1C0E9A77")
             }
             return uuid
         }
-        action = Result { () throws(AlarmManager.AlarmError) -> NodeCommand.Action in
+        action = Result { () throws(AlarmNodeError) -> NodeCommand.Action in
             switch operation {
             case .schedule:
                 let alarmID = try readID() ?? UUID()
@@ -140,7 +140,7 @@ struct CommandEnvelope: Decodable {
                 do {
                     return .schedule(id: alarmID, configuration: try fields.decode(AlarmManager.AlarmConfiguration<JSONValue>.self, forKey: key))
                 } catch {
-                    throw AlarmManager.AlarmError(decoding: error)
+                    throw AlarmNodeError(decoding: error)
                 }
             case .cancel, .stop, .countdown, .pause, .resume:
                 guard let alarmID = try readID() else { throw .badRequest(field: "id", reason: "this field is required: the alarm's UUID") }
@@ -160,7 +160,8 @@ public enum NodeReply: Sendable, Hashable {
     case alarm(AlarmDocument?)
     case alarms([AlarmDocument])
     case authorization(AlarmManager.AuthorizationState)
-    case failure(AlarmManager.AlarmError)
+    /// AlarmKit's error or one of the node's own, with its code on the wire.
+    case failure(NodeFailure)
 
     /// The reply's JSON, with `correlationID` echoed when the request carried one in its payload.
     public func payload(correlationID: JSONValue? = nil) -> [UInt8] {
@@ -201,7 +202,7 @@ public enum NodeReply: Sendable, Hashable {
     /// Reads a reply; `alarmID` is the id the request named, to rebuild `notFound`.
     public static func decode(_ payload: [UInt8], alarmID: UUID? = nil) throws -> NodeReply {
         struct Wire: Decodable {
-            struct ErrorObject: Decodable { var code: AlarmManager.AlarmError.Code; var message: String; var field: String? }
+            struct ErrorObject: Decodable { var code: NodeFailure.Code; var message: String; var field: String? }
             var ok: Bool
             var alarm: AlarmDocument?
             var alarms: [AlarmDocument]?
@@ -211,7 +212,7 @@ public enum NodeReply: Sendable, Hashable {
         let wire = try AlarmJSON.decoder.decode(Wire.self, from: Data(payload))
         if !wire.ok {
             let error = wire.error ?? .init(code: .internal, message: "the node refused without saying why", field: nil)
-            return .failure(AlarmManager.AlarmError(code: error.code, message: error.message, field: error.field, alarmID: alarmID))
+            return .failure(NodeFailure(code: error.code, message: error.message, field: error.field, alarmID: alarmID))
         }
         if let alarms = wire.alarms { return .alarms(alarms) }
         if let authorization = wire.authorization { return .authorization(authorization) }

@@ -105,30 +105,30 @@ public final class RemoteNodeConnection: AlarmNodeConnection {
 
     // MARK: AlarmNodeConnection
 
-    public func schedule(id: UUID, configuration: AlarmManager.AlarmConfiguration<JSONValue>) async throws(AlarmManager.AlarmError) -> AlarmDocument {
+    public func schedule(id: UUID, configuration: AlarmManager.AlarmConfiguration<JSONValue>) async throws -> AlarmDocument {
         let configurationValue: JSONValue
         do {
             configurationValue = try JSONValue(encoding: configuration)
         } catch {
-            throw .invalidConfiguration(field: "configuration", reason: "cannot be written as JSON: \(error)")
+            throw AlarmNodeError.invalidConfiguration(field: "configuration", reason: "cannot be written as JSON: \(error)")
         }
         // While its authorization is undetermined (or not known yet), the node prompts on its
         // hardware before it answers.
         let mayPrompt = authorizationUpdates.value == .notDetermined
         let reply = try await request(.schedule, fields: ["id": .string(id.uuidString), "configuration": configurationValue],
                                       alarmID: id, timeout: mayPrompt ? promptingTimeout : nil)
-        guard case .alarm(let document?) = reply else { throw .internal("the node answered schedule without the alarm") }
+        guard case .alarm(let document?) = reply else { throw AlarmNodeError.internal("the node answered schedule without the alarm") }
         return document
     }
 
-    public func perform(_ operation: AlarmOperation, id: UUID) async throws(AlarmManager.AlarmError) {
+    public func perform(_ operation: AlarmOperation, id: UUID) async throws {
         _ = try await performReturningDocument(operation, id: id)
     }
 
-    public func requestAuthorization() async throws(AlarmManager.AlarmError) -> AlarmManager.AuthorizationState {
+    public func requestAuthorization() async throws -> AlarmManager.AuthorizationState {
         // The node prompts on its hardware (for as long as its status says) before it answers.
         let reply = try await request(.requestAuthorization, fields: [:], timeout: promptingTimeout)
-        guard case .authorization(let decision) = reply else { throw .internal("the node answered requestAuthorization without a decision") }
+        guard case .authorization(let decision) = reply else { throw AlarmNodeError.internal("the node answered requestAuthorization without a decision") }
         authorizationUpdates.send(decision)
         return decision
     }
@@ -138,7 +138,7 @@ public final class RemoteNodeConnection: AlarmNodeConnection {
         NodeStatus.replyWaitWhilePrompting(statusUpdates.value, timeout: settings.timeout)
     }
 
-    public func currentDocuments() throws(AlarmManager.AlarmError) -> [AlarmDocument] {
+    public func currentDocuments() throws(AlarmNodeError) -> [AlarmDocument] {
         start()
         guard state.withLock({ $0.mirrored }) else {
             throw .unavailable("the alarms of node '\(settings.node)' are not known yet: use fetchAlarmDocuments(), or wait for alarmUpdates")
@@ -150,18 +150,18 @@ public final class RemoteNodeConnection: AlarmNodeConnection {
 
     /// Runs a lifecycle operation and returns the alarm as the node's reply shows it after the
     /// operation: nil when the operation removed it (cancel, stop of a one-shot alarm).
-    public func performReturningDocument(_ operation: AlarmOperation, id: UUID) async throws(AlarmManager.AlarmError) -> AlarmDocument? {
+    public func performReturningDocument(_ operation: AlarmOperation, id: UUID) async throws -> AlarmDocument? {
         guard let command = NodeCommand.Operation(rawValue: operation.rawValue) else { return nil }
         guard case .alarm(let document) = try await request(command, fields: ["id": .string(id.uuidString)], alarmID: id) else {
-            throw .internal("the node answered \(operation.rawValue) without the alarm")
+            throw AlarmNodeError.internal("the node answered \(operation.rawValue) without the alarm")
         }
         return document
     }
 
     /// Asks the node for its alarms (the `list` command) and returns them.
-    public func fetchDocuments() async throws(AlarmManager.AlarmError) -> [AlarmDocument] {
+    public func fetchDocuments() async throws -> [AlarmDocument] {
         guard case .alarms(let documents) = try await request(.list, fields: [:]) else {
-            throw .internal("the node answered list without alarms")
+            throw AlarmNodeError.internal("the node answered list without alarms")
         }
         state.withLock { state in
             state.documents = OrderedDictionary(uniqueKeysWithValues: documents.map { ($0.id, $0) })
@@ -246,11 +246,11 @@ public final class RemoteNodeConnection: AlarmNodeConnection {
 
     private func request(
         _ operation: NodeCommand.Operation, fields: [String: JSONValue], alarmID: UUID? = nil, timeout: Duration? = nil
-    ) async throws(AlarmManager.AlarmError) -> NodeReply {
+    ) async throws -> NodeReply {
         start()
         let (client, setupFailure) = state.withLock { ($0.client, $0.setupFailure) }
         guard let client else {
-            throw .unavailable("cannot set up a connection to the broker \(settings.brokerDescription): \(setupFailure ?? "check ALARMD_BROKER or --broker")")
+            throw AlarmNodeError.unavailable("cannot set up a connection to the broker \(settings.brokerDescription): \(setupFailure ?? "check ALARMD_BROKER or --broker")")
         }
         let correlation = UUID().uuidString
         var payload = fields
@@ -272,22 +272,24 @@ public final class RemoteNodeConnection: AlarmNodeConnection {
         let answer = await pending.wait(atMost: limit) { try await Task.sleep(for: $0) }
         state.withLock { _ = $0.pending.removeValue(forKey: correlation) }
         guard let answer else { throw unavailableError(client: client, waited: limit) }
+        let reply: NodeReply
         do {
-            let reply = try NodeReply.decode(answer, alarmID: alarmID)
-            if case .failure(let error) = reply {
-                // A reply's `unauthorized` does not carry the decision; the node's status does.
-                if case .unauthorized = error { throw AlarmManager.AlarmError.unauthorized(authorizationUpdates.value) }
-                throw error
-            }
-            return reply
-        } catch let error as AlarmManager.AlarmError {
-            throw error
+            reply = try NodeReply.decode(answer, alarmID: alarmID)
         } catch {
-            throw .internal("the node's reply could not be read: \(error)")
+            throw AlarmNodeError.internal("the node's reply could not be read: \(error)")
+        }
+        switch reply {
+        case .failure(.node(.unauthorized)):
+            // A reply's `unauthorized` does not carry the decision; the node's status does.
+            throw AlarmNodeError.unauthorized(authorizationUpdates.value)
+        case .failure(let failure):
+            throw failure.error
+        default:
+            return reply
         }
     }
 
-    private func unavailableError(client: MQTTClient, waited: Duration) -> AlarmManager.AlarmError {
+    private func unavailableError(client: MQTTClient, waited: Duration) -> AlarmNodeError {
         if !client.isConnected {
             return .unavailable("cannot reach the broker at \(settings.brokerDescription): is mosquitto running there? set ALARMD_BROKER or --broker")
         }

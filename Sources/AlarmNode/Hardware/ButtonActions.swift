@@ -8,7 +8,7 @@ public enum ButtonAction: Sendable, Hashable {
     case secondary(id: UUID)
 
     /// Carries the action out on `engine` at `now`; a refusal leaves `engine` unchanged.
-    public func apply(to engine: inout AlarmEngine, now: Date) throws(AlarmManager.AlarmError) -> [AlarmEffect] {
+    public func apply(to engine: inout AlarmEngine, now: Date) throws(AlarmNodeError) -> [AlarmEffect] {
         switch self {
         case .perform(let operation, let id): try engine.perform(operation, id: id, now: now)
         case .secondary(let id): try engine.secondaryAction(id: id, now: now)
@@ -66,9 +66,9 @@ extension ButtonActions {
     @discardableResult
     public static func press(
         _ button: PressedButton, _ kind: PressKind, on node: LocalAlarmNode, reporting event: AlarmEvent? = nil
-    ) async -> [(ButtonAction, AlarmManager.AlarmError)] {
+    ) async -> [(ButtonAction, AlarmNodeError)] {
         await node.applyWithoutWaiting(reporting: event.map { [.event($0)] } ?? [],
-                                       planning: { engine in plan(button, kind, engine: engine) }) { engine, action, now throws(AlarmManager.AlarmError) in
+                                       planning: { engine in plan(button, kind, engine: engine) }) { engine, action, now throws(AlarmNodeError) in
             try action.apply(to: &engine, now: now)
         }
     }

@@ -151,7 +151,7 @@ public final class NodeHardware: Service, AuthorizationPrompt, Sendable {
         let kind: PressKind = press.kind == .long ? .long : .short
         let event = AlarmEvent(.button, alarmID: nil, at: Date(),
                                details: ["button": .string(button.rawValue), "press": .string(kind.rawValue)])
-        let refusals: [(ButtonAction, AlarmManager.AlarmError)]
+        let refusals: [(ButtonAction, AlarmNodeError)]
         if let prompt = state.withLock({ $0.prompt }) {
             // A press while a prompt waits answers it, and does nothing else. Its event goes
             // first, before the decision's `authorization` event.

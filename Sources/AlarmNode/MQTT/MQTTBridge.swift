@@ -312,7 +312,7 @@ public final class MQTTBridge: Service, Sendable {
     /// A command applied (or refused), with where its reply goes.
     private struct PendingReply: Sendable {
         var operation: String
-        var outcome: Result<LocalAlarmNode.Submission, AlarmManager.AlarmError>
+        var outcome: Result<LocalAlarmNode.Submission, AlarmNodeError>
         var route: NodeCommand.ReplyRoute?
     }
 
@@ -337,7 +337,7 @@ public final class MQTTBridge: Service, Sendable {
     private func answer(_ pending: PendingReply) {
         switch pending.outcome {
         case .failure(let error):
-            reply(.failure(error), to: pending.route)
+            reply(.failure(.node(error)), to: pending.route)
         case .success(let submission):
             node.whenDurable(submission) { [self] result in
                 if case .failure(let error) = result {

@@ -48,7 +48,7 @@ struct LegacyStateFile {
             snapshot = try AlarmJSON.decoder.decode(Snapshot.self, from: AtomicFile.read(path))
         } catch {
             let reason = (error as? SystemError).map { "cannot be read (\($0))" }
-                ?? "is damaged (\(AlarmManager.AlarmError(decoding: error).message))"
+                ?? "is damaged (\(AlarmNodeError(decoding: error).message))"
             let aside = try keepAside(path, reason: reason)
             let journalAside = FileManager.default.fileExists(atPath: journalPath) ? try keepAside(journalPath, reason: reason) : nil
             return Contents(state: NodeState(), problem: "the state file \(reason); it was kept as \(aside)\(journalAside.map { " (its journal as \($0))" } ?? "") and the node started with no alarms")

@@ -170,7 +170,7 @@ public final class StateStore: Sendable {
         } catch let error as SystemError {
             try keepAside(path, reason: "cannot be read (\(error))", problems: &problems)
         } catch {
-            try keepAside(path, reason: "is damaged (\(AlarmManager.AlarmError(decoding: error).message))", problems: &problems)
+            try keepAside(path, reason: "is damaged (\(AlarmNodeError(decoding: error).message))", problems: &problems)
         }
         return nil
     }
