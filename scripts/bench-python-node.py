@@ -22,9 +22,9 @@ def iso(moment):
 
 
 def save():
-    temporary = path + ".tmp"
+    temporary, data = path + ".tmp", json.dumps({"alarms": list(alarms.values())})
     with open(temporary, "w") as f:
-        json.dump({"alarms": list(alarms.values())}, f)
+        f.write(data)
         f.flush()
         os.fsync(f.fileno())
     os.rename(temporary, path)

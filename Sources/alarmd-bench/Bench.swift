@@ -230,6 +230,8 @@ final class Bench {
         for round in 0..<rounds {
             let change = round % 2 == 0 ? "pause" : "resume"
             try await Task.sleep(for: .milliseconds(10))
+            samples["write", default: []].append(try atomicWrite(state, in: daemon.stateDirectory))
+            try await Task.sleep(for: .milliseconds(10))
             samples["echo list", default: []].append(try await requester.request("bench/echo/\(listSize)", "{}").latency)
             try await measure("list", Daemon.command("list"), "{}")
             if let pythonBase { try await measure("python list", "\(pythonBase)/cmd/list", "{}") }
@@ -237,7 +239,6 @@ final class Bench {
             samples["echo change", default: []].append(try await requester.request("bench/echo/\(changeSize)", id).latency)
             try await measure("change", Daemon.command(change), id)
             if let pythonBase { try await measure("python change", "\(pythonBase)/cmd/\(change)", id) }
-            samples["write", default: []].append(try atomicWrite(state, in: daemon.stateDirectory))
         }
         let perChange = Double(Proc.writeBytes(daemon.pid) - written) / Double(rounds) / 1024, stolen = steal.percent
         let stats = samples.mapValues { Stats($0) }
