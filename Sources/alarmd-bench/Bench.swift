@@ -290,7 +290,7 @@ final class Bench {
                          budget: "(information)", limit: nil, steal: stolen, note: "by thread: \(wakeUps[2].byThread)")
             report.document.rows[report.document.rows.count - 1].met = wakeUps[0].total < wakeUps[2].total ? "alarmd fewer" : "Python fewer"
         }
-        report.value("8 idle", "disk writes at idle", Double(idleWritten) / 1024, unit: "KiB", baseline: "", budget: "none",
+        report.value("8 idle", "disk writes at idle", Double(idleWritten) / 1024, unit: "KiB", baseline: "–", budget: "none",
                      limit: 0, steal: stolen, note: "over the same \(seconds) s")
         let memory = Proc.memory(daemon.pid), floorMemory = Proc.memory(idleChild.pid)
         func megabytes(_ kB: Int64?) -> String { String(format: "%.2f MB", Double(kB ?? 0) * 1024 / 1e6) }
@@ -322,7 +322,7 @@ final class Bench {
             restored.append((try await requester.command(Daemon.command("list"), "{}").json["alarms"] as? [Any])?.count ?? 0)
             try await Task.sleep(for: .milliseconds(500))
         }
-        report.latency("9", "start → status online, 100 alarms restored", Stats(samples), baseline: "",
+        report.latency("9", "start → status online, 100 alarms restored", Stats(samples), baseline: "–",
                        budget: "≤ 200 ms", limit: restored.allSatisfy { $0 == 100 } ? 200 : -1,
                        note: "spawn to the retained status as received; restored \(restored.map(String.init).joined(separator: ", ")) alarms")
     }
