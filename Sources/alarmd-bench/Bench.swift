@@ -286,9 +286,9 @@ final class Bench {
                      baseline: "idle Swift program \(number(floor))/min", budget: "≤ baseline + 10 (\(number(floor + 10)))",
                      limit: floor + 10, steal: stolen, note: "over \(seconds) s; by thread: \(wakeUps[0].byThread); idle Swift program: \(wakeUps[1].byThread)")
         if wakeUps.count > 2 {
-            report.value("6 py", "idle wake-ups, plain Python node", wakeUps[2].total, unit: "/min", baseline: "alarmd \(number(wakeUps[0].total))/min",
-                         budget: "(information)", limit: nil, steal: stolen, note: "by thread: \(wakeUps[2].byThread)")
-            report.document.rows[report.document.rows.count - 1].met = wakeUps[0].total < wakeUps[2].total ? "alarmd fewer" : "Python fewer"
+            report.add(Row(row: "6 py", what: "idle wake-ups, plain Python node", value: wakeUps[2].total, unit: "/min",
+                           baseline: "alarmd \(number(wakeUps[0].total))/min", budget: "(information)",
+                           met: wakeUps[0].total < wakeUps[2].total ? "alarmd fewer" : "Python fewer", steal: stolen, note: "by thread: \(wakeUps[2].byThread)"))
         }
         report.value("8 idle", "disk writes at idle", Double(idleWritten) / 1024, unit: "KiB", baseline: "–", budget: "none",
                      limit: 0, steal: stolen, note: "over the same \(seconds) s")

@@ -32,7 +32,7 @@ final class Report {
         var notes: [String] = []
     }
 
-    var document: Document
+    private(set) var document: Document
 
     init(mode: String, machine extra: [String: String]) {
         var machine = extra
@@ -48,7 +48,11 @@ final class Report {
         document = Document(date: ISO8601DateFormatter().string(from: Date()), mode: mode, machine: machine)
     }
 
-    func add(_ row: Row) { document.rows.append(row) }
+    /// Adds a row in the order of SPEC §9 (by its number; in the order added within a number).
+    func add(_ row: Row) {
+        func number(_ row: Row) -> Int { Int(row.row.prefix { $0.isNumber }) ?? 0 }
+        document.rows.insert(row, at: document.rows.lastIndex { number($0) <= number(row) }.map { $0 + 1 } ?? 0)
+    }
     func note(_ text: String) { document.notes.append(text) }
 
     /// A latency row with a budget on its p99 (nil: information only).
