@@ -14,7 +14,7 @@ struct AlarmdBench: AsyncParsableCommand {
     @Option(help: "The alarmd executable to measure (a release build; default: next to this one).")
     var alarmd: String?
 
-    @Flag(help: "A short run: fewer samples, 30 s of idle (about 1.5 minutes instead of 4).")
+    @Flag(help: "A short run: fewer samples, 30 s of idle (about 1.5 minutes instead of 5.5).")
     var quick = false
 
     @Option(help: "Also write the results as JSON to this file.")

@@ -85,7 +85,7 @@ final class BenchClient: Sendable {
     func command(_ topic: String, _ text: String) async throws -> (json: [String: Any], latency: Int64) {
         let reply = try await request(topic, text)
         guard let json = (try? JSONSerialization.jsonObject(with: Data(reply.payload))) as? [String: Any], json["ok"] as? Bool == true else {
-            throw BenchError("\(topic) \(text) was refused: \(String(decoding: reply.payload.prefix(300), as: UTF8.self))")
+            throw BenchError("\(topic) was refused: \(String(decoding: reply.payload.prefix(300), as: UTF8.self))")
         }
         return (json, reply.latency)
     }
