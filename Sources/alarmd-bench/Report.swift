@@ -1,101 +1,97 @@
 import Foundation
-import Synchronization
 
-/// Everything one run measured: rows of latencies (p50/p99/max) or single values, the goals
-/// with their verdicts, and what could not be measured.
-final class Report: Sendable {
-    struct Row: Codable, Sendable {
-        var section: String
-        var name: String
-        /// Latencies, in µs; shown in ms unless `unit` is "µs".
-        var stats: Stats?
-        /// A single value (a rate, a size, a count) in `unit`.
-        var value: Double?
-        var unit: String?
-        var isBaseline = false
-        var note: String?
+/// One line of the table: a budget of SPEC §9 beside its same-run baseline, or an information row.
+struct Row: Codable {
+    var row: String
+    var what: String
+    /// Latencies: p50 and p99 in ms, with their sample count; otherwise `value` in `unit`.
+    var stats: Stats?
+    var value: Double?
+    var unit: String
+    var baseline: String
+    var budget: String
+    /// "yes", "NO", "info" (no budget), "SKIPPED" or "not measured".
+    var met: String
+    /// The host's steal time while the row was measured, in percent.
+    var steal: Double?
+    var note: String?
+
+    var measured: String {
+        if let stats { return "\(ms(stats.p50)) / \(ms(stats.p99)) \(unit)" }
+        return value.map { "\(number($0)) \(unit)" } ?? "–"
     }
+}
 
-    struct Goal: Codable, Sendable {
-        var section: String
-        var goal: String
-        var measured: String
-        /// nil: not measured.
-        var met: Bool?
-    }
-
-    struct Document: Codable, Sendable {
+/// The run's rows and what it ran on, as a table and as JSON.
+final class Report {
+    struct Document: Codable {
         var date: String
         var mode: String
         var machine: [String: String]
         var rows: [Row] = []
-        var goals: [Goal] = []
         var notes: [String] = []
     }
 
-    private let document: Mutex<Document>
+    private(set) var document: Document
 
-    init(mode: String) {
-        document = Mutex(Document(date: ISO8601DateFormatter().string(from: Date()), mode: mode, machine: Self.machine()))
-    }
-
-    func add(_ section: String, _ name: String, _ stats: Stats, inMicroseconds: Bool = false, baseline: Bool = false, note: String? = nil) {
-        document.withLock {
-            $0.rows.append(Row(section: section, name: name, stats: stats, unit: inMicroseconds ? "µs" : "ms", isBaseline: baseline, note: note))
+    init(mode: String, machine extra: [String: String]) {
+        var machine = extra
+        machine["nproc"] = "\(ProcessInfo.processInfo.activeProcessorCount)"
+        let cpuinfo = (try? String(contentsOfFile: "/proc/cpuinfo", encoding: .utf8)) ?? ""
+        if let line = cpuinfo.split(separator: "\n").first(where: { $0.hasPrefix("model name") }), let colon = line.firstIndex(of: ":") {
+            machine["cpu"] = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
         }
+        var name = utsname()
+        uname(&name)
+        machine["kernel"] = withUnsafeBytes(of: name.release) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+        machine["load average at start"] = Self.loadAverage()
+        document = Document(date: ISO8601DateFormatter().string(from: Date()), mode: mode, machine: machine)
     }
 
-    func add(_ section: String, _ name: String, value: Double, unit: String, baseline: Bool = false, note: String? = nil) {
-        document.withLock { $0.rows.append(Row(section: section, name: name, value: value, unit: unit, isBaseline: baseline, note: note)) }
+    /// Adds a row in the order of SPEC §9 (by its number; in the order added within a number).
+    func add(_ row: Row) {
+        func number(_ row: Row) -> Int { Int(row.row.prefix { $0.isNumber }) ?? 0 }
+        document.rows.insert(row, at: document.rows.lastIndex { number($0) <= number(row) }.map { $0 + 1 } ?? 0)
+    }
+    func note(_ text: String) { document.notes.append(text) }
+
+    /// A latency row with a budget on its p99 (nil: information only).
+    func latency(_ row: String, _ what: String, _ stats: Stats, baseline: String, budget: String, limit: Double?,
+                 steal: Double? = nil, note: String? = nil) {
+        let met = limit.map { stats.count > 0 && stats.p99 <= $0 ? "yes" : "NO" } ?? "info"
+        add(Row(row: row, what: what, stats: stats, unit: "ms", baseline: baseline, budget: budget, met: met, steal: steal, note: note))
     }
 
-    func goal(_ section: String, _ goal: String, measured: String, met: Bool?) {
-        document.withLock { $0.goals.append(Goal(section: section, goal: goal, measured: measured, met: met)) }
+    /// A single-value row with a budget (nil: information only).
+    func value(_ row: String, _ what: String, _ value: Double, unit: String, baseline: String, budget: String, limit: Double?,
+               steal: Double? = nil, note: String? = nil) {
+        let met = limit.map { value <= $0 ? "yes" : "NO" } ?? "info"
+        add(Row(row: row, what: what, value: value, unit: unit, baseline: baseline, budget: budget, met: met, steal: steal, note: note))
     }
 
-    func setMachine(_ key: String, _ value: String) {
-        document.withLock { $0.machine[key] = value }
+    /// A row that could not be measured, with why.
+    func missing(_ row: String, _ what: String, _ why: String, skipped: Bool = false) {
+        add(Row(row: row, what: what, unit: "", baseline: "", budget: "", met: skipped ? "SKIPPED" : "not measured", note: why))
     }
 
-    func note(_ text: String) {
-        document.withLock { $0.notes.append(text) }
-    }
-
-    /// The table of rows, then the goals and notes, as plain text.
     func text() -> String {
-        let document = document.withLock { $0 }
-        func pad(_ text: String, _ width: Int, right: Bool = false) -> String {
-            let padding = String(repeating: " ", count: max(0, width - text.count))
-            return right ? padding + text : text + padding
+        document.machine["load average at end"] = Self.loadAverage()
+        let header = ["row", "what", "n", "measured (p50 / p99)", "baseline (same run)", "budget", "met", "steal"]
+        let cells = document.rows.map { row in
+            [row.row, row.what, row.stats.map { "\($0.count)" } ?? "", row.measured, row.baseline, row.budget, row.met,
+             row.steal.map { String(format: "%.1f%%", $0) } ?? ""]
+        }
+        let widths = header.indices.map { column in ([header] + cells).map { $0[column].count }.max() ?? 0 }
+        func line(_ cells: [String]) -> String {
+            zip(cells, widths).map { $0 + String(repeating: " ", count: $1 - $0.count) }.joined(separator: "  ")
+                .trimmingCharacters(in: .whitespaces)
         }
         var lines = ["alarmd-bench \(document.mode), \(document.date)",
-                     document.machine.sorted { $0.key < $1.key }.map { "\($0.key): \($0.value)" }.joined(separator: "; "), ""]
-        lines.append(pad("section", 11) + pad("measurement", 62) + pad("n", 6, right: true) + pad("p50", 10, right: true)
-                     + pad("p99", 10, right: true) + pad("max", 10, right: true) + "  unit  note")
-        for row in document.rows {
-            let name = (row.isBaseline ? "[baseline] " : "") + row.name
-            var line = pad(row.section, 11) + pad(name, 62)
-            if let stats = row.stats {
-                let shown = row.unit == "µs" ? { (value: Double) in String(format: "%.2f", value) } : milliseconds
-                line += pad("\(stats.count)", 6, right: true) + pad(shown(stats.p50), 10, right: true)
-                    + pad(shown(stats.p99), 10, right: true) + pad(shown(stats.max), 10, right: true) + "  " + pad(row.unit ?? "ms", 4)
-            } else if let value = row.value {
-                line += pad("", 6) + pad(Self.format(value), 30, right: true) + "  " + pad(row.unit ?? "", 4)
-            }
-            if let note = row.note { line += "  " + note }
-            lines.append(line)
-        }
-        lines.append("")
-        lines.append("goals:")
-        for goal in document.goals {
-            let verdict = goal.met.map { $0 ? "MET    " : "NOT MET" } ?? "n/a    "
-            lines.append("  \(verdict) \(pad(goal.section, 10)) \(goal.goal): \(goal.measured)")
-        }
-        if !document.notes.isEmpty {
-            lines.append("")
-            lines.append("notes:")
-            lines += document.notes.map { "  - " + $0 }
-        }
+                     document.machine.sorted { $0.key < $1.key }.map { "\($0.key): \($0.value)" }.joined(separator: "; "), "",
+                     line(header), line(widths.map { String(repeating: "-", count: $0) })]
+        lines += cells.map(line)
+        let notes = document.rows.compactMap { row in row.note.map { "row \(row.row) (\(row.what)): \($0)" } } + document.notes
+        if !notes.isEmpty { lines += [""] + notes.map { "- " + $0 } }
         return lines.joined(separator: "\n")
     }
 
@@ -103,27 +99,20 @@ final class Report: Sendable {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
         encoder.nonConformingFloatEncodingStrategy = .convertToString(positiveInfinity: "inf", negativeInfinity: "-inf", nan: "nan")
-        try encoder.encode(document.withLock { $0 }).write(to: URL(fileURLWithPath: path))
+        try encoder.encode(document).write(to: URL(fileURLWithPath: path))
     }
 
-    static func format(_ value: Double) -> String {
-        if value.isNaN { return "–" }
-        if value == value.rounded(), abs(value) < 1e12 { return String(Int64(value)) }
-        return String(format: abs(value) >= 100 ? "%.0f" : abs(value) >= 1 ? "%.2f" : "%.3f", value)
+    private static func loadAverage() -> String {
+        ((try? String(contentsOfFile: "/proc/loadavg", encoding: .utf8)) ?? "").split(separator: " ").prefix(3).joined(separator: " ")
     }
+}
 
-    /// nproc, CPU model, kernel, Swift version (of the toolchain on PATH).
-    private static func machine() -> [String: String] {
-        var machine: [String: String] = ["nproc": "\(ProcessInfo.processInfo.activeProcessorCount)"]
-        if let cpuinfo = try? String(contentsOfFile: "/proc/cpuinfo", encoding: .utf8),
-           let line = cpuinfo.split(separator: "\n").first(where: { $0.hasPrefix("model name") }),
-           let colon = line.firstIndex(of: ":") {
-            machine["cpu"] = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
-        }
-        var name = utsname()
-        uname(&name)
-        machine["kernel"] = withUnsafeBytes(of: name.release) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
-        machine["swift"] = "unknown (pass --swift-version)"
-        return machine
-    }
+/// Milliseconds with three decimals.
+func ms(_ value: Double) -> String { value.isNaN ? "–" : String(format: "%.3f", value) }
+
+/// A value as short as it can be said: 12, 3.40, 0.123.
+func number(_ value: Double) -> String {
+    if value.isNaN { return "–" }
+    if value == value.rounded(), abs(value) < 1e12 { return String(Int64(value)) }
+    return String(format: abs(value) >= 100 ? "%.0f" : abs(value) >= 1 ? "%.2f" : "%.3f", value)
 }
