@@ -2,20 +2,6 @@ import CLinux
 import FoundationEssentials
 import Glibc
 
-/// How long each step of one atomic write took (see ``AtomicFile/measureWrite(byteCount:in:)``).
-public struct AtomicWriteTimings: Sendable, Hashable {
-    /// Creating the temporary file and writing the bytes into it.
-    public internal(set) var writing: Duration = .zero
-    /// `fsync(2)` of the temporary file.
-    public internal(set) var fileSync: Duration = .zero
-    /// `close(2)` and `rename(2)` over the target.
-    public internal(set) var renaming: Duration = .zero
-    /// `fsync(2)` of the directory, which makes the rename durable.
-    public internal(set) var directorySync: Duration = .zero
-
-    public var total: Duration { writing + fileSync + renaming + directorySync }
-}
-
 /// Whole-file reads and writes that survive a power cut: after a crash at any instant the
 /// file holds either its old contents or its new ones, never a mix.
 public enum AtomicFile {
@@ -26,8 +12,29 @@ public enum AtomicFile {
     /// directory so the rename itself is on disk. On failure the temporary file is removed
     /// and `path` keeps its old contents.
     /// - Parameter permissions: mode of a newly written file, before the umask.
-    public static func write(_ bytes: some Collection<UInt8>, to path: String, permissions: mode_t = 0o600) throws(SystemError) {
-        try writeTimed(bytes, to: path, permissions: permissions)
+    public static func write(_ bytes: [UInt8], to path: String, permissions: mode_t = 0o600) throws(SystemError) {
+        let location = try FileLocation(path)
+        let temporary = "\(location.directory)/\(location.temporaryNamePrefix)\(getpid())-\(UInt32.random(in: .min ... .max))"
+        let descriptor = try systemCall("creating a temporary file to write \(path)", subject: location.directory) {
+            open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, permissions)
+        }
+        var renamed = false
+        defer { if !renamed { _ = unlink(temporary) } }
+        do {
+            try writeAll(bytes, to: descriptor, action: "writing \(path)", directory: location.directory)
+            try systemCall("flushing \(path) to disk (fsync)", subject: location.directory) { fsync(descriptor) }
+        } catch {
+            _ = close(descriptor)
+            throw error
+        }
+        try systemCall("closing the temporary file for \(path)", subject: location.directory, retryingOnInterrupt: false) {
+            close(descriptor)
+        }
+        try systemCall("replacing \(path) with its new version (rename)", subject: location.directory) {
+            rename(temporary, path)
+        }
+        renamed = true
+        try syncDirectory(location.directory)
     }
 
     /// Removes the temporary files that writes into `folder` left behind when the process died
@@ -110,79 +117,17 @@ public enum AtomicFile {
         }
     }
 
-    /// Writes `byteCount` bytes atomically to a scratch file in `directory`, removes it, and
-    /// returns how long each step took: a baseline for what one durable write of the state
-    /// costs on this storage.
-    public static func measureWrite(byteCount: Int, in directory: String) throws(SystemError) -> AtomicWriteTimings {
-        let scratch = "\(directory)/.atomic-write-benchmark-\(getpid())-\(UInt32.random(in: .min ... .max))"
-        defer { _ = unlink(scratch) }
-        return try writeTimed(repeatElement(UInt8(ascii: "x"), count: byteCount), to: scratch, permissions: 0o600)
-    }
-
-    @discardableResult
-    private static func writeTimed(_ bytes: some Collection<UInt8>, to path: String, permissions: mode_t) throws(SystemError) -> AtomicWriteTimings {
-        let clock = ContinuousClock()
-        var timings = AtomicWriteTimings()
-        var stepStart = clock.now
-        func finishStep(_ step: WritableKeyPath<AtomicWriteTimings, Duration>) {
-            let now = clock.now
-            timings[keyPath: step] = now - stepStart
-            stepStart = now
-        }
-
-        let location = try FileLocation(path)
-        let temporary = "\(location.directory)/\(location.temporaryNamePrefix)\(getpid())-\(UInt32.random(in: .min ... .max))"
-        let descriptor = try systemCall("creating a temporary file to write \(path)", subject: location.directory) {
-            open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, permissions)
-        }
-        var renamed = false
-        defer { if !renamed { _ = unlink(temporary) } }
-        do {
-            try writeAll(bytes, to: descriptor, action: "writing \(path)", directory: location.directory)
-            finishStep(\.writing)
-            try systemCall("flushing \(path) to disk (fsync)", subject: location.directory) { fsync(descriptor) }
-            finishStep(\.fileSync)
-        } catch {
-            _ = close(descriptor)
-            throw error
-        }
-        try systemCall("closing the temporary file for \(path)", subject: location.directory, retryingOnInterrupt: false) {
-            close(descriptor)
-        }
-        try systemCall("replacing \(path) with its new version (rename)", subject: location.directory) {
-            rename(temporary, path)
-        }
-        renamed = true
-        finishStep(\.renaming)
-        try syncDirectory(location.directory)
-        finishStep(\.directorySync)
-        return timings
-    }
-
-    /// Writes every byte of `bytes`, going on after short writes: `write(2)` at the file's
-    /// position, or `pwrite(2)` from `offset`.
-    static func writeAll(_ bytes: some Collection<UInt8>, to descriptor: Int32, at offset: Int? = nil,
-                         action: String, directory: String) throws(SystemError) {
-        func writeBuffer(_ buffer: UnsafeBufferPointer<UInt8>) -> Result<Void, SystemError> {
-            var remaining = UnsafeRawBufferPointer(buffer)
-            var position = offset
-            while !remaining.isEmpty {
-                do {
-                    let written = try systemCall(action, subject: directory) {
-                        if let position { Glibc.pwrite(descriptor, remaining.baseAddress, remaining.count, off_t(position)) }
-                        else { Glibc.write(descriptor, remaining.baseAddress, remaining.count) }
-                    }
-                    remaining = UnsafeRawBufferPointer(rebasing: remaining[written...])
-                    position? += written
-                } catch {
-                    return .failure(error)
+    /// Writes every byte of `bytes` with `write(2)`, going on after short writes.
+    private static func writeAll(_ bytes: [UInt8], to descriptor: Int32, action: String, directory: String) throws(SystemError) {
+        var written = 0
+        while written < bytes.count {
+            let result = bytes[written...].withUnsafeBytes { rest in
+                Result { () throws(SystemError) in
+                    try systemCall(action, subject: directory) { Glibc.write(descriptor, rest.baseAddress, rest.count) }
                 }
             }
-            return .success(())
+            written += try result.get()
         }
-        let result = bytes.withContiguousStorageIfAvailable(writeBuffer)
-            ?? Array(bytes).withUnsafeBufferPointer(writeBuffer)
-        try result.get()
     }
 
     static func syncDirectory(_ directory: String) throws(SystemError) {
