@@ -104,8 +104,7 @@ public final class NodeSession: Sendable {
     private var broker: String { "\(settings.host):\(settings.port)" }
 
     private func offlineError(_ status: NodeStatus) -> AlarmctlError {
-        let since = status.since.map { " since \(AlarmJSON.string(from: $0))" } ?? ""
-        return .unreachable("node '\(settings.node)' is offline\(since): start alarmd on it, "
+        .unreachable("node '\(settings.node)' is \(status.stateDescription): start alarmd on it, "
             + "or check the node id (--node, ALARMD_NODE)")
     }
 

@@ -5,7 +5,11 @@ import Foundation
 public struct WatchState: Sendable, Equatable {
     public var node: String
     public var status: NodeStatus?
-    public var documents: [AlarmDocument]
+    public var documents: [AlarmDocument] {
+        didSet { rememberTitles() }
+    }
+    /// The title of every alarm seen, so that events of removed alarms still name them.
+    public private(set) var titles: [UUID: String] = [:]
     /// The node's recent events, oldest first.
     public var events: [AlarmEvent]
     /// A broker connection problem, shown until the node is heard from again.
@@ -21,6 +25,11 @@ public struct WatchState: Sendable, Equatable {
         self.documents = documents
         self.events = events
         self.connectionProblem = connectionProblem
+        rememberTitles()
+    }
+
+    private mutating func rememberTitles() {
+        for document in documents { titles[document.id] = AlarmText.title(of: document) }
     }
 
     /// Adds an event, keeping the latest `eventsKept`.
@@ -46,15 +55,18 @@ public enum WatchScreen {
         }
         let shortIDs = AlarmSelection.shortIDs(documents.map(\.id))
         let titleWidth = min(documents.map { AlarmText.title(of: $0).count }.max() ?? 0, max(8, width / 4))
+        // The id is the least useful column: it goes first when the title, state, time left and
+        // a progress bar do not fit beside it.
+        let idWidth = shortIDs.values.map(\.count).max() ?? 0
+        let showIDs = width >= idWidth + 2 + titleWidth + 2 + Self.stateWidth + 2 + Self.timeWidth + 2 + Self.minimumBarWidth
         for document in documents {
-            lines.append(row(document, shortID: shortIDs[document.id] ?? "", titleWidth: titleWidth,
+            lines.append(row(document, shortID: shortIDs[document.id] ?? "", showID: showIDs, titleWidth: titleWidth,
                              now: now, timeZone: timeZone, width: width, painter: painter))
         }
         if !state.events.isEmpty {
             lines.append(painter.paint(String(repeating: "─", count: width), .dim))
-            let titles = Dictionary(state.documents.map { ($0.id, AlarmText.title(of: $0)) }, uniquingKeysWith: { first, _ in first })
             for event in state.events.reversed() {
-                let text = truncate(eventLine(event, titles: titles, timeZone: timeZone), to: width)
+                let text = truncate(eventLine(event, titles: state.titles, timeZone: timeZone), to: width)
                 lines.append(painter.paint(text, event.name == .alerting || event.name == .missed ? .alert : .dim))
             }
         }
@@ -86,14 +98,21 @@ public enum WatchScreen {
         return painter.paint(left, style) + gap + clock
     }
 
+    private static let stateWidth = 9, timeWidth = 16
+    /// The narrowest progress bar with its percentage.
+    private static let minimumBarWidth = 12
+
     private static func row(
-        _ document: AlarmDocument, shortID: String, titleWidth: Int, now: Date, timeZone: TimeZone, width: Int, painter: Painter
+        _ document: AlarmDocument, shortID: String, showID: Bool, titleWidth: Int, now: Date, timeZone: TimeZone, width: Int,
+        painter: Painter
     ) -> String {
-        let stateWidth = 9, timeWidth = 16
+        // Without the id, the title gives way before the time left does.
+        let idPart = showID ? "\(shortID)  " : ""
+        let titleWidth = max(4, min(titleWidth, width - idPart.count - 2 - stateWidth - 2 - timeWidth))
         let title = pad(truncate(AlarmText.title(of: document), to: titleWidth), to: titleWidth)
         let stateText = pad(document.state.rawValue, to: stateWidth)
         let timeText = pad(truncate(AlarmText.next(of: document, now: now, timeZone: timeZone), to: timeWidth), to: timeWidth)
-        let fixedWidth = shortID.count + 2 + titleWidth + 2 + stateWidth + 2 + timeWidth + 2
+        let fixedWidth = idPart.count + titleWidth + 2 + stateWidth + 2 + timeWidth + 2
         let rest = max(0, width - fixedWidth)
         var tail = ""
         let style: Painter.Style
@@ -103,7 +122,7 @@ public enum WatchScreen {
             tail = truncate("alarmctl stop|snooze \(shortID)", to: rest)
         case .countdown, .paused:
             style = document.state == .countdown ? .running : .paused
-            if let progress = AlarmText.progress(of: document, now: now), rest >= 12 {
+            if let progress = AlarmText.progress(of: document, now: now), rest >= minimumBarWidth {
                 let percent = "\(Int((progress.fraction * 100).rounded(.down)))%"
                 tail = painter.paint(bar(fraction: progress.fraction, width: rest - 5), style) + " " + pad(percent, to: 4, left: true)
             }
@@ -111,9 +130,9 @@ public enum WatchScreen {
             style = .plain
             tail = truncate(AlarmText.repeats(of: document), to: rest)
         }
-        let head = shortID.count + 2 + titleWidth + 2 + stateWidth + 2 + timeWidth > width
-            ? truncate("\(shortID)  \(title)  \(stateText)  \(timeText)", to: width)
-            : "\(shortID)  \(painter.paint(title, document.state == .alerting ? .bold : .plain))  \(painter.paint(stateText, style))  \(timeText)"
+        let head = fixedWidth - 2 > width
+            ? truncate("\(idPart)\(title)  \(stateText)  \(timeText)", to: width)
+            : "\(idPart)\(painter.paint(title, document.state == .alerting ? .bold : .plain))  \(painter.paint(stateText, style))  \(timeText)"
         return tail.isEmpty ? head : "\(head)  \(tail)"
     }
 
@@ -122,6 +141,9 @@ public enum WatchScreen {
         if let id = event.alarmID {
             parts.append(String(id.uuidString.prefix(8)))
             if let title = titles[id] { parts.append(title) }
+        }
+        if event.name == .button, case .string(let button)? = event.details["button"], case .string(let press)? = event.details["press"] {
+            return (parts + [button, "\(press) press"]).joined(separator: "  ")
         }
         let details = event.details.keys.sorted().compactMap { key -> String? in
             switch event.details[key] {

@@ -62,7 +62,7 @@ extension Alarmctl {
             var online = true
             try await output.run { () async throws(AlarmctlError) in
                 let status = try await connection.withSession { session throws(AlarmctlError) in try await session.status() }
-                var lines = [("state", status.state + (status.since.map { " since \(AlarmJSON.string(from: $0))" } ?? ""))]
+                var lines = [("state", status.stateDescription)]
                 if let version = status.version { lines.append(("version", version)) }
                 if let timeZone = status.timeZone { lines.append(("time zone", timeZone)) }
                 if let synchronized = status.clockSynchronized { lines.append(("clock", synchronized ? "synchronized" : "NOT synchronized")) }

@@ -41,15 +41,37 @@ struct WatchScreenTests {
         let nap = try #require(lines.first { $0.contains("Nap over") })
         #expect(nap.contains("alerting") && nap.hasSuffix("alarmctl stop|snooze 7A7A0000"))
         let events = lines.filter { $0.hasPrefix("07:59:") }
-        #expect(events == ["07:59:58  button         button snooze  press short", "07:59:55  alerting       7A7A0000  Nap over"])
+        #expect(events == ["07:59:58  button         snooze  short press", "07:59:55  alerting       7A7A0000  Nap over"])
         #expect(lines.last == "Ctrl-C quits")
         #expect(!lines.joined().contains("\u{1B}"))
+    }
+
+    @Test("An event keeps its alarm's title after the alarm is gone")
+    func titlesOutliveTheirAlarms() throws {
+        var state = try state()
+        state.documents = []
+        let lines = WatchScreen.render(state, now: now, timeZone: berlin, width: 100, colors: false)
+        #expect(lines.contains("07:59:55  alerting       7A7A0000  Nap over"))
+    }
+
+    @Test("Narrow, the id goes first; at 40 columns the time left is whole")
+    func narrow() throws {
+        let wide = WatchScreen.render(try state(), now: now, timeZone: berlin, width: 100, colors: false)
+        #expect(try #require(wide.first { $0.contains("Tea") }).hasPrefix("94DFECC6  "))
+        for width in [40, 60] {
+            let lines = WatchScreen.render(try state(), now: now, timeZone: berlin, width: width, colors: false)
+            let tea = try #require(lines.first { $0.contains("Tea") }, "width \(width)")
+            #expect(!tea.contains("94DFECC6"), "width \(width): \(tea)")
+            #expect(tea.contains("in 4:32"), "width \(width): \(tea)")
+        }
+        let sixty = WatchScreen.render(try state(), now: now, timeZone: berlin, width: 60, colors: false)
+        #expect(try #require(sixty.first { $0.contains("Tea") }).contains("█"), "a bar before an id")
     }
 
     @Test("Alerts, an offline node and a broker problem are highlighted")
     func highlights() throws {
         var state = try state()
-        state.status = .offline
+        state.status = .offline(since: now)
         state.connectionProblem = "lost the connection to broker 127.0.0.1:1883"
         let lines = WatchScreen.render(state, now: now, timeZone: berlin, width: 100, colors: true)
         let alert = "\u{1B}[1;97;41m"

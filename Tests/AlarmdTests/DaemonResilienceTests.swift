@@ -12,13 +12,17 @@ struct DaemonResilienceTests {
     @Test("Killed with SIGKILL, the daemon's will publishes offline")
     func willOnCrash() async throws {
         try await withDaemon { _, daemon, node in
-            try await node.waitForMessage("online") { $0.topic == node.topics.status && NodeClient.object($0.payload)?["state"] == .string("online") }
+            let online = try await node.waitForMessage("online") {
+                $0.topic == node.topics.status && NodeClient.object($0.payload)?["state"] == .string("online")
+            }
             let mark = node.count
             await daemon.kill()
             let offline = try await node.waitForMessage("offline from the will", after: mark, within: .seconds(30)) {
                 $0.topic == node.topics.status
             }
-            #expect(NodeClient.object(offline.payload) == ["state": .string("offline")])
+            // MQTT cannot stamp when a will fires: it says since when the node had been online.
+            let since = try #require(NodeClient.object(online.payload)?["since"])
+            #expect(NodeClient.object(offline.payload) == ["state": .string("offline"), "lastOnline": since])
         }
     }
 
@@ -30,9 +34,13 @@ struct DaemonResilienceTests {
             _ = try await node.event("alerting", alarmID: id)
             let mark = node.count
             #expect(await daemon.terminate() == 0)
-            try await node.waitForMessage("offline", after: mark) {
-                $0.topic == node.topics.status && NodeClient.object($0.payload) == ["state": .string("offline")]
+            let offline = try await node.waitForMessage("offline", after: mark) {
+                $0.topic == node.topics.status && NodeClient.object($0.payload)?["state"] == .string("offline")
             }
+            // A clean shutdown says when it went offline, and is not the will.
+            let object = NodeClient.object(offline.payload)
+            #expect(object?["since"].map { if case .string = $0 { true } else { false } } == true)
+            #expect(object?["lastOnline"] == nil)
             try await node.waitForMessage("buzzer off", after: mark) {
                 $0.topic == node.topics.simulatedOutputs && NodeClient.object($0.payload)?["buzzer"] == .bool(false)
             }

@@ -73,6 +73,10 @@ public struct NodeStatus: Sendable, Hashable, Codable {
     /// How long, in seconds, the node's hardware prompt waits for a press before it answers an
     /// authorization request undecided (`hardware.prompt-duration`).
     public var authorizationPrompt: TimeInterval?
+    /// In the will (the offline status the broker publishes when the node's connection is lost):
+    /// when the node's online status began. MQTT cannot stamp the moment a will is published,
+    /// so the will has no `since`; a clean shutdown's offline status has one.
+    public var lastOnline: Date?
 
     /// The prompt's length assumed for a node that does not say (older versions), or says
     /// something outside what alarmd allows: alarmd's default.
@@ -95,7 +99,23 @@ public struct NodeStatus: Sendable, Hashable, Codable {
         timeout + .seconds(status?.promptSeconds ?? defaultAuthorizationPrompt) + .seconds(10)
     }
 
-    public static let offline = NodeStatus(state: "offline")
+    /// The offline status of a clean shutdown at `date`.
+    public static func offline(since date: Date) -> NodeStatus { NodeStatus(state: "offline", since: date) }
+
+    /// The will of a node online since `date`.
+    public static func will(lastOnline date: Date) -> NodeStatus {
+        var status = NodeStatus(state: "offline")
+        status.lastOnline = date
+        return status
+    }
+
+    /// The state and since when, in words: `online since …`, `offline since …`, or for a lost
+    /// connection `offline (connection lost; online since …)`.
+    public var stateDescription: String {
+        if let since { return "\(state) since \(AlarmJSON.string(from: since))" }
+        if let lastOnline { return "\(state) (connection lost; online since \(AlarmJSON.string(from: lastOnline)))" }
+        return state
+    }
 
     public init(state: String, version: String? = nil, since: Date? = nil, timeZone: String? = nil,
                 clockSynchronized: Bool? = nil, authorization: AlarmManager.AuthorizationState? = nil,
@@ -114,7 +134,7 @@ public struct NodeStatus: Sendable, Hashable, Codable {
     public var isOnline: Bool { state == "online" }
 
     private enum CodingKeys: String, CodingKey {
-        case state, version, since, timeZone, clockSynchronized, authorization, alarms, stateFileProblem, authorizationPrompt
+        case state, version, since, timeZone, clockSynchronized, authorization, alarms, stateFileProblem, authorizationPrompt, lastOnline
     }
 
     public init(from decoder: any Decoder) throws {
@@ -128,6 +148,7 @@ public struct NodeStatus: Sendable, Hashable, Codable {
         alarms = try container.decodeIfPresent(Int.self, forKey: .alarms)
         stateFileProblem = try container.decodeIfPresent(String.self, forKey: .stateFileProblem)
         authorizationPrompt = try container.decodeIfPresent(TimeInterval.self, forKey: .authorizationPrompt)
+        lastOnline = try container.decodeDateIfPresent(forKey: .lastOnline)
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -141,6 +162,7 @@ public struct NodeStatus: Sendable, Hashable, Codable {
         try container.encodeIfPresent(alarms, forKey: .alarms)
         try container.encodeIfPresent(stateFileProblem, forKey: .stateFileProblem)
         try container.encodeIfPresent(authorizationPrompt, forKey: .authorizationPrompt)
+        if let lastOnline { try container.encodeDate(lastOnline, forKey: .lastOnline) }
     }
 }
 

@@ -56,9 +56,10 @@ public final class MQTTBridge: Service, Sendable {
         self.logger = logger
     }
 
-    /// The last-will message: `{"state":"offline"}`, retained, on the status topic.
-    public static func will(for topics: NodeTopics) -> MQTTConfiguration.Will {
-        MQTTConfiguration.Will(topic: topics.status, payload: encode(NodeStatus.offline), qos: 1, retain: true)
+    /// The last-will message, retained on the status topic: `{"state":"offline","lastOnline":…}`
+    /// for a node whose online status began at `onlineSince`.
+    public static func will(for topics: NodeTopics, onlineSince: Date) -> MQTTConfiguration.Will {
+        MQTTConfiguration.Will(topic: topics.status, payload: encode(NodeStatus.will(lastOnline: onlineSince)), qos: 1, retain: true)
     }
 
     // MARK: Publishing
@@ -223,7 +224,7 @@ public final class MQTTBridge: Service, Sendable {
     /// Publishes the offline status and disconnects cleanly (which suppresses the will).
     private func shutDown() async {
         logger.info("going offline")
-        updateStatus { $0 = NodeStatus.offline }
+        updateStatus { $0 = NodeStatus.offline(since: Date()) }
         await client.disconnect()
     }
 

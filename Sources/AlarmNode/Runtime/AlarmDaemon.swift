@@ -73,15 +73,16 @@ public final class AlarmDaemon: Sendable {
                                   delegate: effects, logger: logger)
 
         let topics = configuration.topics
+        let started = Date()
         let client: MQTTClient
         do {
-            client = try MQTTClient(configuration: try mqttConfiguration(configuration, topics: topics), logger: logger)
+            client = try MQTTClient(configuration: try mqttConfiguration(configuration, topics: topics, onlineSince: started), logger: logger)
         } catch {
             throw StartupError("cannot set up the MQTT client: \(error)")
         }
         let simulation = hardwareParts.simulation
         let status = NodeStatus(
-            state: "online", version: AlarmdVersion.current, since: Date(), timeZone: timeZone.identifier,
+            state: "online", version: AlarmdVersion.current, since: started, timeZone: timeZone.identifier,
             clockSynchronized: clockSynchronized,
             authorization: state.authorization, alarms: state.alarms.count, stateFileProblem: loaded.problem,
             authorizationPrompt: configuration.hardware.promptDuration)
@@ -145,7 +146,7 @@ public final class AlarmDaemon: Sendable {
         logger.info("alarmd stopped")
     }
 
-    private static func mqttConfiguration(_ configuration: NodeConfiguration, topics: NodeTopics) throws(StartupError) -> MQTTConfiguration {
+    private static func mqttConfiguration(_ configuration: NodeConfiguration, topics: NodeTopics, onlineSince: Date) throws(StartupError) -> MQTTConfiguration {
         let broker = configuration.broker
         var password = broker.password
         if let file = broker.passwordFile {
@@ -162,7 +163,7 @@ public final class AlarmDaemon: Sendable {
         return MQTTConfiguration(
             host: broker.host, port: broker.port, clientID: broker.clientID ?? "alarmd-\(configuration.node.id)",
             username: broker.username, password: password, tls: tls, keepAlive: broker.keepAlive,
-            will: MQTTBridge.will(for: topics), outgoingBufferLimit: broker.outgoingBufferLimit)
+            will: MQTTBridge.will(for: topics, onlineSince: onlineSince), outgoingBufferLimit: broker.outgoingBufferLimit)
     }
 }
 
