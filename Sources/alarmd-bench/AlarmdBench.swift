@@ -3,13 +3,13 @@ import Foundation
 import Logging
 
 /// `alarmd-bench`: measures the release alarmd as a black box, through its MQTT contract, against
-/// the budgets of SPEC §9, each beside a baseline measured in the same run, and a plain Python node
+/// the budgets of docs/performance.md, each beside a baseline measured in the same run, and a plain Python node
 /// on the command rows. It starts its own mosquitto on 127.0.0.1 and removes everything it made.
 @main
 struct AlarmdBench: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "alarmd-bench",
-        abstract: "Measure alarmd against the budgets of SPEC §9, each beside a baseline of the same run.")
+        abstract: "Measure alarmd against the budgets of docs/performance.md, each beside a baseline of the same run.")
 
     @Option(help: "The alarmd executable to measure (a release build; default: next to this one).")
     var alarmd: String?
@@ -25,6 +25,9 @@ struct AlarmdBench: AsyncParsableCommand {
 
     @Option(name: .customLong("python-node"), help: "The plain Python node's script (default: scripts/bench-python-node.py).")
     var pythonNode = "scripts/bench-python-node.py"
+
+    @Option(help: "The systemd unit whose Environment= lines alarmd runs with, as when installed.")
+    var unit = "deploy/alarmd.service"
 
     @Option(name: .customLong("swift-version"), help: "The Swift version to record (scripts/bench passes it).")
     var swiftVersion: String?
@@ -55,7 +58,7 @@ struct AlarmdBench: AsyncParsableCommand {
         let report = Report(mode: quick ? "quick" : "full", machine: machine)
         do {
             let python = self.python.map { (executable: $0, script: pythonNode) }
-            try await Bench(report: report, quick: quick, folder: folder, alarmdPath: executable, python: python).run()
+            try await Bench(report: report, quick: quick, folder: folder, alarmdPath: executable, python: python, unit: unit).run()
         } catch {
             Cleanup.shared.run()
             throw error

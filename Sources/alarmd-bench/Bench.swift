@@ -8,6 +8,9 @@ final class Bench {
     let folder: String
     let alarmdPath: String
     let python: (executable: String, script: String)?
+    /// The environment the systemd unit gives alarmd (its `Environment=` lines), so that alarmd is
+    /// measured as it runs when installed.
+    let unitEnvironment: [String: String]
     private var port = 0
     private var observer: BenchClient!, requester: BenchClient!, echo: BenchClient!
     private var daemon: Daemon!
@@ -18,8 +21,15 @@ final class Bench {
     /// alarmd's memory at the end of the idle rows (kB by smaps_rollup field).
     private var afterUse: [String: Int64] = [:]
 
-    init(report: Report, quick: Bool, folder: String, alarmdPath: String, python: (executable: String, script: String)?) {
+    init(report: Report, quick: Bool, folder: String, alarmdPath: String, python: (executable: String, script: String)?,
+         unit: String) throws {
         (self.report, self.quick, self.folder, self.alarmdPath, self.python) = (report, quick, folder, alarmdPath, python)
+        let lines = try String(contentsOfFile: unit, encoding: .utf8).split(separator: "\n")
+        unitEnvironment = Dictionary(lines.compactMap { line -> (String, String)? in
+            guard line.hasPrefix("Environment="), let equals = line.dropFirst(12).firstIndex(of: "=") else { return nil }
+            return (String(line[line.index(line.startIndex, offsetBy: 12)..<equals]), String(line[line.index(after: equals)...]))
+        }, uniquingKeysWith: { _, last in last })
+        report.note("alarmd's environment, from \(unit): \(unitEnvironment.sorted { $0.key < $1.key }.map { "\($0)=\($1)" }.joined(separator: " "))")
     }
 
     func run() async throws {
@@ -74,7 +84,7 @@ final class Bench {
             "alarmd", executable: alarmdPath,
             arguments: ["--config", configuration, "--broker", "127.0.0.1:\(port)", "--node", "bench", "--state-dir", directory,
                         "--simulate-hardware", "--time-zone", "UTC"],
-            logPath: folder + "/alarmd.log")
+            environment: unitEnvironment, logPath: folder + "/alarmd.log")
         do {
             let arrival = try await online.value
             return (Daemon(process: process, stateDirectory: directory), arrival.monotonic - process.spawnedAt)

@@ -89,12 +89,16 @@ final class ChildProcess: Sendable {
 
     /// Spawns from a fresh thread whose signal mask is empty: `posix_spawn` hands the calling
     /// thread's mask to the child, and a child with SIGTERM blocked could never be stopped.
-    static func spawn(_ name: String, executable: String, arguments: [String], logPath: String) async throws -> ChildProcess {
+    ///
+    /// - Parameter environment: set on top of the bench's own environment.
+    static func spawn(_ name: String, executable: String, arguments: [String], environment: [String: String] = [:],
+                      logPath: String) async throws -> ChildProcess {
         _ = FileManager.default.createFile(atPath: logPath, contents: nil)
         let log = try FileHandle(forWritingTo: URL(fileURLWithPath: logPath))
         let process = Process()
         process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = arguments
+        process.environment = ProcessInfo.processInfo.environment.merging(environment) { _, set in set }
         process.standardOutput = log
         process.standardError = log
         process.standardInput = FileHandle.nullDevice

@@ -1,6 +1,6 @@
 import Foundation
 
-/// One line of the table: a budget of SPEC §9 beside its same-run baseline, or an information row.
+/// One line of the table: a budget of docs/performance.md beside its same-run baseline, or an information row.
 struct Row: Codable {
     var row: String
     var what: String
@@ -48,7 +48,7 @@ final class Report {
         document = Document(date: ISO8601DateFormatter().string(from: Date()), mode: mode, machine: machine)
     }
 
-    /// Adds a row in the order of SPEC §9 (by its number; in the order added within a number).
+    /// Adds a row in the order of docs/performance.md (by its number; in the order added within a number).
     func add(_ row: Row) {
         func number(_ row: Row) -> Int { Int(row.row.prefix { $0.isNumber }) ?? 0 }
         document.rows.insert(row, at: document.rows.lastIndex { number($0) <= number(row) }.map { $0 + 1 } ?? 0)

@@ -9,7 +9,7 @@ public enum NodeFailure: Sendable, Hashable, CustomStringConvertible {
     /// An error only a node has.
     case node(AlarmNodeError)
 
-    /// The stable code used in MQTT replies (SPEC §5).
+    /// The stable code used in MQTT replies (docs/mqtt.md).
     public enum Code: String, Sendable, Hashable, Codable {
         case badRequest, notFound, invalidState, invalidConfiguration, maximumLimitReached,
              unauthorized, unavailable, `internal`
