@@ -83,10 +83,11 @@ let package = Package(
             ]
         ),
 
-        // Drives GPIO lines for the hardware-in-the-loop harness (Tests/HIL).
+        // Drives GPIO lines for the hardware-in-the-loop harness: a test tool, kept with it.
         .executableTarget(
             name: "gpio-probe",
-            dependencies: ["GPIO", "AlarmHardware", .product(name: "Logging", package: "swift-log")]
+            dependencies: ["GPIO", "AlarmHardware", .product(name: "Logging", package: "swift-log")],
+            path: "Tests/HIL/gpio-probe"
         ),
 
         // The command line's logic (human syntax, id prefixes, tables, the watch screen, the node

@@ -4,7 +4,7 @@ import Synchronization
 
 /// A `Clock` that reads like `ContinuousClock` (CLOCK_BOOTTIME on Linux) and serves every
 /// sleep from one dedicated thread blocked in poll(2) on a timerfd armed exactly for the
-/// earliest pending deadline. Tasks that prefer ``wakeExecutor`` resume on that thread.
+/// earliest pending deadline.
 ///
 /// Why not `Task.sleep`: on Linux it becomes a libdispatch timer, and one without a tolerance
 /// gets libdispatch's default leeway, a tenth of the interval and at least a millisecond (a
@@ -26,12 +26,6 @@ public struct TimerFDClock: Clock {
 
     public var minimumResolution: Duration { .nanoseconds(1) }
 
-    /// The executor of the thread that serves these sleeps, or nil when that thread could not be
-    /// made. A task that prefers it (`Task(executorPreference:)`) resumes from a sleep on that
-    /// thread as the deadline passes, without waking another thread first. What such a task runs
-    /// there must not block: every other sleep's wake-up waits for it.
-    public static var wakeExecutor: (any TaskExecutor)? { try? TimerThread.shared.get() }
-
     /// Suspends until `deadline` (arming the shared timerfd with `timerfd_settime` when this is
     /// the earliest deadline); throws `CancellationError` when the task is cancelled.
     public func sleep(until deadline: Instant, tolerance: Duration? = nil) async throws {
@@ -47,18 +41,13 @@ public struct TimerFDClock: Clock {
 /// The thread behind ``TimerFDClock``: a table of sleepers and a CLOCK_BOOTTIME timerfd that
 /// is always armed for the earliest of them (or disarmed when there is none). Registering or
 /// cancelling a sleeper re-arms the timer from the caller's thread; `timerfd_settime` takes
-/// effect on the thread's pending poll(2) at once.
-///
-/// It is also a `TaskExecutor`: a task that prefers it (`Task(executorPreference:)`) resumes
-/// from a sleep on this thread, right after the expiration, instead of waking a thread of
-/// Swift's pool first (about 0.1 ms on the machines measured, docs/performance.md). Jobs
-/// enqueued from other threads wake it through an eventfd. Whatever runs here must not block:
-/// every sleep's wake-up waits for it.
+/// effect on the thread's pending poll(2) at once. Due sleepers are resumed from the thread and
+/// go on on Swift's pool.
 ///
 /// The daemon has a handful of sleepers at a time (the node's timer, the hardware driver,
 /// a button's debounce deadline), so a linear scan for the earliest is the simplest right
 /// structure.
-final class TimerThread: TaskExecutor, Sendable {
+final class TimerThread: Sendable {
     /// The process's one timer thread, made on first use.
     static let shared: Result<TimerThread, SystemError> = Result { () throws(SystemError) in try TimerThread() }
 
@@ -73,36 +62,16 @@ final class TimerThread: TaskExecutor, Sendable {
         var nextID: UInt64 = 0
         /// The deadline the timerfd is armed for, or nil when disarmed.
         var armedFor: Int64?
-        /// Jobs of tasks that prefer this thread, in the order they were enqueued.
-        var jobs: [UnownedJob] = []
-        /// True while the thread is awake and will look at `jobs` again before it next waits,
-        /// so an enqueue needs no eventfd write.
-        var serving = false
     }
 
     private let state = Mutex(State())
     private let timer: OwnedDescriptor
-    /// Written by `enqueue` to wake the thread from poll(2).
-    private let jobSignal: OwnedDescriptor
 
     private init() throws(SystemError) {
         timer = OwnedDescriptor(try systemCall("creating the CLOCK_BOOTTIME timerfd that serves the daemon's sleeps") {
             timerfd_create(CLOCK_BOOTTIME, CLINUX_TFD_CLOEXEC | CLINUX_TFD_NONBLOCK)
         })
-        jobSignal = OwnedDescriptor(try systemCall("creating the eventfd that wakes the timer thread") {
-            eventfd(0, CLINUX_EFD_CLOEXEC | CLINUX_EFD_NONBLOCK)
-        })
         try startDedicatedThread(named: "alarmd-timer") { [self] in serve() }
-    }
-
-    /// Queues `job` to run on the timer thread (the TaskExecutor requirement).
-    func enqueue(_ job: consuming ExecutorJob) {
-        let job = UnownedJob(job)
-        let mustWake = state.withLock { state in
-            state.jobs.append(job)
-            return !state.serving
-        }
-        if mustWake { _ = eventfd_write(jobSignal.raw, 1) }
     }
 
     func sleep(until deadline: ContinuousClock.Instant) async throws {
@@ -138,25 +107,17 @@ final class TimerThread: TaskExecutor, Sendable {
         }
     }
 
-    /// The thread's loop: wakes when the armed deadline passes or a job is enqueued, resumes
-    /// every sleeper that is due (the earliest first), re-arms the timer for the rest, and runs
-    /// the queued jobs. Runs for the life of the process.
+    /// The thread's loop: wakes when the armed deadline passes, resumes every sleeper that is
+    /// due (the earliest first) and re-arms the timer for the rest. Runs for the life of the process.
     private func serve() {
-        let readable = Int16(POLLIN)
-        var descriptors = [pollfd(fd: timer.raw, events: readable, revents: 0),
-                           pollfd(fd: jobSignal.raw, events: readable, revents: 0)]
+        var descriptor = pollfd(fd: timer.raw, events: Int16(POLLIN), revents: 0)
         var count: UInt64 = 0
         while true {
             // Failing polls (none is expected) are treated as a wake-up, which only re-checks.
-            _ = try? systemCall("waiting on the timer's timerfd") { poll(&descriptors, nfds_t(descriptors.count), -1) }
-            // Both are non-blocking: a re-arm between the poll and the read leaves nothing to read.
+            _ = try? systemCall("waiting on the timer's timerfd") { poll(&descriptor, 1, -1) }
+            // Non-blocking: a re-arm between the poll and the read leaves nothing to read.
             _ = read(timer.raw, &count, MemoryLayout<UInt64>.size)
-            _ = read(jobSignal.raw, &count, MemoryLayout<UInt64>.size)
-            state.withLock { $0.serving = true }
-            repeat {
-                for sleeper in takeDueSleepers() { sleeper.continuation.resume() }
-                runQueuedJobs()
-            } while !finishServing()
+            for sleeper in takeDueSleepers() { sleeper.continuation.resume() }
         }
     }
 
@@ -174,34 +135,6 @@ final class TimerThread: TaskExecutor, Sendable {
             state.armedFor = nil
             try? rearm(&state)
             return due
-        }
-    }
-
-    /// Runs the queued jobs, and those they enqueue, until none is left. Sleepers that fall due
-    /// meanwhile are resumed between jobs, so their jobs queue up behind the one running rather
-    /// than behind the whole batch.
-    private func runQueuedJobs() {
-        while true {
-            let batch = state.withLock { state in
-                defer { state.jobs.removeAll(keepingCapacity: true) }
-                return state.jobs
-            }
-            guard !batch.isEmpty else { return }
-            for job in batch {
-                job.runSynchronously(on: asUnownedTaskExecutor())
-                for sleeper in takeDueSleepers() { sleeper.continuation.resume() }
-            }
-        }
-    }
-
-    /// Before the thread waits again: false when a job came in meanwhile; else marks the
-    /// thread as no longer serving, under the lock `enqueue` takes, so the next job wakes it.
-    /// (A sleeper that fell due meanwhile has made the timerfd readable: the poll returns at once.)
-    private func finishServing() -> Bool {
-        state.withLock { state in
-            guard state.jobs.isEmpty else { return false }
-            state.serving = false
-            return true
         }
     }
 

@@ -10,21 +10,12 @@ public protocol AlarmClock: Sendable {
     /// Suspends until the clock reads `deadline` or later. Throws `CancellationError` when the
     /// task is cancelled, including when it was cancelled before the call.
     func sleep(until deadline: Date) async throws
-    /// The executor on whose thread `sleep` resumes, if the clock has one: a task that prefers it
-    /// (`Task(executorPreference:)`) goes on from a sleep without waiting for another thread.
-    /// Nil (the default) when sleeps resume on Swift's pool.
-    var wakeExecutor: (any TaskExecutor)? { get }
-}
-
-extension AlarmClock {
-    public var wakeExecutor: (any TaskExecutor)? { nil }
 }
 
 /// The system's wall clock; waits run on a monotonic clock, so a wall-clock step during a
 /// wait neither lengthens nor shortens it (the node re-plans when told of the step).
 public struct SystemAlarmClock: AlarmClock {
     private let wait: @Sendable (Duration) async throws -> Void
-    public let wakeExecutor: (any TaskExecutor)?
 
     /// Waits with `Task.sleep` on `ContinuousClock`.
     public init() {
@@ -32,11 +23,9 @@ public struct SystemAlarmClock: AlarmClock {
     }
 
     /// Waits on `clock`, with zero tolerance: the daemon passes a clock that sleeps on a
-    /// timerfd of its own, so that a far-off deadline costs no wake-ups meanwhile, and whose
-    /// thread is `wakeExecutor`.
-    public init<C: Clock>(sleepingOn clock: C, wakingOn wakeExecutor: (any TaskExecutor)? = nil) where C.Duration == Duration {
+    /// timerfd of its own, so that a far-off deadline costs no wake-ups meanwhile.
+    public init<C: Clock>(sleepingOn clock: C) where C.Duration == Duration {
         wait = { try await clock.sleep(for: $0, tolerance: .zero) }
-        self.wakeExecutor = wakeExecutor
     }
 
     public var now: Date { Date() }

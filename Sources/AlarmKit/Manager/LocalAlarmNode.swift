@@ -285,11 +285,8 @@ public actor LocalAlarmNode {
             let deadline = engine.nextDeadline ?? .distantFuture
             // The waiting task carries out what fell due itself, as soon as the clock wakes it:
             // handing back to this loop first would cost another trip through the pool before
-            // an alarm sounds. It prefers the clock's own thread, when the clock has one: it then
-            // goes on there as the deadline passes, and the node's actor (a default actor, free
-            // while nothing else runs on it) runs on that thread too, rather than after another
-            // thread wakes up. The loop then re-plans.
-            let sleep = Task(executorPreference: clock.wakeExecutor) { [clock] in
+            // an alarm sounds. The loop then re-plans.
+            let sleep = Task { [clock] in
                 guard (try? await clock.sleep(until: deadline)) != nil else { return }
                 await self.advanceToNow()
             }

@@ -125,20 +125,14 @@ public final class NodeHardware: Service, AuthorizationPrompt, Sendable {
         // A restored node may already be counting down (or alerting): show it from the start,
         // on the node's actor, so that a change made meanwhile is not overwritten by an older state.
         await node.withEngine { self.show($0) }
-        // The pattern, the debounce and the presses wait on the timer thread's clock and prefer
-        // its executor: a beep's edge, or a press after its debounce, is then carried out on that
-        // thread as its deadline passes (on the node's actor too, when it is free), not after a
-        // thread of the pool wakes up. Nothing here blocks.
-        try await withTaskExecutorPreference(TimerFDClock.wakeExecutor) {
-            try await withThrowingDiscardingTaskGroup { group in
-                group.addTask { try await self.driver.run() }
-                group.addTask { try await self.detector.run(edges: self.parts.buttons) }
-                group.addTask {
-                    for await press in self.detector.presses { await self.handle(press) }
-                }
-                try await gracefulShutdown()
-                group.cancelAll()
+        try await withThrowingDiscardingTaskGroup { group in
+            group.addTask { try await self.driver.run() }
+            group.addTask { try await self.detector.run(edges: self.parts.buttons) }
+            group.addTask {
+                for await press in self.detector.presses { await self.handle(press) }
             }
+            try await gracefulShutdown()
+            group.cancelAll()
         }
         driver.shutdown()
         logger.info("hardware off")

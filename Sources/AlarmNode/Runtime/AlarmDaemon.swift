@@ -69,7 +69,7 @@ public final class AlarmDaemon: Sendable {
         let prompt = PromptForwarder()
         let clockSynchronized = (try? ClockSynchronization.status().isSynchronized) ?? false
         let node = LocalAlarmNode(configuration: configuration.engineConfiguration(timeZone: timeZone), state: state,
-                                  clock: SystemAlarmClock(sleepingOn: TimerFDClock(), wakingOn: TimerFDClock.wakeExecutor), clockTrusted: clockSynchronized, authorizationPrompt: prompt,
+                                  clock: SystemAlarmClock(sleepingOn: TimerFDClock()), clockTrusted: clockSynchronized, authorizationPrompt: prompt,
                                   delegate: effects, logger: logger)
 
         let topics = configuration.topics
@@ -136,13 +136,7 @@ public final class AlarmDaemon: Sendable {
             "stateDirectory": "\(configuration.node.stateDirectory)", "hardware": "\(simulation == nil ? "gpio" : "simulated")",
         ])
         let group = ServiceGroup(services: services, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
-        // The node's timer and the hardware run on the timer thread (TimerFDClock.wakeExecutor),
-        // so the node's actor is sometimes run there. A task with no executor preference that
-        // meets the actor there would go on running on that thread after it leaves the actor;
-        // the services' tasks prefer Swift's pool explicitly, so they go back to it.
-        try await withTaskExecutorPreference(globalConcurrentExecutor) {
-            try await group.run()
-        }
+        try await group.run()
         logger.info("alarmd stopped")
     }
 

@@ -1,4 +1,4 @@
-# Guest test for gpio-probe (see Sources/gpio-probe/main.swift).
+# Guest test for gpio-probe (see Tests/HIL/gpio-probe/main.swift).
 #   Tests/HIL/run-hil.sh .build/release/gpio-probe Tests/HIL/guest/gpio-probe-test.sh
 # Lines: buzzer (active-high output), led (active-low output),
 # stop and snooze (active-low inputs with pull-up, pressed = pulled down).
