@@ -20,8 +20,6 @@ public final class MQTTBridge: Service, Sendable {
     /// The ids the node holds, for clearing retained alarm topics that no longer exist.
     private let knownAlarms: Mutex<Set<UUID>>
     private let onSimulatedPress: (@Sendable (SimulatedPress) -> Void)?
-    /// Called each time every alarm has been republished after a connection.
-    private let onRepublished: @Sendable () -> Void
     private let homeAssistant: HomeAssistantDiscovery
     private let announcesToHomeAssistant: Bool
     private let homeAssistantState: Mutex<HomeAssistantState?>
@@ -41,8 +39,7 @@ public final class MQTTBridge: Service, Sendable {
     ///     node's entities instead of announcing them.
     public init(client: MQTTClient, topics: NodeTopics, node: LocalAlarmNode, status: NodeStatus,
                 knownAlarms: Set<UUID>, homeAssistant: HomeAssistantDiscovery, announcesToHomeAssistant: Bool,
-                onSimulatedPress: (@Sendable (SimulatedPress) -> Void)?,
-                onRepublished: @escaping @Sendable () -> Void = {}, logger: Logger) {
+                onSimulatedPress: (@Sendable (SimulatedPress) -> Void)?, logger: Logger) {
         self.client = client
         self.topics = topics
         self.node = node
@@ -52,7 +49,6 @@ public final class MQTTBridge: Service, Sendable {
         self.announcesToHomeAssistant = announcesToHomeAssistant
         self.homeAssistantState = Mutex(nil)
         self.onSimulatedPress = onSimulatedPress
-        self.onRepublished = onRepublished
         self.logger = logger
     }
 
@@ -201,7 +197,6 @@ public final class MQTTBridge: Service, Sendable {
                         await self.republishEverything(while: isCurrent)
                         guard isCurrent(), !Task.isCancelled else { return }
                         await self.announceToHomeAssistant()
-                        self.onRepublished()
                     }
                 case .disconnected(let reason):
                     logger.warning("broker connection lost; alarms keep running locally", metadata: ["reason": "\(reason)"])
