@@ -61,6 +61,7 @@ public struct NodeCommand: Sendable, Hashable {
         let isBlank = payload.allSatisfy { $0 == 0x20 || $0 == 0x0A || $0 == 0x0D || $0 == 0x09 }
         let decoder = AlarmJSON.strictDecoder
         decoder.userInfo[.commandOperation] = operation
+        decoder.userInfo[.commandHasResponseTopic] = v5Route != nil
         let envelope: CommandEnvelope
         do {
             envelope = try decoder.decode(CommandEnvelope.self, from: isBlank ? Data("{}".utf8) : Data(payload))
@@ -86,6 +87,8 @@ public struct NodeCommand: Sendable, Hashable {
 extension CodingUserInfoKey {
     /// The operation a command's payload is decoded for: the last level of its topic.
     static let commandOperation = CodingUserInfoKey(rawValue: "alarmkit.commandOperation")!
+    /// True when the command came with an MQTT v5 response topic, which wins over `replyTo`.
+    static let commandHasResponseTopic = CodingUserInfoKey(rawValue: "alarmkit.commandHasResponseTopic")!
 }
 
 /// A command's payload, typed: where its reply goes, and the action it asks for or why it is
@@ -98,7 +101,7 @@ struct CommandEnvelope: Decodable {
     init(from decoder: any Decoder) throws {
         let fields = try decoder.container(keyedBy: AnyCodingKey.self)
         let replyTo = AnyCodingKey(stringValue: "replyTo"), id = AnyCodingKey(stringValue: "id")
-        if fields.contains(replyTo) {
+        if fields.contains(replyTo), decoder.userInfo[.commandHasResponseTopic] as? Bool != true {
             guard let topic = try? fields.decode(String.self, forKey: replyTo),
                   !topic.isEmpty, !topic.contains("+"), !topic.contains("#") else {
                 action = .failure(.badRequest(field: "replyTo", reason: "must be a topic without wildcards"))
