@@ -303,6 +303,6 @@ check "buzzer low after exit (physical 0)" [ "$(sim_value buzzer)" = 0 ]
 gpioinfo "$HIL_CHIP"
 check "buzzer line released" sh -c "gpioinfo $HIL_CHIP | grep '\"buzzer\"' | grep -q unused"
 check "every alarmd line released" sh -c "! gpioinfo $HIL_CHIP | grep -q alarmd"
-check "offline status published" wait_for "$events" "^$base/status \{\"state\":\"offline\"\}" 10
+check "clean offline status published, with since" wait_for "$events" "^$base/status \{\"since\":\"[0-9T:.Z-]+\",\"state\":\"offline\"\}" 10
 kill "$sub" 2>/dev/null
 echo "all alarmd checks passed"
