@@ -169,7 +169,7 @@ public final class MQTTClient: Sendable {
     /// - Throws: ``MQTTError`` with ``MQTTError/Code/invalidArgument`` for a malformed topic or QoS, or a
     ///   message that cannot be encoded; ``MQTTError/Code/clientClosed`` after ``disconnect()``.
     public func publish(_ message: MQTTMessage) throws(MQTTError) {
-        try MosquittoHandle.validate(message, broker: configuration.brokerAddress)
+        try MosquittoHandle.validate(message)
         if try sendLock.withLock({ _ throws(MQTTError) in try enqueue(message) }) {
             networkWake.signal()
         }
@@ -186,7 +186,7 @@ public final class MQTTClient: Sendable {
         valid.reserveCapacity(messages.count)
         for message in messages {
             do throws(MQTTError) {
-                try MosquittoHandle.validate(message, broker: configuration.brokerAddress)
+                try MosquittoHandle.validate(message)
                 valid.append(message)
             } catch {
                 failures.append((message, error))
