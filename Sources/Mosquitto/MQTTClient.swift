@@ -44,6 +44,9 @@ public final class MQTTClient: Sendable {
     /// libmosquitto's own mutexes: the send calls take only its message and packet mutexes, never
     /// the callback mutex that the network thread holds while it runs callbacks.
     let sendLock = Mutex(())
+    /// How long ``disconnect()`` waits for the broker to acknowledge QoS 1 and 2 publishes (such as
+    /// a final offline status) before it sends DISCONNECT.
+    static let disconnectGracePeriod: Duration = .seconds(2)
     /// Signalled by ``disconnect()`` to cut short the network thread's wait between reconnect attempts.
     let reconnectWaitInterrupt = DispatchSemaphore(value: 0)
     /// Wakes the network thread from poll(2) when a packet was queued from another thread.
@@ -227,8 +230,8 @@ public final class MQTTClient: Sendable {
 
     /// Ends the connection cleanly and stops the client for good.
     ///
-    /// Waits up to ``MQTTConfiguration/disconnectGracePeriod`` for the broker to acknowledge QoS 1 and 2
-    /// publishes already handed over (such as your own offline status), then sends DISCONNECT
+    /// Waits up to 2 s (``disconnectGracePeriod``) for the broker to acknowledge QoS 1 and 2 publishes
+    /// already handed over (such as your own offline status), then sends DISCONNECT
     /// (`mosquitto_disconnect`) and waits for the network thread to end. A clean DISCONNECT means the
     /// broker does NOT publish the will: publish your offline status yourself before calling this.
     /// Messages still buffered are discarded (and counted in the log). ``events`` finishes.
@@ -274,7 +277,7 @@ public final class MQTTClient: Sendable {
     private func waitForAcknowledgements() async {
         await withTaskGroup(of: Void.self) { group in
             group.addTask { await self.acknowledgementsSettled() }
-            group.addTask { try? await Task.sleep(for: self.configuration.disconnectGracePeriod) }
+            group.addTask { try? await Task.sleep(for: Self.disconnectGracePeriod) }
             await group.next()
             group.cancelAll()
         }

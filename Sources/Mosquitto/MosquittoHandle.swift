@@ -64,15 +64,15 @@ struct MosquittoHandle: @unchecked Sendable {
             throw invalid("MQTT will QoS \(will.qos) is invalid: use 0, 1 or 2")
         }
         if let tls = configuration.tls {
-            let files = [("tls.caFile", tls.caFile), ("tls.caPath", tls.caPath), ("tls.certFile", tls.certFile), ("tls.keyFile", tls.keyFile)]
+            let files = [("tls.caFile", tls.caFile), ("tls.certFile", tls.certFile), ("tls.keyFile", tls.keyFile)]
             for case let (setting, path?) in files where access(path, R_OK) != 0 {
                 throw invalid("\(setting) '\(path)' is not readable (\(String(cString: strerror(errno)))): check the path and its permissions")
             }
             guard (tls.certFile == nil) == (tls.keyFile == nil) else {
                 throw invalid("tls.certFile and tls.keyFile go together: set both or neither")
             }
-            guard tls.certFile == nil || tls.caFile != nil || tls.caPath != nil else {
-                throw invalid("a TLS client certificate needs tls.caFile or tls.caPath as well")
+            guard tls.certFile == nil || tls.caFile != nil else {
+                throw invalid("a TLS client certificate needs tls.caFile as well")
             }
         }
     }
@@ -98,10 +98,10 @@ struct MosquittoHandle: @unchecked Sendable {
             try check(result, "will (topic '\(will.topic)')")
         }
         if let tls = configuration.tls {
-            if tls.caFile == nil, tls.caPath == nil {
+            if tls.caFile == nil {
                 try check(mosquitto_int_option(pointer, MOSQ_OPT_TLS_USE_OS_CERTS, 1), "tls (system certificate authorities)")
             } else {
-                try check(mosquitto_tls_set(pointer, tls.caFile, tls.caPath, tls.certFile, tls.keyFile, nil), "tls")
+                try check(mosquitto_tls_set(pointer, tls.caFile, nil, tls.certFile, tls.keyFile, nil), "tls")
             }
             try check(mosquitto_tls_insecure_set(pointer, tls.insecure), "tls.insecure")
         }
