@@ -176,57 +176,46 @@ extension MQTTClient {
     /// overtakes the buffered ones. `.connected` follows once the broker has acknowledged the
     /// subscriptions (at once without any), so a consumer can rely on them.
     private func completeConnectionSetup() {
-        let broker = configuration.brokerAddress
-        let outcome = sendLock.withLock { _ -> (setup: MQTTConnectionStateMachine.ConnectionSetup, failures: [MQTTError], connected: MQTTEvent?)? in
+        var failures: [MQTTError] = []
+        let outcome = sendLock.withLock { _ -> (setup: MQTTConnectionStateMachine.ConnectionSetup, connected: MQTTEvent?)? in
             guard let setup = state.withLock({ $0.machine.connectionSetupStarting() }) else { return nil }
-            var failures: [MQTTError] = []
-            var resubscriptions: [(messageID: Int32, filter: String)] = []
+            var resubscriptions: Set<Int32> = []
             for case .send(let subscription, let noLocal) in setup.subscriptions {
                 do throws(MQTTError) {
-                    if let messageID = try handle.subscribe(subscription, noLocal: noLocal, broker: broker) {
-                        resubscriptions.append((messageID, subscription.filter))
+                    if let messageID = try send(subscription, noLocal: noLocal) {
+                        resubscriptions.insert(messageID)
                     }
                 } catch {
                     failures.append(error)
                 }
             }
-            var handedOver: [(MQTTMessage, MQTTConnectionStateMachine.HandOverOutcome)] = []
             for message in setup.messages {
                 do throws(MQTTError) {
-                    handedOver.append((message, try handle.publish(message, protocolVersion: setup.protocolVersion, broker: broker)))
+                    _ = try handOver(message, protocolVersion: setup.protocolVersion)
                 } catch {
                     failures.append(error)
                 }
             }
-            let connected = state.withLock { state in
-                for (messageID, filter) in resubscriptions {
-                    state.machine.subscriptionSent(filter: filter, messageID: messageID)
-                }
-                for (message, outcome) in handedOver {
-                    state.machine.publishHandedOver(message, outcome: outcome)
-                }
-                return state.machine.connectionSetUp(resubscriptions: Set(resubscriptions.map(\.messageID)), at: .now)
-            }
-            return (setup, failures, connected)
+            return (setup, state.withLock { $0.machine.connectionSetUp(resubscriptions: resubscriptions, at: .now) })
         }
         // What the setup queued leaves in the next round, whose poll(2) asks for POLLOUT.
-        guard let outcome else { return }
+        guard case let (setup, connected)? = outcome else { return }
         // Logged outside the locks: a log handler may itself publish through this client.
-        for failure in outcome.failures {
+        for failure in failures {
             logger.error("MQTT connection setup could not send a subscription or a buffered message", metadata: ["error": "\(failure.message)"])
         }
-        if outcome.setup.droppedCount > 0 {
+        if setup.droppedCount > 0 {
             logger.warning("MQTT messages dropped while disconnected", metadata: [
-                "mqtt.dropped": "\(outcome.setup.droppedCount)",
+                "mqtt.dropped": "\(setup.droppedCount)",
                 "mqtt.buffer_limit": "\(configuration.outgoingBufferLimit)",
             ])
         }
         logger.info("MQTT connected", metadata: [
-            "mqtt.protocol": "\(outcome.setup.protocolVersion)",
-            "mqtt.session_present": "\(outcome.setup.sessionPresent)",
-            "mqtt.flushed": "\(outcome.setup.messages.count)",
+            "mqtt.protocol": "\(setup.protocolVersion)",
+            "mqtt.session_present": "\(setup.sessionPresent)",
+            "mqtt.flushed": "\(setup.messages.count)",
         ])
-        if let connected = outcome.connected {
+        if let connected {
             eventSink.yield(connected)
         }
     }

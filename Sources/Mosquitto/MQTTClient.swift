@@ -155,9 +155,7 @@ public final class MQTTClient: Sendable {
         let sent = try sendLock.withLock { _ throws(MQTTError) -> Bool in
             let action = try state.withLock { state throws(MQTTError) in try state.machine.subscribeRequested(subscription) }
             guard case .send(let subscription, let noLocal) = action else { return false }
-            guard let messageID = try handle.subscribe(subscription, noLocal: noLocal, broker: configuration.brokerAddress) else { return false }
-            state.withLock { $0.machine.subscriptionSent(filter: subscription.filter, messageID: messageID) }
-            return true
+            return try send(subscription, noLocal: noLocal) != nil
         }
         if sent { networkWake.signal() }
     }
@@ -216,9 +214,23 @@ public final class MQTTClient: Sendable {
     private func enqueue(_ message: MQTTMessage) throws(MQTTError) -> Bool {
         let action = try state.withLock { state throws(MQTTError) in try state.machine.publishRequested(message) }
         guard case .handOver(let protocolVersion) = action else { return false }
+        return try handOver(message, protocolVersion: protocolVersion)
+    }
+
+    /// Under the send lock: `mosquitto_publish_v5`, its outcome recorded before a PUBACK can come.
+    /// Returns whether libmosquitto took the message.
+    func handOver(_ message: MQTTMessage, protocolVersion: MQTTProtocolVersion) throws(MQTTError) -> Bool {
         let outcome = try handle.publish(message, protocolVersion: protocolVersion, broker: configuration.brokerAddress)
         state.withLock { $0.machine.publishHandedOver(message, outcome: outcome) }
         return outcome != .notConnected
+    }
+
+    /// Under the send lock: `mosquitto_subscribe(_v5)`, its message id recorded before the SUBACK
+    /// can come. Returns that id, or nil without a connection.
+    func send(_ subscription: MQTTConnectionStateMachine.Subscription, noLocal: Bool) throws(MQTTError) -> Int32? {
+        guard let messageID = try handle.subscribe(subscription, noLocal: noLocal, broker: configuration.brokerAddress) else { return nil }
+        state.withLock { $0.machine.subscriptionSent(filter: subscription.filter, messageID: messageID) }
+        return messageID
     }
 
     /// Whether `topic` matches the subscription filter `filter` (with `+` and `#` wildcards).
