@@ -33,7 +33,7 @@ extension MQTTClient {
                 log(report, delay: delay)
                 _ = reconnectWaitInterrupt.wait(timeout: .now() + .nanoseconds(Int(delay.inNanoseconds)))
             }
-            guard state.withLock({ $0.machine.reconnectDelayElapsed() }) == .reconnect else { break }
+            guard state.withLock({ $0.machine.reconnectDelayElapsed() }) else { break }
             keepalive = startConnecting { mosquitto_reconnect_async(handle.pointer) }
         }
         let (discarding, waiters) = state.withLock { state in
@@ -232,7 +232,8 @@ extension MQTTClient {
             ])
         case .attemptFailed(let failure, let repeated):
             let metadata: Logger.Metadata = ["error": "\(failure.message)", "mqtt.retry_in": "\(delay)"]
-            let level: Logger.Level = repeated ? .debug : failure.isWorthRetrying ? .warning : .error
+            let waitingMayCure = failure.code == .connectionFailed || failure.code == .connectionRefused
+            let level: Logger.Level = repeated ? .debug : waitingMayCure ? .warning : .error
             logger.log(level: level, "MQTT connection attempt failed", metadata: metadata)
         }
     }
