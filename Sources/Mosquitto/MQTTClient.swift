@@ -6,19 +6,11 @@ import Synchronization
 
 /// An MQTT client over libmosquitto that keeps itself connected.
 ///
-/// - A dedicated network thread (not Swift's cooperative pool) drives libmosquitto with
-///   `mosquitto_loop_read`, `mosquitto_loop_write` and `mosquitto_loop_misc` around its own poll(2)
-///   (with TLS, `mosquitto_loop`); callbacks run on it and yield into ``events``. A burst of
-///   publishes wakes it once and leaves in as few TCP segments as the socket allows. Idle, it
-///   sleeps until the next keepalive ping is due (``KeepaliveSchedule``).
-/// - What happens when is decided by ``MQTTConnectionStateMachine``, a value guarded by a lock;
-///   this class carries out its answers (libmosquitto calls, events, logs) after releasing it.
-/// - After every (re)connection it sends all subscriptions again and flushes the messages that were
-///   published while disconnected; ``MQTTEvent/connected(sessionPresent:)`` follows once the broker
-///   has acknowledged the subscriptions.
-/// - Publishes made while disconnected are never handed to libmosquitto (which would queue QoS 1 and 2
-///   without bound and drop QoS 0): they wait in a bounded buffer, see ``MQTTConfiguration/outgoingBufferLimit``.
-/// - If the broker refuses MQTT 5, the client falls back to MQTT 3.1.1 by itself.
+/// A network thread of its own drives libmosquitto around its own poll(2), sleeping until the next
+/// keepalive ping is due (``KeepaliveSchedule``); callbacks run on it and yield into ``events``.
+/// ``MQTTConnectionStateMachine``, guarded by a lock, decides what happens; this class carries out
+/// its answers (libmosquitto calls, events, logs) after releasing the lock. Publishes made while
+/// disconnected wait in a bounded buffer, flushed with every subscription after each connection.
 ///
 /// Why not `mosquitto_loop_start`: its thread runs `mosquitto_loop_forever`, which returns for good on
 /// any "fatal" result — a DNS failure, and every refused MQTT 5 CONNACK, including the one that asks
@@ -97,9 +89,8 @@ public final class MQTTClient: Sendable {
         mosquitto_destroy(handle.pointer)
     }
 
-    /// Whether a connection is up and set up (subscriptions sent, buffer flushed): publishes go
-    /// straight to the broker. It turns true just before ``MQTTEvent/connected(sessionPresent:)``
-    /// is delivered, which also waits for the SUBACKs.
+    /// Whether a connection is up and set up (subscriptions sent, buffer flushed), so that publishes
+    /// go straight to the broker. ``MQTTEvent/connected(sessionPresent:)`` also waits for the SUBACKs.
     public var isConnected: Bool {
         state.withLock { $0.machine.isConnected }
     }
@@ -110,13 +101,10 @@ public final class MQTTClient: Sendable {
     }
 
     /// Starts the network thread and returns at once. The thread connects (`mosquitto_connect_async`,
-    /// whose host lookup and TLS setup block, hence not on the caller's thread) and keeps reconnecting
-    /// (`mosquitto_reconnect_async`) for the life of the client.
+    /// whose host lookup and TLS setup block) and keeps reconnecting (`mosquitto_reconnect_async`).
     ///
-    /// Connection failures are not thrown: a broker that cannot be reached yet (refused, unreachable,
-    /// DNS not up) is logged as a warning and retried; a failure that needs a fix (TLS files, for
-    /// instance) is logged as an error and retried too. Watch ``events`` for
-    /// ``MQTTEvent/connected(sessionPresent:)``. Settings are checked earlier, by ``init(configuration:logger:)``.
+    /// Connection failures are not thrown but logged (as a warning when waiting may cure them, else
+    /// as an error) and retried. Watch ``events`` for ``MQTTEvent/connected(sessionPresent:)``.
     ///
     /// - Throws: ``MQTTError`` with ``MQTTError/Code/alreadyConnected`` or ``MQTTError/Code/clientClosed``
     ///   when the client was already started or disconnected, or ``MQTTError/Code/outOfMemory`` when
