@@ -36,14 +36,7 @@ extension MQTTClient {
             guard state.withLock({ $0.machine.reconnectDelayElapsed() }) else { break }
             keepalive = startConnecting { mosquitto_reconnect_async(handle.pointer) }
         }
-        let (discarding, waiters) = state.withLock { state in
-            defer { state.networkThreadWaiters = [] }
-            return (state.machine.networkThreadEnded(), state.networkThreadWaiters)
-        }
-        finishEvents(discarding: discarding)
-        for waiter in waiters {
-            waiter.resume()
-        }
+        finishEvents(discarding: state.withLock { $0.machine.networkThreadEnded() })
     }
 
     /// Runs a connect call; a failure is recorded for the next round of the loop (which then returns

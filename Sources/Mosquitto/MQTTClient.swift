@@ -115,13 +115,8 @@ public final class MQTTClient: Sendable {
             // A thread of its own: it blocks in poll(2) and in libmosquitto's connect calls.
             try startDedicatedThread(named: "mqtt-network") { [self] in runNetworkLoop() }
         } catch {
-            let (action, waiters) = state.withLock { state in
-                defer { state.networkThreadWaiters = [] }
-                return (state.machine.networkThreadFailedToStart(), state.networkThreadWaiters)
-            }
-            if case .finishEvents(let discarding) = action {
+            if case .finishEvents(let discarding) = state.withLock({ $0.machine.networkThreadFailedToStart() }) {
                 finishEvents(discarding: discarding)
-                for waiter in waiters { waiter.resume() }
             }
             throw MQTTError(code: .outOfMemory, message: "the MQTT client for \(configuration.brokerAddress) could not start its network thread (\(error)); free memory or raise the process's thread limit, then connect again")
         }
@@ -252,11 +247,19 @@ public final class MQTTClient: Sendable {
         }
     }
 
+    /// Finishes ``events`` and resumes the disconnect() calls waiting for the network thread.
     func finishEvents(discarding unsentCount: Int) {
         if unsentCount > 0 {
             logger.warning("unsent MQTT messages discarded at disconnect", metadata: ["mqtt.discarded": "\(unsentCount)"])
         }
         eventSink.finish()
+        let waiters = state.withLock { state in
+            defer { state.networkThreadWaiters = [] }
+            return state.networkThreadWaiters
+        }
+        for waiter in waiters {
+            waiter.resume()
+        }
     }
 
     private func waitForNetworkThread() async {
