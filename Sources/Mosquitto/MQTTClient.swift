@@ -163,23 +163,14 @@ public final class MQTTClient: Sendable {
     /// once for all of them, so that they leave together: in one TCP segment when they fit.
     ///
     /// - Returns: the messages that could not be published, each with the error ``publish(_:)``
-    ///   would have thrown for it (the invalid ones first); all the others were published.
+    ///   would have thrown for it, in order; all the others were published.
     public func publish(_ messages: [MQTTMessage]) -> [(message: MQTTMessage, error: MQTTError)] {
         var failures: [(message: MQTTMessage, error: MQTTError)] = []
-        var valid: [MQTTMessage] = []
-        valid.reserveCapacity(messages.count)
-        for message in messages {
-            do throws(MQTTError) {
-                try MosquittoHandle.validate(message)
-                valid.append(message)
-            } catch {
-                failures.append((message, error))
-            }
-        }
         let handedOver = sendLock.withLock { _ in
             var handedOver = false
-            for message in valid {
+            for message in messages {
                 do throws(MQTTError) {
+                    try MosquittoHandle.validate(message)
                     if try enqueue(message) { handedOver = true }
                 } catch {
                     failures.append((message, error))
