@@ -267,30 +267,19 @@ public final class MQTTClient: Sendable {
     }
 
     /// Returns when every QoS 1/2 publish handed to libmosquitto is acknowledged, the link drops, or
-    /// the grace period ends, whichever comes first.
+    /// ``disconnectGracePeriod`` ends, whichever comes first; whoever comes first takes the waiter.
     private func waitForAcknowledgements() async {
-        await withTaskGroup(of: Void.self) { group in
-            group.addTask { await self.acknowledgementsSettled() }
-            group.addTask { try? await Task.sleep(for: Self.disconnectGracePeriod) }
-            await group.next()
-            group.cancelAll()
-        }
-    }
-
-    private func acknowledgementsSettled() async {
-        await withTaskCancellationHandler {
-            await withCheckedContinuation { continuation in
-                let settled = state.withLock { state in
-                    guard state.machine.isAwaitingAcknowledgements, !Task.isCancelled else { return true }
-                    state.acknowledgementWaiter = continuation
-                    return false
-                }
-                if settled {
-                    continuation.resume()
-                }
+        await withCheckedContinuation { continuation in
+            let waiting = state.withLock { state in
+                guard state.machine.isAwaitingAcknowledgements else { return false }
+                state.acknowledgementWaiter = continuation
+                return true
             }
-        } onCancel: {
-            state.withLock { $0.acknowledgementWaiter.take() }?.resume()
+            guard waiting else { return continuation.resume() }
+            Task { [weak self] in
+                try? await Task.sleep(for: Self.disconnectGracePeriod)
+                self?.state.withLock { $0.acknowledgementWaiter.take() }?.resume()
+            }
         }
     }
 }
