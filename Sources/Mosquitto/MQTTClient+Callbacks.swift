@@ -2,8 +2,7 @@ import CMosquitto
 import Glibc
 import Logging
 
-// MARK: - Callbacks (run on the network thread)
-
+/// The libmosquitto callbacks, which run on the network thread.
 extension MQTTClient {
     private static func client(from userData: UnsafeMutableRawPointer?) -> MQTTClient {
         // Set in installCallbacks(); callbacks only run while the network thread, which holds a

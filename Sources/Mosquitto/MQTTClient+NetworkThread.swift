@@ -4,13 +4,10 @@ import Glibc
 import LinuxSystem
 import Logging
 
-// MARK: - The network thread
-
 extension MQTTClient {
-    /// The body of the network thread: `mosquitto_connect_async`, then
-    /// ``serviceConnection(keepalive:)`` while connected; after a failure, what the state machine
-    /// says (a backoff, a protocol fallback) and `mosquitto_reconnect_async`. Ends once
-    /// ``disconnect()`` has asked for it and the socket is closed.
+    /// The body of the network thread: `mosquitto_connect_async`, then rounds of
+    /// ``serviceConnection(keepalive:)``; after a failed round, what the state machine says and
+    /// `mosquitto_reconnect_async`. Ends once ``disconnect()`` has asked for it.
     func runNetworkLoop() {
         var keepalive = startConnecting {
             mosquitto_connect_async(handle.pointer, configuration.host, Int32(configuration.port), Int32(configuration.keepAlive))

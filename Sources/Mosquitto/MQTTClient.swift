@@ -52,9 +52,8 @@ public final class MQTTClient: Sendable {
         var networkThreadWaiters: [CheckedContinuation<Void, Never>] = []
     }
 
-    /// libmosquitto needs `mosquitto_lib_init` once per process before any other call (other
-    /// clients of libmosquitto in this module too); a static `let` is initialised exactly once,
-    /// thread-safely, on first use.
+    /// `mosquitto_lib_init`, needed once per process before any other call: a static `let` is
+    /// initialised exactly once, thread-safely, on first use.
     static let libraryInitialization: Int32 = mosquitto_lib_init()
 
     /// Creates the libmosquitto client (`mosquitto_new`) and applies the configuration
