@@ -152,7 +152,6 @@ public final class MQTTClient: Sendable {
     /// - Throws: ``MQTTError`` with ``MQTTError/Code/invalidArgument`` for a malformed topic or QoS, or a
     ///   message that cannot be encoded; ``MQTTError/Code/clientClosed`` after ``disconnect()``.
     public func publish(_ message: MQTTMessage) throws(MQTTError) {
-        try MosquittoHandle.validate(message)
         if try sendLock.withLock({ _ throws(MQTTError) in try enqueue(message) }) {
             networkWake.signal()
         }
@@ -169,7 +168,6 @@ public final class MQTTClient: Sendable {
             var handedOver = false
             for message in messages {
                 do throws(MQTTError) {
-                    try MosquittoHandle.validate(message)
                     if try enqueue(message) { handedOver = true }
                 } catch {
                     failures.append((message, error))
@@ -181,10 +179,11 @@ public final class MQTTClient: Sendable {
         return failures
     }
 
-    /// Under the send lock: hands `message` to libmosquitto, or keeps it in the buffer while there
-    /// is no connection. Returns whether libmosquitto took it (the network thread must then be
-    /// woken to send it).
+    /// Under the send lock: checks `message`, then hands it to libmosquitto, or keeps it in the
+    /// buffer while there is no connection. Returns whether libmosquitto took it (the network
+    /// thread must then be woken to send it).
     private func enqueue(_ message: MQTTMessage) throws(MQTTError) -> Bool {
+        try MosquittoHandle.validate(message)
         let action = try state.withLock { state throws(MQTTError) in try state.machine.publishRequested(message) }
         guard case .handOver(let protocolVersion) = action else { return false }
         return try handOver(message, protocolVersion: protocolVersion)

@@ -1,5 +1,4 @@
 import CMosquitto
-
 import Glibc
 
 /// An MQTT failure, with a message that says what went wrong and what to do about it.
