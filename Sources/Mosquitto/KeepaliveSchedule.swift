@@ -1,18 +1,13 @@
 /// When the network thread must next run `mosquitto_loop_misc`, so that it can sleep in poll(2)
 /// until then instead of waking at a fixed rate.
 ///
-/// libmosquitto 2.0.11 sends a PINGREQ from `mosquitto_loop_misc` once `now >= next_msg_out`,
-/// where `now` is CLOCK_MONOTONIC in whole seconds and `next_msg_out` is set to `now + keepalive`
-/// whenever a packet has been written (and on connecting); with a PINGREQ already outstanding, the
-/// same check ends the connection (`MOSQ_ERR_KEEPALIVE`). It also pings when nothing was read for
-/// a keepalive, but the write rule alone keeps the broker (which drops a client silent for
-/// 1.5 × keepalive) content, and a check made later than the read rule asks for is still made.
-///
-/// The schedule mirrors the write rule from outside: ``packetsWritten(at:)`` is reported after a
-/// write call that had something to send, so its time is never earlier than libmosquitto's own,
-/// and the check is never due before libmosquitto agrees (which would make the thread spin). If a
-/// check finds nothing to do all the same (a write this schedule did not see), it looks again a
-/// second later. Times are CLOCK_MONOTONIC readings, as `mosquitto_time` makes them.
+/// libmosquitto 2.0.11 sends a PINGREQ from `mosquitto_loop_misc` once `now >= next_msg_out`
+/// (CLOCK_MONOTONIC in whole seconds), and `next_msg_out` is `now + keepalive` after every packet
+/// written and on connecting; with a PINGREQ outstanding, the same check ends the connection. (Its
+/// other rule, a ping after a keepalive without reads, is not needed to keep the broker content.)
+/// This schedule mirrors the write rule from outside, reported after each write, so its check is
+/// never due before libmosquitto's (which would make the thread spin); a check that finds nothing
+/// due (a write it did not see) looks again a second later.
 struct KeepaliveSchedule {
     let keepAlive: Duration
     /// When `mosquitto_loop_misc` is next expected to act (a whole second of CLOCK_MONOTONIC).
@@ -22,7 +17,7 @@ struct KeepaliveSchedule {
     /// second turns would find nothing due and cost a second wake-up.
     static let margin: Duration = .milliseconds(10)
 
-    /// On connecting (`mosquitto_connect_async` and `mosquitto_reconnect_async` set `next_msg_out`).
+    /// On connecting (`mosquitto_connect_async` and `mosquitto_reconnect_async`), at `now` (CLOCK_MONOTONIC).
     init(keepAlive: Int, connectingAt now: Duration) {
         self.keepAlive = .seconds(keepAlive)
         nextCheck = Self.wholeSeconds(now) + self.keepAlive

@@ -2,8 +2,7 @@ import CMosquitto
 import Glibc
 import Logging
 
-// MARK: - Callbacks (run on the network thread)
-
+/// The libmosquitto callbacks, which run on the network thread.
 extension MQTTClient {
     private static func client(from userData: UnsafeMutableRawPointer?) -> MQTTClient {
         // Set in installCallbacks(); callbacks only run while the network thread, which holds a
@@ -74,32 +73,26 @@ extension MQTTClient {
     }
 
     /// Copies everything out of libmosquitto's message, which is freed when the callback returns.
+    /// The property readers (`mosquitto_property_read_string`, `_binary`) return nil for nil properties.
     private func messageArrived(_ message: mosquitto_message, properties: OpaquePointer?) {
-        let payload = message.payloadlen > 0
-            ? Array(UnsafeRawBufferPointer(start: message.payload, count: Int(message.payloadlen)))
-            : []
-        var responseTopic: String?
-        var correlationData: [UInt8]?
-        if let properties {
-            var topicValue: UnsafeMutablePointer<CChar>?
-            if mosquitto_property_read_string(properties, Int32(MQTT_PROP_RESPONSE_TOPIC.rawValue), &topicValue, false) != nil, let topicValue {
-                responseTopic = String(cString: topicValue)
-                free(topicValue)
-            }
-            var dataValue: UnsafeMutableRawPointer?
-            var dataLength: UInt16 = 0
-            if mosquitto_property_read_binary(properties, Int32(MQTT_PROP_CORRELATION_DATA.rawValue), &dataValue, &dataLength, false) != nil {
-                correlationData = dataValue.map { Array(UnsafeRawBufferPointer(start: $0, count: Int(dataLength))) } ?? []
-                free(dataValue)
-            }
+        var responseTopic: UnsafeMutablePointer<CChar>?
+        var correlationData: UnsafeMutableRawPointer?
+        var correlationLength: UInt16 = 0
+        mosquitto_property_read_string(properties, Int32(MQTT_PROP_RESPONSE_TOPIC.rawValue), &responseTopic, false)
+        let hasCorrelationData = mosquitto_property_read_binary(
+            properties, Int32(MQTT_PROP_CORRELATION_DATA.rawValue), &correlationData, &correlationLength, false
+        ) != nil
+        defer {
+            free(responseTopic)
+            free(correlationData)
         }
         eventSink.yield(.message(MQTTMessage(
             topic: String(cString: message.topic),
-            payload: payload,
+            payload: Array(UnsafeRawBufferPointer(start: message.payload, count: Int(message.payloadlen))),
             qos: Int(message.qos),
             retain: message.retain,
-            responseTopic: responseTopic,
-            correlationData: correlationData
+            responseTopic: responseTopic.map { String(cString: $0) },
+            correlationData: hasCorrelationData ? Array(UnsafeRawBufferPointer(start: correlationData, count: Int(correlationLength))) : nil
         )))
     }
 

@@ -4,13 +4,10 @@ import Glibc
 import LinuxSystem
 import Logging
 
-// MARK: - The network thread
-
 extension MQTTClient {
-    /// The body of the network thread: `mosquitto_connect_async`, then
-    /// ``serviceConnection(keepalive:)`` while connected; after a failure, what the state machine
-    /// says (a backoff, a protocol fallback) and `mosquitto_reconnect_async`. Ends once
-    /// ``disconnect()`` has asked for it and the socket is closed.
+    /// The body of the network thread: `mosquitto_connect_async`, then rounds of
+    /// ``serviceConnection(keepalive:)``; after a failed round, what the state machine says and
+    /// `mosquitto_reconnect_async`. Ends once ``disconnect()`` has asked for it.
     func runNetworkLoop() {
         var keepalive = startConnecting {
             mosquitto_connect_async(handle.pointer, configuration.host, Int32(configuration.port), Int32(configuration.keepAlive))
@@ -33,17 +30,10 @@ extension MQTTClient {
                 log(report, delay: delay)
                 _ = reconnectWaitInterrupt.wait(timeout: .now() + .nanoseconds(Int(delay.inNanoseconds)))
             }
-            guard state.withLock({ $0.machine.reconnectDelayElapsed() }) == .reconnect else { break }
+            guard state.withLock({ $0.machine.reconnectDelayElapsed() }) else { break }
             keepalive = startConnecting { mosquitto_reconnect_async(handle.pointer) }
         }
-        let (discarding, waiters) = state.withLock { state in
-            defer { state.networkThreadWaiters = [] }
-            return (state.machine.networkThreadEnded(), state.networkThreadWaiters)
-        }
-        finishEvents(discarding: discarding)
-        for waiter in waiters {
-            waiter.resume()
-        }
+        finishEvents(discarding: state.withLock { $0.machine.networkThreadEnded() })
     }
 
     /// Runs a connect call; a failure is recorded for the next round of the loop (which then returns
@@ -176,57 +166,46 @@ extension MQTTClient {
     /// overtakes the buffered ones. `.connected` follows once the broker has acknowledged the
     /// subscriptions (at once without any), so a consumer can rely on them.
     private func completeConnectionSetup() {
-        let broker = configuration.brokerAddress
-        let outcome = sendLock.withLock { _ -> (setup: MQTTConnectionStateMachine.ConnectionSetup, failures: [MQTTError], connected: MQTTEvent?)? in
+        var failures: [MQTTError] = []
+        let outcome = sendLock.withLock { _ -> (setup: MQTTConnectionStateMachine.ConnectionSetup, connected: MQTTEvent?)? in
             guard let setup = state.withLock({ $0.machine.connectionSetupStarting() }) else { return nil }
-            var failures: [MQTTError] = []
-            var resubscriptions: [(messageID: Int32, filter: String)] = []
+            var resubscriptions: Set<Int32> = []
             for case .send(let subscription, let noLocal) in setup.subscriptions {
                 do throws(MQTTError) {
-                    if let messageID = try handle.subscribe(subscription, noLocal: noLocal, broker: broker) {
-                        resubscriptions.append((messageID, subscription.filter))
+                    if let messageID = try send(subscription, noLocal: noLocal) {
+                        resubscriptions.insert(messageID)
                     }
                 } catch {
                     failures.append(error)
                 }
             }
-            var handedOver: [(MQTTMessage, MQTTConnectionStateMachine.HandOverOutcome)] = []
             for message in setup.messages {
                 do throws(MQTTError) {
-                    handedOver.append((message, try handle.publish(message, protocolVersion: setup.protocolVersion, broker: broker)))
+                    _ = try handOver(message, protocolVersion: setup.protocolVersion)
                 } catch {
                     failures.append(error)
                 }
             }
-            let connected = state.withLock { state in
-                for (messageID, filter) in resubscriptions {
-                    state.machine.subscriptionSent(filter: filter, messageID: messageID)
-                }
-                for (message, outcome) in handedOver {
-                    state.machine.publishHandedOver(message, outcome: outcome)
-                }
-                return state.machine.connectionSetUp(resubscriptions: Set(resubscriptions.map(\.messageID)), at: .now)
-            }
-            return (setup, failures, connected)
+            return (setup, state.withLock { $0.machine.connectionSetUp(resubscriptions: resubscriptions, at: .now) })
         }
         // What the setup queued leaves in the next round, whose poll(2) asks for POLLOUT.
-        guard let outcome else { return }
+        guard case let (setup, connected)? = outcome else { return }
         // Logged outside the locks: a log handler may itself publish through this client.
-        for failure in outcome.failures {
+        for failure in failures {
             logger.error("MQTT connection setup could not send a subscription or a buffered message", metadata: ["error": "\(failure.message)"])
         }
-        if outcome.setup.droppedCount > 0 {
+        if setup.droppedCount > 0 {
             logger.warning("MQTT messages dropped while disconnected", metadata: [
-                "mqtt.dropped": "\(outcome.setup.droppedCount)",
+                "mqtt.dropped": "\(setup.droppedCount)",
                 "mqtt.buffer_limit": "\(configuration.outgoingBufferLimit)",
             ])
         }
         logger.info("MQTT connected", metadata: [
-            "mqtt.protocol": "\(outcome.setup.protocolVersion)",
-            "mqtt.session_present": "\(outcome.setup.sessionPresent)",
-            "mqtt.flushed": "\(outcome.setup.messages.count)",
+            "mqtt.protocol": "\(setup.protocolVersion)",
+            "mqtt.session_present": "\(setup.sessionPresent)",
+            "mqtt.flushed": "\(setup.messages.count)",
         ])
-        if let connected = outcome.connected {
+        if let connected {
             eventSink.yield(connected)
         }
     }
@@ -243,7 +222,8 @@ extension MQTTClient {
             ])
         case .attemptFailed(let failure, let repeated):
             let metadata: Logger.Metadata = ["error": "\(failure.message)", "mqtt.retry_in": "\(delay)"]
-            let level: Logger.Level = repeated ? .debug : failure.isWorthRetrying ? .warning : .error
+            let waitingMayCure = failure.code == .connectionFailed || failure.code == .connectionRefused
+            let level: Logger.Level = repeated ? .debug : waitingMayCure ? .warning : .error
             logger.log(level: level, "MQTT connection attempt failed", metadata: metadata)
         }
     }

@@ -6,19 +6,11 @@ import Synchronization
 
 /// An MQTT client over libmosquitto that keeps itself connected.
 ///
-/// - A dedicated network thread (not Swift's cooperative pool) drives libmosquitto with
-///   `mosquitto_loop_read`, `mosquitto_loop_write` and `mosquitto_loop_misc` around its own poll(2)
-///   (with TLS, `mosquitto_loop`); callbacks run on it and yield into ``events``. A burst of
-///   publishes wakes it once and leaves in as few TCP segments as the socket allows. Idle, it
-///   sleeps until the next keepalive ping is due (``KeepaliveSchedule``).
-/// - What happens when is decided by ``MQTTConnectionStateMachine``, a value guarded by a lock;
-///   this class carries out its answers (libmosquitto calls, events, logs) after releasing it.
-/// - After every (re)connection it sends all subscriptions again and flushes the messages that were
-///   published while disconnected; ``MQTTEvent/connected(sessionPresent:)`` follows once the broker
-///   has acknowledged the subscriptions.
-/// - Publishes made while disconnected are never handed to libmosquitto (which would queue QoS 1 and 2
-///   without bound and drop QoS 0): they wait in a bounded buffer, see ``MQTTConfiguration/outgoingBufferLimit``.
-/// - If the broker refuses MQTT 5, the client falls back to MQTT 3.1.1 by itself.
+/// A network thread of its own drives libmosquitto around its own poll(2), sleeping until the next
+/// keepalive ping is due (``KeepaliveSchedule``); callbacks run on it and yield into ``events``.
+/// ``MQTTConnectionStateMachine``, guarded by a lock, decides what happens; this class carries out
+/// its answers (libmosquitto calls, events, logs) after releasing the lock. Publishes made while
+/// disconnected wait in a bounded buffer, flushed with every subscription after each connection.
 ///
 /// Why not `mosquitto_loop_start`: its thread runs `mosquitto_loop_forever`, which returns for good on
 /// any "fatal" result — a DNS failure, and every refused MQTT 5 CONNACK, including the one that asks
@@ -44,6 +36,9 @@ public final class MQTTClient: Sendable {
     /// libmosquitto's own mutexes: the send calls take only its message and packet mutexes, never
     /// the callback mutex that the network thread holds while it runs callbacks.
     let sendLock = Mutex(())
+    /// How long ``disconnect()`` waits for the broker to acknowledge QoS 1 and 2 publishes (such as
+    /// a final offline status) before it sends DISCONNECT.
+    static let disconnectGracePeriod: Duration = .seconds(2)
     /// Signalled by ``disconnect()`` to cut short the network thread's wait between reconnect attempts.
     let reconnectWaitInterrupt = DispatchSemaphore(value: 0)
     /// Wakes the network thread from poll(2) when a packet was queued from another thread.
@@ -57,9 +52,8 @@ public final class MQTTClient: Sendable {
         var networkThreadWaiters: [CheckedContinuation<Void, Never>] = []
     }
 
-    /// libmosquitto needs `mosquitto_lib_init` once per process before any other call (other
-    /// clients of libmosquitto in this module too); a static `let` is initialised exactly once,
-    /// thread-safely, on first use.
+    /// `mosquitto_lib_init`, needed once per process before any other call: a static `let` is
+    /// initialised exactly once, thread-safely, on first use.
     static let libraryInitialization: Int32 = mosquitto_lib_init()
 
     /// Creates the libmosquitto client (`mosquitto_new`) and applies the configuration
@@ -94,9 +88,8 @@ public final class MQTTClient: Sendable {
         mosquitto_destroy(handle.pointer)
     }
 
-    /// Whether a connection is up and set up (subscriptions sent, buffer flushed): publishes go
-    /// straight to the broker. It turns true just before ``MQTTEvent/connected(sessionPresent:)``
-    /// is delivered, which also waits for the SUBACKs.
+    /// Whether a connection is up and set up (subscriptions sent, buffer flushed), so that publishes
+    /// go straight to the broker. ``MQTTEvent/connected(sessionPresent:)`` also waits for the SUBACKs.
     public var isConnected: Bool {
         state.withLock { $0.machine.isConnected }
     }
@@ -107,13 +100,10 @@ public final class MQTTClient: Sendable {
     }
 
     /// Starts the network thread and returns at once. The thread connects (`mosquitto_connect_async`,
-    /// whose host lookup and TLS setup block, hence not on the caller's thread) and keeps reconnecting
-    /// (`mosquitto_reconnect_async`) for the life of the client.
+    /// whose host lookup and TLS setup block) and keeps reconnecting (`mosquitto_reconnect_async`).
     ///
-    /// Connection failures are not thrown: a broker that cannot be reached yet (refused, unreachable,
-    /// DNS not up) is logged as a warning and retried; a failure that needs a fix (TLS files, for
-    /// instance) is logged as an error and retried too. Watch ``events`` for
-    /// ``MQTTEvent/connected(sessionPresent:)``. Settings are checked earlier, by ``init(configuration:logger:)``.
+    /// Connection failures are not thrown but logged (as a warning when waiting may cure them, else
+    /// as an error) and retried. Watch ``events`` for ``MQTTEvent/connected(sessionPresent:)``.
     ///
     /// - Throws: ``MQTTError`` with ``MQTTError/Code/alreadyConnected`` or ``MQTTError/Code/clientClosed``
     ///   when the client was already started or disconnected, or ``MQTTError/Code/outOfMemory`` when
@@ -124,13 +114,8 @@ public final class MQTTClient: Sendable {
             // A thread of its own: it blocks in poll(2) and in libmosquitto's connect calls.
             try startDedicatedThread(named: "mqtt-network") { [self] in runNetworkLoop() }
         } catch {
-            let (action, waiters) = state.withLock { state in
-                defer { state.networkThreadWaiters = [] }
-                return (state.machine.networkThreadFailedToStart(), state.networkThreadWaiters)
-            }
-            if case .finishEvents(let discarding) = action {
+            if case .finishEvents(let discarding) = state.withLock({ $0.machine.networkThreadFailedToStart() }) {
                 finishEvents(discarding: discarding)
-                for waiter in waiters { waiter.resume() }
             }
             throw MQTTError(code: .outOfMemory, message: "the MQTT client for \(configuration.brokerAddress) could not start its network thread (\(error)); free memory or raise the process's thread limit, then connect again")
         }
@@ -152,9 +137,7 @@ public final class MQTTClient: Sendable {
         let sent = try sendLock.withLock { _ throws(MQTTError) -> Bool in
             let action = try state.withLock { state throws(MQTTError) in try state.machine.subscribeRequested(subscription) }
             guard case .send(let subscription, let noLocal) = action else { return false }
-            guard let messageID = try handle.subscribe(subscription, noLocal: noLocal, broker: configuration.brokerAddress) else { return false }
-            state.withLock { $0.machine.subscriptionSent(filter: subscription.filter, messageID: messageID) }
-            return true
+            return try send(subscription, noLocal: noLocal) != nil
         }
         if sent { networkWake.signal() }
     }
@@ -169,7 +152,6 @@ public final class MQTTClient: Sendable {
     /// - Throws: ``MQTTError`` with ``MQTTError/Code/invalidArgument`` for a malformed topic or QoS, or a
     ///   message that cannot be encoded; ``MQTTError/Code/clientClosed`` after ``disconnect()``.
     public func publish(_ message: MQTTMessage) throws(MQTTError) {
-        try MosquittoHandle.validate(message, broker: configuration.brokerAddress)
         if try sendLock.withLock({ _ throws(MQTTError) in try enqueue(message) }) {
             networkWake.signal()
         }
@@ -179,22 +161,12 @@ public final class MQTTClient: Sendable {
     /// once for all of them, so that they leave together: in one TCP segment when they fit.
     ///
     /// - Returns: the messages that could not be published, each with the error ``publish(_:)``
-    ///   would have thrown for it (the invalid ones first); all the others were published.
+    ///   would have thrown for it, in order; all the others were published.
     public func publish(_ messages: [MQTTMessage]) -> [(message: MQTTMessage, error: MQTTError)] {
         var failures: [(message: MQTTMessage, error: MQTTError)] = []
-        var valid: [MQTTMessage] = []
-        valid.reserveCapacity(messages.count)
-        for message in messages {
-            do throws(MQTTError) {
-                try MosquittoHandle.validate(message, broker: configuration.brokerAddress)
-                valid.append(message)
-            } catch {
-                failures.append((message, error))
-            }
-        }
         let handedOver = sendLock.withLock { _ in
             var handedOver = false
-            for message in valid {
+            for message in messages {
                 do throws(MQTTError) {
                     if try enqueue(message) { handedOver = true }
                 } catch {
@@ -207,15 +179,30 @@ public final class MQTTClient: Sendable {
         return failures
     }
 
-    /// Under the send lock: hands `message` to libmosquitto, or keeps it in the buffer while there
-    /// is no connection. Returns whether libmosquitto took it (the network thread must then be
-    /// woken to send it).
+    /// Under the send lock: checks `message`, then hands it to libmosquitto, or keeps it in the
+    /// buffer while there is no connection. Returns whether libmosquitto took it (the network
+    /// thread must then be woken to send it).
     private func enqueue(_ message: MQTTMessage) throws(MQTTError) -> Bool {
+        try MosquittoHandle.validate(message)
         let action = try state.withLock { state throws(MQTTError) in try state.machine.publishRequested(message) }
         guard case .handOver(let protocolVersion) = action else { return false }
+        return try handOver(message, protocolVersion: protocolVersion)
+    }
+
+    /// Under the send lock: `mosquitto_publish_v5`, its outcome recorded before a PUBACK can come.
+    /// Returns whether libmosquitto took the message.
+    func handOver(_ message: MQTTMessage, protocolVersion: MQTTProtocolVersion) throws(MQTTError) -> Bool {
         let outcome = try handle.publish(message, protocolVersion: protocolVersion, broker: configuration.brokerAddress)
         state.withLock { $0.machine.publishHandedOver(message, outcome: outcome) }
         return outcome != .notConnected
+    }
+
+    /// Under the send lock: `mosquitto_subscribe(_v5)`, its message id recorded before the SUBACK
+    /// can come. Returns that id, or nil without a connection.
+    func send(_ subscription: MQTTConnectionStateMachine.Subscription, noLocal: Bool) throws(MQTTError) -> Int32? {
+        guard let messageID = try handle.subscribe(subscription, noLocal: noLocal, broker: configuration.brokerAddress) else { return nil }
+        state.withLock { $0.machine.subscriptionSent(filter: subscription.filter, messageID: messageID) }
+        return messageID
     }
 
     /// Whether `topic` matches the subscription filter `filter` (with `+` and `#` wildcards).
@@ -227,8 +214,8 @@ public final class MQTTClient: Sendable {
 
     /// Ends the connection cleanly and stops the client for good.
     ///
-    /// Waits up to ``MQTTConfiguration/disconnectGracePeriod`` for the broker to acknowledge QoS 1 and 2
-    /// publishes already handed over (such as your own offline status), then sends DISCONNECT
+    /// Waits up to 2 s (``disconnectGracePeriod``) for the broker to acknowledge QoS 1 and 2 publishes
+    /// already handed over (such as your own offline status), then sends DISCONNECT
     /// (`mosquitto_disconnect`) and waits for the network thread to end. A clean DISCONNECT means the
     /// broker does NOT publish the will: publish your offline status yourself before calling this.
     /// Messages still buffered are discarded (and counted in the log). ``events`` finishes.
@@ -249,11 +236,19 @@ public final class MQTTClient: Sendable {
         }
     }
 
+    /// Finishes ``events`` and resumes the disconnect() calls waiting for the network thread.
     func finishEvents(discarding unsentCount: Int) {
         if unsentCount > 0 {
             logger.warning("unsent MQTT messages discarded at disconnect", metadata: ["mqtt.discarded": "\(unsentCount)"])
         }
         eventSink.finish()
+        let waiters = state.withLock { state in
+            defer { state.networkThreadWaiters = [] }
+            return state.networkThreadWaiters
+        }
+        for waiter in waiters {
+            waiter.resume()
+        }
     }
 
     private func waitForNetworkThread() async {
@@ -270,30 +265,19 @@ public final class MQTTClient: Sendable {
     }
 
     /// Returns when every QoS 1/2 publish handed to libmosquitto is acknowledged, the link drops, or
-    /// the grace period ends, whichever comes first.
+    /// ``disconnectGracePeriod`` ends, whichever comes first; whoever comes first takes the waiter.
     private func waitForAcknowledgements() async {
-        await withTaskGroup(of: Void.self) { group in
-            group.addTask { await self.acknowledgementsSettled() }
-            group.addTask { try? await Task.sleep(for: self.configuration.disconnectGracePeriod) }
-            await group.next()
-            group.cancelAll()
-        }
-    }
-
-    private func acknowledgementsSettled() async {
-        await withTaskCancellationHandler {
-            await withCheckedContinuation { continuation in
-                let settled = state.withLock { state in
-                    guard state.machine.isAwaitingAcknowledgements, !Task.isCancelled else { return true }
-                    state.acknowledgementWaiter = continuation
-                    return false
-                }
-                if settled {
-                    continuation.resume()
-                }
+        await withCheckedContinuation { continuation in
+            let waiting = state.withLock { state in
+                guard state.machine.isAwaitingAcknowledgements else { return false }
+                state.acknowledgementWaiter = continuation
+                return true
             }
-        } onCancel: {
-            state.withLock { $0.acknowledgementWaiter.take() }?.resume()
+            guard waiting else { return continuation.resume() }
+            Task { [weak self] in
+                try? await Task.sleep(for: Self.disconnectGracePeriod)
+                self?.state.withLock { $0.acknowledgementWaiter.take() }?.resume()
+            }
         }
     }
 }

@@ -17,10 +17,8 @@ public enum MQTTProtocolVersion: Sendable, Hashable, CustomStringConvertible {
 public struct MQTTConfiguration: Sendable {
     /// TLS settings, handed to `mosquitto_tls_set` and `mosquitto_tls_insecure_set`.
     public struct TLS: Sendable {
-        /// A PEM file of trusted certificate authorities.
+        /// A PEM file of trusted certificate authorities; without it, the system's are used.
         public var caFile: String?
-        /// A folder of PEM certificate authorities, prepared with `openssl rehash`.
-        public var caPath: String?
         /// The client's PEM certificate, for brokers that require client certificates.
         public var certFile: String?
         /// The private key of `certFile`, unencrypted.
@@ -28,10 +26,8 @@ public struct MQTTConfiguration: Sendable {
         /// Skip checking that the broker's certificate names `host`. Never use this in production.
         public var insecure: Bool
 
-        /// With neither `caFile` nor `caPath`, the operating system's trusted authorities are used.
-        public init(caFile: String? = nil, caPath: String? = nil, certFile: String? = nil, keyFile: String? = nil, insecure: Bool = false) {
+        public init(caFile: String? = nil, certFile: String? = nil, keyFile: String? = nil, insecure: Bool = false) {
             self.caFile = caFile
-            self.caPath = caPath
             self.certFile = certFile
             self.keyFile = keyFile
             self.insecure = insecure
@@ -82,9 +78,6 @@ public struct MQTTConfiguration: Sendable {
     /// How many non-retained messages are kept while disconnected; the oldest are dropped beyond it.
     /// Retained messages are kept apart, the latest per topic, so they need no bound of their own.
     public var outgoingBufferLimit: Int
-    /// How long ``MQTTClient/disconnect()`` waits for the broker to acknowledge QoS 1 and 2 publishes
-    /// (such as a final offline status) before it sends DISCONNECT.
-    public var disconnectGracePeriod: Duration
 
     public init(
         host: String,
@@ -99,8 +92,7 @@ public struct MQTTConfiguration: Sendable {
         reconnectDelay: Duration = .milliseconds(500),
         maximumReconnectDelay: Duration = .seconds(1),
         maximumDelayAfterShortConnections: Duration = .seconds(5),
-        outgoingBufferLimit: Int = 1000,
-        disconnectGracePeriod: Duration = .seconds(2)
+        outgoingBufferLimit: Int = 1000
     ) {
         self.host = host
         self.port = port
@@ -115,7 +107,6 @@ public struct MQTTConfiguration: Sendable {
         self.maximumReconnectDelay = maximumReconnectDelay
         self.maximumDelayAfterShortConnections = maximumDelayAfterShortConnections
         self.outgoingBufferLimit = outgoingBufferLimit
-        self.disconnectGracePeriod = disconnectGracePeriod
     }
 
     /// `host:port`, as used in log metadata and error messages.

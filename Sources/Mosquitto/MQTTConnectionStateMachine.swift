@@ -33,17 +33,6 @@ struct MQTTConnectionStateMachine {
         case up
     }
 
-    /// The reconnect waits of ``MQTTConfiguration``.
-    struct Backoff {
-        var reconnectDelay: Duration
-        var maximumReconnectDelay: Duration
-        var maximumDelayAfterShortConnections: Duration
-
-        func delay(afterFailedAttempts attempts: Int, atMost cap: Duration) -> Duration {
-            min(reconnectDelay * (1 << min(attempts, 16)), cap)
-        }
-    }
-
     /// How long a connection must last for its loss to restart the backoff from the shortest wait.
     static let stableConnection: Duration = .seconds(10)
     /// How many short-lived connections in a row make the client warn about them.
@@ -51,7 +40,8 @@ struct MQTTConnectionStateMachine {
 
     /// `host:port`, for error messages.
     let broker: String
-    let backoff: Backoff
+    /// Reconnect waits, from ``MQTTConfiguration``.
+    private let reconnectDelay, maximumReconnectDelay, maximumDelayAfterShortConnections: Duration
     private(set) var lifecycle: Lifecycle = .idle
     private(set) var link: Link = .down
     private(set) var protocolVersion: MQTTProtocolVersion
@@ -75,11 +65,9 @@ struct MQTTConnectionStateMachine {
 
     init(configuration: MQTTConfiguration) {
         broker = configuration.brokerAddress
-        backoff = Backoff(
-            reconnectDelay: configuration.reconnectDelay,
-            maximumReconnectDelay: configuration.maximumReconnectDelay,
-            maximumDelayAfterShortConnections: configuration.maximumDelayAfterShortConnections
-        )
+        reconnectDelay = configuration.reconnectDelay
+        maximumReconnectDelay = configuration.maximumReconnectDelay
+        maximumDelayAfterShortConnections = configuration.maximumDelayAfterShortConnections
         protocolVersion = configuration.protocolVersion
         outgoing = OutgoingBuffer(limit: configuration.outgoingBufferLimit)
     }
@@ -342,7 +330,7 @@ struct MQTTConnectionStateMachine {
             return .fallBackToMQTT311
         }
         guard let connectedAt else {
-            let delay = backoff.delay(afterFailedAttempts: failedAttempts, atMost: backoff.maximumReconnectDelay)
+            let delay = backoffDelay(atMost: maximumReconnectDelay)
             failedAttempts += 1
             let repeated = failure.message == lastReportedFailure
             lastReportedFailure = failure.message
@@ -359,26 +347,18 @@ struct MQTTConnectionStateMachine {
             warn = failedAttempts == Self.shortConnectionsBeforeWarning
         }
         lastReportedFailure = failure.message
-        let delay = backoff.delay(afterFailedAttempts: failedAttempts, atMost: backoff.maximumDelayAfterShortConnections)
+        let delay = backoffDelay(atMost: maximumDelayAfterShortConnections)
         return .waitBeforeReconnect(delay, report: .connectionLost(warnAboutShortConnections: warn))
     }
 
-    enum AfterReconnectDelay: Equatable {
-        /// Call `mosquitto_reconnect_async`.
-        case reconnect
-        case stopNetworkThread
+    /// `reconnectDelay`, doubled for each failed attempt, at most `cap`.
+    private func backoffDelay(atMost cap: Duration) -> Duration {
+        min(reconnectDelay * (1 << min(failedAttempts, 16)), cap)
     }
 
-    /// The wait after a failed round ended (or disconnect() cut it short); also right after a protocol fallback.
-    func reconnectDelayElapsed() -> AfterReconnectDelay {
-        lifecycle == .stopping ? .stopNetworkThread : .reconnect
-    }
-}
-
-extension MQTTError {
-    /// Whether waiting can cure this failure (broker down, network, refusal by a broker that may be
-    /// reconfigured), as opposed to a setting that must be fixed first.
-    var isWorthRetrying: Bool {
-        code == .connectionFailed || code == .connectionRefused
+    /// The wait after a failed round ended (or disconnect() cut it short); also right after a protocol
+    /// fallback. Returns whether to call `mosquitto_reconnect_async` rather than stop the network thread.
+    func reconnectDelayElapsed() -> Bool {
+        lifecycle != .stopping
     }
 }

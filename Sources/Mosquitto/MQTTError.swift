@@ -1,5 +1,4 @@
 import CMosquitto
-
 import Glibc
 
 /// An MQTT failure, with a message that says what went wrong and what to do about it.
@@ -144,7 +143,7 @@ extension MQTTError {
         case MOSQ_ERR_CONN_REFUSED.rawValue:
             return error(.connectionRefused, "broker \(broker) refused the connection (\(text)): see the broker's log")
         case MOSQ_ERR_TLS.rawValue, MOSQ_ERR_TLS_HANDSHAKE.rawValue, MOSQ_ERR_OCSP.rawValue:
-            return error(.tls, "TLS failed while \(subject) (\(text)): check caFile/caPath, certFile/keyFile, and that the broker speaks TLS on this port")
+            return error(.tls, "TLS failed while \(subject) (\(text)): check caFile, certFile/keyFile, and that the broker speaks TLS on this port")
         case MOSQ_ERR_PROTOCOL.rawValue, MOSQ_ERR_MALFORMED_PACKET.rawValue:
             return error(.connectionFailed, "MQTT protocol error while \(subject) (\(text)): is that port an MQTT listener (not TLS or websockets)?")
         case MOSQ_ERR_INVAL.rawValue:

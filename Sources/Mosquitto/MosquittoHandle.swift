@@ -64,15 +64,15 @@ struct MosquittoHandle: @unchecked Sendable {
             throw invalid("MQTT will QoS \(will.qos) is invalid: use 0, 1 or 2")
         }
         if let tls = configuration.tls {
-            let files = [("tls.caFile", tls.caFile), ("tls.caPath", tls.caPath), ("tls.certFile", tls.certFile), ("tls.keyFile", tls.keyFile)]
+            let files = [("tls.caFile", tls.caFile), ("tls.certFile", tls.certFile), ("tls.keyFile", tls.keyFile)]
             for case let (setting, path?) in files where access(path, R_OK) != 0 {
                 throw invalid("\(setting) '\(path)' is not readable (\(String(cString: strerror(errno)))): check the path and its permissions")
             }
             guard (tls.certFile == nil) == (tls.keyFile == nil) else {
                 throw invalid("tls.certFile and tls.keyFile go together: set both or neither")
             }
-            guard tls.certFile == nil || tls.caFile != nil || tls.caPath != nil else {
-                throw invalid("a TLS client certificate needs tls.caFile or tls.caPath as well")
+            guard tls.certFile == nil || tls.caFile != nil else {
+                throw invalid("a TLS client certificate needs tls.caFile as well")
             }
         }
     }
@@ -98,10 +98,10 @@ struct MosquittoHandle: @unchecked Sendable {
             try check(result, "will (topic '\(will.topic)')")
         }
         if let tls = configuration.tls {
-            if tls.caFile == nil, tls.caPath == nil {
+            if tls.caFile == nil {
                 try check(mosquitto_int_option(pointer, MOSQ_OPT_TLS_USE_OS_CERTS, 1), "tls (system certificate authorities)")
             } else {
-                try check(mosquitto_tls_set(pointer, tls.caFile, tls.caPath, tls.certFile, tls.keyFile, nil), "tls")
+                try check(mosquitto_tls_set(pointer, tls.caFile, nil, tls.certFile, tls.keyFile, nil), "tls")
             }
             try check(mosquitto_tls_insecure_set(pointer, tls.insecure), "tls.insecure")
         }
@@ -130,32 +130,27 @@ extension MosquittoHandle {
         switch result {
         case MOSQ_ERR_SUCCESS.rawValue:
             return .accepted(messageID: messageID)
-        case MOSQ_ERR_NO_CONN.rawValue where message.qos == 0:
-            return .notConnected
         case MOSQ_ERR_NO_CONN.rawValue:
-            // The connection dropped a moment ago; libmosquitto has queued this QoS 1/2 message and
-            // sends it after reconnecting.
-            return .accepted(messageID: messageID)
+            // The connection dropped a moment ago: libmosquitto has queued a QoS 1/2 message and
+            // sends it after reconnecting, but not a QoS 0 one.
+            return message.qos == 0 ? .notConnected : .accepted(messageID: messageID)
         default:
             throw MQTTError(mosquittoCode: result, during: .publish(topic: message.topic), broker: broker)
         }
     }
 
     private static func addProperties(of message: MQTTMessage, to properties: inout OpaquePointer?, broker: String) throws(MQTTError) {
-        let operation = MosquittoOperation.publish(topic: message.topic)
+        var result = MOSQ_ERR_SUCCESS.rawValue
         if let responseTopic = message.responseTopic {
-            let result = mosquitto_property_add_string(&properties, Int32(MQTT_PROP_RESPONSE_TOPIC.rawValue), responseTopic)
-            guard result == MOSQ_ERR_SUCCESS.rawValue else {
-                throw MQTTError(mosquittoCode: result, during: operation, broker: broker)
-            }
+            result = mosquitto_property_add_string(&properties, Int32(MQTT_PROP_RESPONSE_TOPIC.rawValue), responseTopic)
         }
-        if let correlationData = message.correlationData {
-            let result = correlationData.withUnsafeBytes { bytes in
+        if let correlationData = message.correlationData, result == MOSQ_ERR_SUCCESS.rawValue {
+            result = correlationData.withUnsafeBytes { bytes in
                 mosquitto_property_add_binary(&properties, Int32(MQTT_PROP_CORRELATION_DATA.rawValue), bytes.baseAddress, UInt16(bytes.count))
             }
-            guard result == MOSQ_ERR_SUCCESS.rawValue else {
-                throw MQTTError(mosquittoCode: result, during: operation, broker: broker)
-            }
+        }
+        guard result == MOSQ_ERR_SUCCESS.rawValue else {
+            throw MQTTError(mosquittoCode: result, during: .publish(topic: message.topic), broker: broker)
         }
     }
 
@@ -179,9 +174,7 @@ extension MosquittoHandle {
 
     /// Checks a subscription's QoS and filter (`mosquitto_sub_topic_check`).
     static func validate(filter: String, qos: Int, broker: @autoclosure () -> String) throws(MQTTError) {
-        guard (0...2).contains(qos) else {
-            throw MQTTError(code: .invalidArgument, message: "QoS \(qos) for '\(filter)' is invalid: use 0, 1 or 2")
-        }
+        try validate(qos: qos, for: filter)
         let result = mosquitto_sub_topic_check(filter)
         guard result == MOSQ_ERR_SUCCESS.rawValue else {
             throw MQTTError(mosquittoCode: result, during: .subscribe(filter: filter), broker: broker())
@@ -189,13 +182,9 @@ extension MosquittoHandle {
     }
 
     /// Checks a message before it is handed over or buffered (`mosquitto_pub_topic_check`).
-    /// `broker` is only formatted for an error: this runs for every publish.
-    static func validate(_ message: MQTTMessage, broker: @autoclosure () -> String) throws(MQTTError) {
-        guard (0...2).contains(message.qos) else {
-            throw MQTTError(code: .invalidArgument, message: "QoS \(message.qos) for '\(message.topic)' is invalid: use 0, 1 or 2")
-        }
-        let result = mosquitto_pub_topic_check(message.topic)
-        guard result == MOSQ_ERR_SUCCESS.rawValue, !message.topic.isEmpty else {
+    static func validate(_ message: MQTTMessage) throws(MQTTError) {
+        try validate(qos: message.qos, for: message.topic)
+        guard mosquitto_pub_topic_check(message.topic) == MOSQ_ERR_SUCCESS.rawValue, !message.topic.isEmpty else {
             throw MQTTError(code: .invalidArgument, message: "cannot publish to '\(message.topic)': a topic must be non-empty, valid UTF-8 and without the wildcards + and #")
         }
         // Checked here too because a buffered message only reaches mosquitto_publish_v5 later.
@@ -207,6 +196,12 @@ extension MosquittoHandle {
         }
         if let correlationData = message.correlationData, correlationData.count > Int(UInt16.max) {
             throw MQTTError(code: .invalidArgument, message: "correlation data of a message to '\(message.topic)' is \(correlationData.count) bytes: MQTT allows at most 65535")
+        }
+    }
+
+    private static func validate(qos: Int, for topic: String) throws(MQTTError) {
+        guard (0...2).contains(qos) else {
+            throw MQTTError(code: .invalidArgument, message: "QoS \(qos) for '\(topic)' is invalid: use 0, 1 or 2")
         }
     }
 }

@@ -272,7 +272,7 @@ struct ConnectionStateMachineTests {
             #expect(failure.message == "refused", "the connect call's failure explains more than the round's")
             delays.append(delay)
             repeats.append(repeated)
-            #expect(machine.reconnectDelayElapsed() == .reconnect)
+            #expect(machine.reconnectDelayElapsed())
         }
         #expect(delays == [.milliseconds(100), .milliseconds(200), .milliseconds(400), .milliseconds(800), .seconds(1), .seconds(1)])
         #expect(repeats == [false, true, true, true, true, true])
@@ -322,7 +322,7 @@ struct ConnectionStateMachineTests {
         }
         #expect(machine.protocolVersion == .v311)
         #expect(machine.failedAttempts == 0, "the fallback is no failed attempt")
-        #expect(machine.reconnectDelayElapsed() == .reconnect)
+        #expect(machine.reconnectDelayElapsed())
 
         machine.connectionAcknowledged(sessionPresent: false, refusal: refusal)
         do {
@@ -358,7 +358,7 @@ struct ConnectionStateMachineTests {
             Issue.record("expected the thread to stop")
             return
         }
-        #expect(machine.reconnectDelayElapsed() == .stopNetworkThread)
+        #expect(!machine.reconnectDelayElapsed())
         do {
             let result = machine.networkThreadEnded()
             #expect(result == 0)
