@@ -2,7 +2,7 @@ import Foundation
 import Testing
 @testable import AlarmKit
 
-@Suite("JSON of SPEC §5")
+@Suite("JSON of docs/mqtt.md")
 struct JSONFixtureTests {
     static func fixture(_ name: String) throws -> Data {
         let url = try #require(Bundle.module.url(forResource: name, withExtension: "json", subdirectory: "Fixtures"))
@@ -26,7 +26,7 @@ struct JSONFixtureTests {
         _ = try roundTrip(AlarmDocument.self, name)
     }
 
-    @Test("The SPEC's cooking timer reads into the model")
+    @Test("The cooking timer of docs/mqtt.md reads into the model")
     func cookingTimer() throws {
         let document = try roundTrip(AlarmDocument.self, "alarm-countdown")
         #expect(document.state == .countdown)
@@ -38,7 +38,7 @@ struct JSONFixtureTests {
         #expect(document.alarm == Alarm(id: document.id, schedule: nil, countdownDuration: .init(preAlert: 600, postAlert: 300), state: .countdown))
     }
 
-    @Test("Weekdays, sounds and intents read as the SPEC writes them")
+    @Test("Weekdays, sounds and intents read as docs/mqtt.md writes them")
     func weeklyDocument() throws {
         let document = try roundTrip(AlarmDocument.self, "alarm-weekly-alerting")
         #expect(document.configuration.schedule == weekly(7, 0, [.monday, .wednesday, .friday]))
@@ -124,7 +124,7 @@ struct ReplyTests {
         try JSONDecoder().decode(JSONValue.self, from: Data(reply.payload(correlationID: correlationID)))
     }
 
-    @Test("Replies are written as SPEC §5 says, and read back")
+    @Test("Replies are written as docs/mqtt.md says, and read back")
     func replies() throws {
         let document = try AlarmJSON.decoder.decode(AlarmDocument.self, from: JSONFixtureTests.fixture("alarm-countdown"))
         #expect(try object(.alarm(nil), .number(7)) == .object(["ok": .bool(true), "alarm": .null, "correlationID": .number(7)]))
