@@ -67,15 +67,16 @@ struct TimeKeeperService: Service {
     /// network still reports missed alarms (docs/time.md).
     static let untrustedClockBound: Duration = .seconds(600)
 
-    /// Until the kernel reports the clock synchronized, looks again every 30 s during the first
-    /// ten minutes, then every 5 minutes (a board with no network may never synchronize, and
-    /// must not wake for it twice a minute); once synchronized, never again.
-    /// The node trusts the clock once it is synchronized, or once the bound has passed.
+    /// Until the kernel reports the clock synchronized, looks again every minute during the
+    /// first ten minutes (an NTP step is seen at once anyway, as a wall-clock jump), then every 5
+    /// minutes (a board with no network may never synchronize, and must not wake for it often);
+    /// once synchronized, never again. The node trusts the clock once it is synchronized, or once
+    /// the bound has passed.
     private func watchSynchronization() async throws {
         let started = ContinuousClock.now
         var trustedAnyway = false
         while !(await refreshSynchronization()) {
-            try await TimerFDClock().sleep(for: trustedAnyway ? .seconds(300) : .seconds(30))
+            try await TimerFDClock().sleep(for: trustedAnyway ? .seconds(300) : .seconds(60))
             if !trustedAnyway, ContinuousClock.now - started >= Self.untrustedClockBound {
                 logger.warning("clock still not synchronized; trusting it anyway", metadata: ["waited": "\(Self.untrustedClockBound)"])
                 await node.setClockTrusted(true)
