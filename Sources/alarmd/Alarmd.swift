@@ -153,7 +153,7 @@ extension Alarmd {
             let loaded = try store.load()
             if let problem = loaded.problem {
                 // Writing an empty state now would look like success while every alarm is gone.
-                fail("nothing was reset: \(problem). Restore that file, or start alarmd to begin with no alarms")
+                fail("nothing was reset: \(problem). Mend the file kept aside and move it back, or start alarmd to go on without it")
             }
             var state = loaded.state
             state.authorization = .notDetermined

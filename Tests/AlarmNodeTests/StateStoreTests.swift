@@ -229,13 +229,33 @@ struct StateStoreTests {
         }
     }
 
+    @Test func aMoveCutShortAfterItsSaveIsFinishedNotRepeated() throws {
+        try withFolder { folder in
+            var engine = try engine(timers: 1)
+            let snapshot = engine
+            try writeLegacyFiles(in: folder, snapshot: snapshot, changes: [])
+            // Moved, then the node changed its alarm.
+            let id = try #require(engine.records.keys.first)
+            _ = try engine.pause(id: id, now: now + 5)
+            try withStore(folder) { try $0.save(state(engine)) }
+            // As after a power cut between a move's save and its renames: the old files in place.
+            for name in ["state.json", "state.journal"] {
+                try FileManager.default.moveItem(atPath: "\(folder)/\(name).migrated", toPath: "\(folder)/\(name)")
+            }
+            #expect(try reload(folder).alarms == byID(engine), "the old state is not read over the newer one")
+            let names = try FileManager.default.contentsOfDirectory(atPath: folder)
+            #expect(!names.contains("state.json") && !names.contains("state.journal"))
+        }
+    }
+
     @Test func aDamagedStateFileOfEarlierVersionsIsKeptAsideWithItsJournal() throws {
         try withFolder { folder in
             try writeLegacyFiles(in: folder, snapshot: try engine(timers: 1), changes: [])
             try Data("{\"schemaVersion\":2,\"alarms\":[".utf8).write(to: URL(fileURLWithPath: folder + "/state.json"))
             let restored = try reload(folder)
             #expect(restored.alarms.isEmpty)
-            #expect(restored.problem?.contains("its journal as") == true)
+            #expect(restored.problem?.contains("state.json is damaged") == true)
+            #expect(restored.problem?.contains("state.journal belongs to a damaged state file") == true)
             let names = try FileManager.default.contentsOfDirectory(atPath: folder)
             #expect(names.contains { $0.hasPrefix("state.json.damaged-") })
             #expect(names.contains { $0.hasPrefix("state.journal.damaged-") })

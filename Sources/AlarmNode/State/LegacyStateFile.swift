@@ -18,7 +18,8 @@ struct LegacyStateFile {
 
     struct Contents {
         var state: NodeState
-        var problem: String?
+        /// Files to keep aside once the state is saved in the new layout, and why.
+        var damaged: [(file: String, reason: String, consequence: String)] = []
     }
 
     private struct Snapshot: Decodable {
@@ -40,7 +41,7 @@ struct LegacyStateFile {
     }
 
     /// The state of `state.json` with its journal applied; nil when there is no `state.json`.
-    /// A damaged file is kept aside and reported, and the state read as far as it goes.
+    /// A damaged file is named in the contents, and the state read as far as it goes.
     func load() throws(StateStore.StateError) -> Contents? {
         guard FileManager.default.fileExists(atPath: path) else { return nil }
         let snapshot: Snapshot
@@ -49,30 +50,33 @@ struct LegacyStateFile {
         } catch {
             let reason = (error as? SystemError).map { "cannot be read (\($0))" }
                 ?? "is damaged (\(AlarmNodeError(decoding: error).message))"
-            let aside = try keepAside(path, reason: reason)
-            let journalAside = FileManager.default.fileExists(atPath: journalPath) ? try keepAside(journalPath, reason: reason) : nil
-            return Contents(state: NodeState(), problem: "the state file \(reason); it was kept as \(aside)\(journalAside.map { " (its journal as \($0))" } ?? "") and the node started with no alarms")
+            var contents = Contents(state: NodeState(), damaged: [(path, reason, "the node started with no alarms")])
+            if FileManager.default.fileExists(atPath: journalPath) {
+                contents.damaged.append((journalPath, "belongs to a damaged state file", "the node started with no alarms"))
+            }
+            return contents
         }
         guard snapshot.schemaVersion <= 2 else {
             throw StateStore.StateError(message: "\(path) was written by an unknown alarmd (schema \(snapshot.schemaVersion)): move it away to start empty")
         }
-        var alarms = snapshot.alarms.map(\.record)
+        var alarms: [AlarmRecord] = []
+        func store(_ record: AlarmRecord) {
+            if let index = alarms.firstIndex(where: { $0.id == record.id }) { alarms[index] = record } else { alarms.append(record) }
+        }
+        snapshot.alarms.forEach { store($0.record) }
         var authorization = snapshot.authorization
-        var problem: String?
+        var damaged: [(file: String, reason: String, consequence: String)] = []
         for (number, line) in journalLines(generation: snapshot.journalGeneration) {
             guard let change = try? AlarmJSON.decoder.decode(Change.self, from: line) else {
-                let aside = try keepAside(journalPath, reason: "is damaged at line \(number)")
-                problem = "the state journal is damaged at line \(number); it was kept as \(aside) and the node started with the changes before that line"
+                damaged.append((journalPath, "is damaged at line \(number)", "the node started with the changes before that line"))
                 break
             }
             guard change.generation == snapshot.journalGeneration else { break }
-            for stored in change.alarms {
-                if let index = alarms.firstIndex(where: { $0.id == stored.record.id }) { alarms[index] = stored.record } else { alarms.append(stored.record) }
-            }
+            change.alarms.forEach { store($0.record) }
             alarms.removeAll { change.removed.contains($0.id) }
             authorization = change.authorization
         }
-        return Contents(state: NodeState(authorization: authorization, alarms: alarms), problem: problem)
+        return Contents(state: NodeState(authorization: authorization, alarms: alarms), damaged: damaged)
     }
 
     /// The journal's complete change lines, numbered from 2, when its header names `generation`.
@@ -88,21 +92,10 @@ struct LegacyStateFile {
         return lines.enumerated().dropFirst().map { ($0.offset + 1, Data($0.element)) }
     }
 
-    private func keepAside(_ file: String, reason: String) throws(StateStore.StateError) -> String {
-        do {
-            let aside = try AtomicFile.quarantine(file)
-            logger.critical("state file damaged; kept aside", metadata: ["file": "\(file)", "reason": "\(reason)", "keptAs": "\(aside)"])
-            return aside
-        } catch {
-            throw StateStore.StateError(message: "the state file \(file) \(reason) and could not be kept aside (\(error)): move it away by hand")
-        }
-    }
-
-    /// Renames `state.json` and `state.journal` to `….migrated`, durably, once their state is
-    /// in the new layout: the journal first, so that a crash between the two leaves a snapshot
-    /// whose journal is gone only when the new layout already holds its changes.
+    /// Renames `state.json`, then `state.journal`, to `….migrated`, durably, once their state is
+    /// in the new layout (whose `node.json` then exists, so they are never read again).
     func retire() throws(SystemError) {
-        for file in [journalPath, path] where FileManager.default.fileExists(atPath: file) {
+        for file in [path, journalPath] where FileManager.default.fileExists(atPath: file) {
             try AtomicFile.move(file, to: file + ".migrated")
         }
     }

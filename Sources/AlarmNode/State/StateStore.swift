@@ -27,6 +27,9 @@ public final class StateStore: Sendable {
     private struct Saved {
         /// What each alarm's file holds now.
         var alarms: [UUID: AlarmRecord] = [:]
+        /// Alarms whose file is in doubt: a write or removal failed part way (after the rename or
+        /// unlink, the directory's fsync may have failed). Written or removed again by the next save.
+        var unsure: Set<UUID> = []
         /// What `node.json` holds now; nil when it must be written.
         var node: StoredNode?
         /// Taken by ``load()``: two processes writing one state would each undo the other's
@@ -81,13 +84,18 @@ public final class StateStore: Sendable {
                 logger.warning("leftover temporary state files not removed", metadata: ["error": "\(error)"])
             }
         }
-        if let legacy = try LegacyStateFile(directory: directory, logger: logger).load() {
-            return try migrate(legacy)
+        let legacy = LegacyStateFile(directory: directory, logger: logger)
+        if FileManager.default.fileExists(atPath: nodePath) {
+            // A move to this layout finished its save (node.json is written last): only the old
+            // files may be left to rename, never to read again over newer state.
+            try retire(legacy)
+        } else if let contents = try legacy.load() {
+            return try migrate(contents, from: legacy)
         }
         var problems: [String] = []
         let node = try readNode(problems: &problems)
         var records: [AlarmRecord] = []
-        for name in alarmFileNames() {
+        for name in try alarmFileNames() {
             if let record = try readAlarm(name, problems: &problems) { records.append(record) }
         }
         // The order alarms were first scheduled in is not kept; the earliest alert comes first.
@@ -111,20 +119,26 @@ public final class StateStore: Sendable {
             var present = Set<UUID>()
             for record in state.alarms {
                 present.insert(record.id)
-                guard saved.alarms[record.id] != record else { continue }
+                guard saved.alarms[record.id] != record || saved.unsure.contains(record.id) else { continue }
+                saved.alarms[record.id] = nil
+                saved.unsure.insert(record.id)
                 attempt {
                     try AtomicFile.write(try AlarmJSON.encode(StoredAlarm(record)), to: alarmPath(record.id))
                     saved.alarms[record.id] = record
+                    saved.unsure.remove(record.id)
                 }
             }
-            for id in saved.alarms.keys where !present.contains(id) {
+            for id in Set(saved.alarms.keys).union(saved.unsure) where !present.contains(id) {
+                saved.alarms[id] = nil
+                saved.unsure.insert(id)
                 attempt {
                     try AtomicFile.remove(alarmPath(id))
-                    saved.alarms[id] = nil
+                    saved.unsure.remove(id)
                 }
             }
             let node = StoredNode(authorization: state.authorization)
             if saved.node != node {
+                saved.node = nil
                 attempt {
                     try AtomicFile.write(try AlarmJSON.encode(node), to: nodePath)
                     saved.node = node
@@ -139,9 +153,13 @@ public final class StateStore: Sendable {
     }
 
     /// The names of the alarm files, `<id>.json`.
-    private func alarmFileNames() -> [String] {
-        let names = (try? FileManager.default.contentsOfDirectory(atPath: alarmsDirectory)) ?? []
-        return names.filter { $0.hasSuffix(".json") && !$0.hasPrefix(".") }.sorted()
+    private func alarmFileNames() throws(StateError) -> [String] {
+        do {
+            let names = try FileManager.default.contentsOfDirectory(atPath: alarmsDirectory)
+            return names.filter { $0.hasSuffix(".json") && !$0.hasPrefix(".") }.sorted()
+        } catch {
+            throw StateError(message: "cannot list the alarms in \(alarmsDirectory): \(error.localizedDescription); let alarmd's user read that folder")
+        }
     }
 
     private func readNode(problems: inout [String]) throws(StateError) -> StoredNode? {
@@ -185,20 +203,35 @@ public final class StateStore: Sendable {
         }
     }
 
-    /// Writes a state read from the single file of earlier versions in this layout, then moves
-    /// that file (and its journal) aside, so the move happens once.
-    private func migrate(_ legacy: LegacyStateFile.Contents) throws(StateError) -> Loaded {
+    /// Writes a state read from the single file of earlier versions in this layout; then, and
+    /// only then, keeps its damaged files aside and renames the rest, so the move happens once.
+    private func migrate(_ contents: LegacyStateFile.Contents, from legacy: LegacyStateFile) throws(StateError) -> Loaded {
         do {
-            try save(legacy.state)
+            try save(contents.state)
         } catch {
-            throw StateError(message: "the state in \(directory)/state.json could not be moved to one file per alarm (\(error)): free space on that file system, or let alarmd's user write \(directory)")
+            throw StateError(message: "the state in \(legacy.path) could not be moved to one file per alarm (\(error)): free space on that file system, or let alarmd's user write \(directory)")
         }
+        var problems: [String] = []
+        for damage in contents.damaged {
+            let aside: String
+            do {
+                aside = try AtomicFile.quarantine(damage.file)
+            } catch {
+                throw StateError(message: "the state file \(damage.file) \(damage.reason) and could not be kept aside (\(error)): move it away by hand")
+            }
+            logger.critical("state file damaged; kept aside", metadata: ["file": "\(damage.file)", "reason": "\(damage.reason)", "keptAs": "\(aside)"])
+            problems.append("the state file \(damage.file) \(damage.reason); it was kept as \(aside) and \(damage.consequence)")
+        }
+        try retire(legacy)
+        logger.notice("state moved to one file per alarm", metadata: ["alarms": "\(contents.state.alarms.count)"])
+        return Loaded(state: contents.state, problem: problems.isEmpty ? nil : problems.joined(separator: "; "))
+    }
+
+    private func retire(_ legacy: LegacyStateFile) throws(StateError) {
         do {
-            try LegacyStateFile(directory: directory, logger: logger).retire()
+            try legacy.retire()
         } catch {
-            throw StateError(message: "the state in \(directory)/state.json was copied to one file per alarm, but the old file could not be renamed (\(error)): rename state.json and state.journal there to *.migrated by hand")
+            throw StateError(message: "the state in \(legacy.path) was copied to one file per alarm, but the old file could not be renamed (\(error)): rename state.json and state.journal there to *.migrated by hand")
         }
-        logger.notice("state moved to one file per alarm", metadata: ["alarms": "\(legacy.state.alarms.count)"])
-        return Loaded(state: legacy.state, problem: legacy.problem)
     }
 }
