@@ -205,8 +205,8 @@ public final class MQTTBridge: Service, Sendable {
                         // Scheduling while undetermined waits for the hardware prompt: not in line.
                         group.addTask { self.answer(await self.submit(message)) }
                     } else {
-                        // Commands are applied in arrival order; their replies wait for the disk
-                        // side by side, so that commands arriving together share one write.
+                        // Commands are applied in arrival order; each reply waits for its own
+                        // write, without holding up the next command.
                         answer(await submit(message))
                     }
                 case .message(let message):
