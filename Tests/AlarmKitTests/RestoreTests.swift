@@ -208,6 +208,30 @@ struct RestoreTests {
         }
         #expect(delegate.writes == 50)
     }
+
+    @Test("A reply that changes nothing (list) waits for the write of the change before it")
+    func listWaitsForEarlierWrite() async throws {
+        let (node, _, delegate, timer) = try await restart(NodeState(authorization: .authorized), at: start)
+        defer { timer.cancel() }
+        let disk = DispatchSemaphore(value: 0)
+        delegate.slowDisk.withLock { $0 = disk }
+        let id = UUID()
+        _ = await node.submit(.schedule(id: id, configuration: configuration(preAlert: 60)))
+        let list = await node.submit(.list)
+        let answered = Mutex<NodeReply?>(nil)
+        node.whenDurable(list) { reply in answered.withLock { $0 = reply } }
+        // The schedule's write is held up: the list, which shows its alarm, must not be answered.
+        #expect(answered.withLock { $0 } == nil)
+        delegate.slowDisk.withLock { $0 = nil }
+        disk.signal()
+        guard case .alarms(let documents) = await node.waitUntilDurable(list) else {
+            Issue.record("no alarms in the reply")
+            return
+        }
+        #expect(documents.map(\.id) == [id])
+        #expect(delegate.lastState?.alarms.map(\.id) == [id])
+        #expect(answered.withLock { $0 } != nil)
+    }
 }
 
 @Suite("Clock steps through the clock abstraction")

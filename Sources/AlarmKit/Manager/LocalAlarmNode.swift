@@ -61,6 +61,9 @@ public actor LocalAlarmNode {
     /// The deadline the timer waits for, nil while it is not waiting.
     private var sleepingUntil: Date?
     private var pendingPrompt: Task<AlarmManager.AuthorizationState, Never>?
+    /// The newest write queued: a reply that changes nothing still waits for it, so that it
+    /// never shows a change that is not on disk yet.
+    private var latestWrite: StateWrite?
 
     /// Writes the state after each change, in order, off the actor (an `fsync` blocks): a
     /// libdispatch queue, whose worker thread exists only while a write runs.
@@ -178,6 +181,9 @@ public actor LocalAlarmNode {
         public let reply: NodeReply
         /// The change's write, nil when nothing needs writing.
         let write: StateWrite?
+        /// For a command that changed nothing: the earlier write it waits for, whose failure
+        /// belongs to the command that made it.
+        var earlierWrite: StateWrite? = nil
     }
 
     /// Applies a command now, in the order commands are submitted, without waiting for the disk;
@@ -200,13 +206,14 @@ public actor LocalAlarmNode {
                 let write = try applyNow { engine, now throws(AlarmNodeError) in
                     try engine.perform(operation, id: id, now: now)
                 }
-                return Submission(reply: .alarm(engine.document(for: id)), write: write)
+                return Submission(reply: .alarm(engine.document(for: id)), write: write,
+                                  earlierWrite: write == nil ? latestWrite : nil)
             case .requestAuthorization:
                 let decision = await requestAuthorization()
                 // Written again, with whatever a failed write left unsaved.
                 return Submission(reply: .authorization(decision), write: startWrite())
             case .list:
-                return Submission(reply: .alarms(engine.documents), write: nil)
+                return Submission(reply: .alarms(engine.documents), write: nil, earlierWrite: latestWrite)
             }
         } catch {
             return Submission(reply: .failure(NodeFailure(error)), write: nil)
@@ -223,16 +230,22 @@ public actor LocalAlarmNode {
     /// The submission's reply once its change is on disk, or the write's failure. Waits for the
     /// writer only, not for the actor.
     public nonisolated func waitUntilDurable(_ submission: Submission) async -> NodeReply {
-        guard let write = submission.write, let error = await write.outcome() else { return submission.reply }
-        return .failure(.node(error))
+        await withCheckedContinuation { continuation in
+            whenDurable(submission) { continuation.resume(returning: $0) }
+        }
     }
 
     /// Calls `answer` with the submission's reply once its change is on disk (or with the
     /// write's failure): at once when nothing needs writing, else on the state writer's queue
     /// right after the write. `answer` must not block.
     public nonisolated func whenDurable(_ submission: Submission, answer: @escaping @Sendable (NodeReply) -> Void) {
-        guard let write = submission.write else { return answer(submission.reply) }
-        write.whenSettled { error in answer(error.map { .failure(.node($0)) } ?? submission.reply) }
+        if let write = submission.write {
+            write.whenSettled { error in answer(error.map { .failure(.node($0)) } ?? submission.reply) }
+        } else if let earlierWrite = submission.earlierWrite {
+            earlierWrite.whenSettled { _ in answer(submission.reply) }
+        } else {
+            answer(submission.reply)
+        }
     }
 
     /// Asks for authorization when it is undetermined and a prompt exists; concurrent requests
@@ -329,6 +342,7 @@ public actor LocalAlarmNode {
         guard let delegate else { return nil }
         let state = NodeState(authorization: authorization, alarms: Array(engine.records.values))
         let write = StateWrite()
+        latestWrite = write
         stateWriter.async { [logger] in
             do {
                 try delegate.persist(state)
