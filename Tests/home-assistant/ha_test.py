@@ -188,6 +188,33 @@ onboarding:
 config:
 logger:
   default: warning
+# docs/home-assistant.md's automation, with an input_boolean for the light.
+input_boolean:
+  bedroom_light:
+automation:
+  - alias: "Bedroom lights when the alarm rings"
+    triggers:
+      - trigger: state
+        entity_id: {ENTITIES["events"]}
+        attribute: event_type
+        to: alerting
+    actions:
+      - action: input_boolean.turn_on
+        target:
+          entity_id: input_boolean.bedroom_light
+  - alias: "Lights off when the alarm is stopped at the bedside"
+    triggers:
+      - trigger: state
+        entity_id: {ENTITIES["events"]}
+    conditions:
+      - condition: template
+        value_template: >-
+          {{{{ trigger.to_state.attributes.event_type == 'stopped'
+             and trigger.to_state.attributes.source == 'button' }}}}
+    actions:
+      - action: input_boolean.turn_off
+        target:
+          entity_id: input_boolean.bedroom_light
 """)
         self.log_path = os.path.join(work, "home-assistant.log")
         self.process = None
@@ -361,6 +388,11 @@ def run(args, work):
             "events", lambda s: s["attributes"].get("event_type") == "stopped" and s["attributes"].get("source") == "home-assistant"))
         wait_for("no countdown", lambda: home_assistant.state_is("countdown_end", lambda s: s["state"] == "unknown"))
         ok("states follow the timer (countdown, ringing, stopped); Stop acts as home-assistant; events reach the event entity")
+        light = "input_boolean.bedroom_light"
+        wait_for("the automation turned the light on", lambda: home_assistant.state(light)["state"] == "on")
+        time.sleep(1)
+        if home_assistant.state(light)["state"] != "on":
+            raise Failure("the light went off after a stop from Home Assistant, whose source is not button")
 
         # Snooze from Home Assistant, then Cancel all timers.
         seen = watcher.count()
@@ -378,6 +410,17 @@ def run(args, work):
             raise Failure(f"the cancel's event is {cancelled}")
         wait_for("no alarms left", lambda: home_assistant.state_is("alarms", lambda s: s["state"] == "0"))
         ok("Snooze and Cancel all timers act on the node as home-assistant")
+
+        # The node's own stop button: source button, which the documented automation tells apart.
+        seen = watcher.count()
+        home_assistant.call("text", "set_value", entity_id=ENTITIES["schedule"], value="2s Toast")
+        toast = wait_for("the third timer", lambda: watcher.event("alerting", after=seen), timeout=20)["alarmID"]
+        watcher.client.publish(f"{BASE}/sim/press", json.dumps({"button": "stop", "duration": 0.1}), qos=1)
+        stopped = wait_for("stopped at the bedside", lambda: watcher.event("stopped", after=seen, alarmID=toast))
+        if stopped.get("source") != "button":
+            raise Failure(f"the press's event is {stopped}")
+        wait_for("the automation turned the light off", lambda: home_assistant.state(light)["state"] == "off")
+        ok("docs/home-assistant.md's automation: light on when the alarm rings, off only for a stop at the bedside")
 
         # An alarm from the text entity, and a line that cannot be read.
         home_assistant.call("text", "set_value", entity_id=ENTITIES["schedule"], value="07:00 weekdays Work")
