@@ -267,7 +267,21 @@ struct EngineLifecycleTests {
         _ = engine.advance(to: start + 60)
         let effects = engine.advance(to: start + 180)
         #expect(effects.eventNames == [.silenced, .countdown])
+        #expect(effects.event(.countdown)?.details["source"] == .string("silence"))
         #expect(engine.document(for: id)?.nextAlertDate == start + 480)
+    }
+
+    @Test("The lifecycle events someone caused name the source; alerting, silenced and the rest do not")
+    mutating func sources() throws {
+        let scheduled = try engine.schedule(id: id, configuration: configuration(preAlert: 60), now: start)
+            .caused(by: .homeAssistant)
+        #expect(scheduled.event(.scheduled)?.details["source"] == .string("home-assistant"))
+        #expect(scheduled.event(.countdown)?.details["source"] == .string("home-assistant"))
+        let alerting = engine.advance(to: start + 60).caused(by: .command)
+        #expect(alerting.event(.alerting)?.details["source"] == nil)
+        let stopped = try engine.stop(id: id, now: start + 61).caused(by: .button)
+        #expect(stopped.event(.stopped)?.details == ["source": .string("button")])
+        #expect(AlarmEvent.Source.allCases.map(\.rawValue) == ["button", "command", "home-assistant", "silence"])
     }
 
     @Test("Several alarms alert at once, oldest first")

@@ -53,6 +53,8 @@ struct JSONFixtureTests {
         #expect(alerting.name == .alerting && alerting.details["late"] == .number(0.001))
         let button = try roundTrip(AlarmEvent.self, "event-button")
         #expect(button.alarmID == nil && button.details["press"] == .string("short"))
+        let stopped = try roundTrip(AlarmEvent.self, "event-stopped")
+        #expect(stopped.name == .stopped && stopped.details["source"] == .string(AlarmEvent.Source.button.rawValue))
         _ = try roundTrip(AlarmPresentationState.self, "presentation-state")
     }
 

@@ -13,7 +13,7 @@ struct HomeAssistantTests {
         let common: Set<String> = ["availability", "availability_mode", "availability_topic", "device", "enabled_by_default",
                                    "entity_category", "icon", "name", "object_id", "default_entity_id", "qos", "unique_id",
                                    "json_attributes_topic", "json_attributes_template", "payload_available",
-                                   "payload_not_available", "encoding", "entity_picture"]
+                                   "payload_not_available", "encoding", "entity_picture", "origin"]
         return [
             "sensor": (common.union(["state_topic", "value_template", "device_class", "unit_of_measurement", "state_class",
                                      "expire_after", "force_update", "suggested_display_precision", "last_reset_value_template"]),
@@ -23,6 +23,11 @@ struct HomeAssistantTests {
                               ["state_topic"]),
             "button": (common.union(["command_topic", "command_template", "payload_press", "retain", "device_class"]),
                        ["command_topic"]),
+            "event": (common.union(["state_topic", "value_template", "event_types", "device_class"]),
+                      ["state_topic", "event_types"]),
+            "text": (common.union(["command_topic", "command_template", "state_topic", "value_template", "min", "max",
+                                   "mode", "pattern", "retain"]),
+                     ["command_topic"]),
         ]
     }()
     static let deviceKeys: Set<String> = ["identifiers", "connections", "name", "manufacturer", "model", "model_id",
@@ -34,7 +39,7 @@ struct HomeAssistantTests {
     @Test("Every entity's configuration uses documented keys only, with the required ones")
     func schema() throws {
         let configurations = discovery.configurations()
-        #expect(configurations.count == 5)
+        #expect(configurations.count == 12)
         for (topic, payload) in configurations {
             let component = String(topic.split(separator: "/")[1])
             let keys = try #require(Self.documentedKeys[component], "undocumented component \(component)")
@@ -49,6 +54,8 @@ struct HomeAssistantTests {
             if component == "binary_sensor", case .string(let deviceClass)? = object["device_class"] {
                 #expect(Self.binarySensorDeviceClasses.contains(deviceClass))
             }
+            #expect(object["qos"] == .number(1), "\(topic)")
+            #expect(object["origin"] == .object(["name": .string("alarmd"), "sw_version": .string("0.1.0")]))
             // The availability follows the node's status.
             #expect(object["availability"] == .array([.object([
                 "topic": .string("alarmd/bedroom/status"), "value_template": .string("{{ value_json.state }}"),
@@ -82,5 +89,73 @@ struct HomeAssistantTests {
         #expect(state.alerting && state.nextAlarm == now + 600)
         let json = try JSONDecoder().decode(JSONValue.self, from: JSONEncoder().encode(state))
         #expect(json["nextAlarm"] == .string(AlarmJSON.string(from: now + 600)))
+    }
+}
+
+@Suite("Home Assistant entities: events, alarms, the text entity, diagnostics")
+struct HomeAssistantEntityTests {
+    let discovery = HomeAssistantDiscovery(prefix: "homeassistant", topics: NodeTopics(node: "bedroom"), nodeID: "bedroom", version: "0.1.0")
+    let now = Date(timeIntervalSince1970: 1_795_000_000)
+
+    func configuration(_ objectID: String) throws -> [String: JSONValue] {
+        try #require(discovery.entities.first { $0.objectID == objectID }).configuration
+    }
+
+    @Test("The event entity reads the node's events and declares every event name")
+    func eventEntity() throws {
+        let events = try configuration("events")
+        #expect(events["state_topic"] == .string("alarmd/bedroom/events"))
+        guard case .array(let types)? = events["event_types"] else { Issue.record("no event_types"); return }
+        #expect(types == AlarmEvent.Name.allCases.map { .string($0.rawValue) })
+        for name in ["alerting", "stopped", "snoozed", "silenced", "missed", "button"] {
+            #expect(types.contains(.string(name)), "\(name)")
+        }
+    }
+
+    @Test("Diagnostics read the status; the ringing entity has no microphone's words")
+    func diagnostics() throws {
+        for objectID in ["clock_synchronized", "authorization", "time_zone"] {
+            let entity = try configuration(objectID)
+            #expect(entity["entity_category"] == .string("diagnostic"))
+            #expect(entity["state_topic"] == .string("alarmd/bedroom/status"))
+        }
+        let ringing = try configuration("alerting")
+        #expect(ringing["name"] == .string("Ringing"))
+        #expect(ringing["device_class"] == nil)
+    }
+
+    @Test("The alarms list: every alarm, soonest first, with title, state, next date and repeats")
+    func alarmList() throws {
+        var engine = AlarmEngine()
+        let tea = UUID(), work = UUID()
+        _ = try engine.schedule(id: tea, configuration: try RequestLine(parsing: "10m Tea").configuration(in: .gmt), now: now)
+        _ = try engine.schedule(id: work, configuration: try RequestLine(parsing: "07:00 weekdays Work").configuration(in: .gmt), now: now)
+        let list = HomeAssistantAlarmList(engine: engine)
+        #expect(list.alarms.map(\.id) == [tea, work])
+        #expect(list.alarms[0].title == "Tea" && list.alarms[0].state == .countdown && list.alarms[0].next == now + 600)
+        #expect(list.alarms[0].repeats == nil)
+        #expect(list.alarms[1].title == "Work" && list.alarms[1].repeats == "weekdays")
+        #expect(HomeAssistantState(engine: engine).alarms == 2)
+        let json = try JSONDecoder().decode(JSONValue.self, from: JSONEncoder().encode(list))
+        guard case .array(let entries)? = json["alarms"] else { Issue.record("no alarms array"); return }
+        #expect(entries.first?["id"] == .string(tea.uuidString))
+        #expect(entries.first?["next"] == .string(AlarmJSON.string(from: now + 600)))
+        #expect(entries.first?["repeats"] == .null)
+    }
+
+    @Test("The text entity's state: what was scheduled, or the error, within Home Assistant's 255 characters")
+    func scheduleResult() throws {
+        var engine = AlarmEngine()
+        let id = UUID()
+        _ = try engine.schedule(id: id, configuration: try RequestLine(parsing: "10m Tea").configuration(in: .gmt), now: now)
+        let scheduled = HomeAssistantScheduleResult.scheduled("10m Tea", try #require(engine.document(for: id)))
+        #expect(scheduled.state == "scheduled: Tea at \(AlarmJSON.string(from: now + 600))")
+        #expect(scheduled.alarmID == id && scheduled.error == nil)
+        let message = "'10x' is not a duration, a time of day or a date: \(RequestLine.acceptedForms)"
+        let refused = HomeAssistantScheduleResult.refused("10x Tea", message: message)
+        #expect(refused.state.hasPrefix("error: '10x' is not a duration"))
+        #expect(refused.state.unicodeScalars.count <= HomeAssistantDiscovery.textMaximum)
+        #expect(refused.error == message)
+        #expect(throws: HumanSyntaxError.unreadable(message)) { try RequestLine(parsing: "10x Tea") }
     }
 }

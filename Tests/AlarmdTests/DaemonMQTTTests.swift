@@ -77,8 +77,10 @@ struct DaemonMQTTTests {
             let mark = node.count
             let snoozed = try await node.request("countdown", ["id": .string(id.uuidString)])
             #expect(snoozed["alarm"]?["state"] == .string("countdown"))
-            _ = try await node.event("snoozed", alarmID: id, after: mark)
-            _ = try await node.event("alerting", alarmID: id, after: mark)
+            let snoozedEvent = try await node.event("snoozed", alarmID: id, after: mark)
+            #expect(snoozedEvent["source"] == .string("command"))
+            let alertingAgain = try await node.event("alerting", alarmID: id, after: mark)
+            #expect(alertingAgain["source"] == nil, "time causes an alert, not anyone")
 
             let stopped = try await node.request("stop", ["id": .string(id.uuidString)])
             #expect(stopped == ["ok": .bool(true), "alarm": .null, "correlationID": stopped["correlationID"]!])
@@ -181,7 +183,8 @@ struct DaemonMQTTTests {
             try node.client.publish(MQTTMessage(topic: node.topics.simulatedPress, string: #"{"button":"stop","duration":0.1}"#))
             let button = try await node.event("button", after: mark)
             #expect(button["button"] == .string("stop") && button["press"] == .string("short"))
-            _ = try await node.event("stopped", alarmID: id, after: mark)
+            let stopped = try await node.event("stopped", alarmID: id, after: mark)
+            #expect(stopped["source"] == .string("button"))
             // Buzzer and LED off: nothing alerts any more (the sound's own pattern turns the
             // buzzer off between beeps, with the LED still lit).
             let off = try await node.waitForMessage("buzzer and LED off", after: mark) { message in
@@ -265,16 +268,18 @@ struct DaemonMQTTTests {
 
 @Suite("alarmd and Home Assistant", .serialized, .timeLimit(.minutes(3)))
 struct HomeAssistantDaemonTests {
-    @Test("Discovery: five retained entities, re-announced when Home Assistant comes online; its stop button stops")
+    @Test("Discovery: twelve retained entities, re-announced when Home Assistant comes online; its stop button stops")
     func discovery() async throws {
         try await withDaemon { _, daemon, node in
             let prefix = "homeassistant/+/alarmd_\(daemon.node)/+/config"
             try node.client.subscribe(prefix, qos: 1)
             try node.client.subscribe("homeassistant/status", qos: 1)
-            // The five entities (docs/mqtt.md, "Home Assistant") by component and object id, written
-            // out here rather than taken from the daemon's code, so that a missing, renamed or extra one fails.
+            // The entities (docs/home-assistant.md) by component and object id, written out here
+            // rather than taken from the daemon's code, so that a missing, renamed or extra one fails.
             let entities = [("sensor", "next_alarm"), ("binary_sensor", "alerting"), ("sensor", "countdown_end"),
-                            ("button", "stop"), ("button", "snooze")]
+                            ("sensor", "alarms"), ("event", "events"), ("text", "schedule"),
+                            ("button", "stop"), ("button", "snooze"), ("button", "cancel_timers"),
+                            ("binary_sensor", "clock_synchronized"), ("sensor", "authorization"), ("sensor", "time_zone")]
             let expected = Set(entities.map { "homeassistant/\($0)/alarmd_\(daemon.node)/\($1)/config" })
             for (component, objectID) in entities {
                 let topic = "homeassistant/\(component)/alarmd_\(daemon.node)/\(objectID)/config"
@@ -291,7 +296,7 @@ struct HomeAssistantDaemonTests {
             try node.client.publish(MQTTMessage(topic: "home/discovery-barrier", string: "after the retained configurations", qos: 1))
             try await node.waitForMessage("barrier message", after: resubscribed) { $0.topic == "home/discovery-barrier" }
             let retained = node.received(after: resubscribed).filter { $0.retain && MQTTClient.topic($0.topic, matches: prefix) }
-            #expect(Set(retained.map(\.topic)) == expected, "the broker keeps exactly the five configurations")
+            #expect(Set(retained.map(\.topic)) == expected, "the broker keeps exactly the twelve configurations")
             let mark = node.count
             try node.client.publish(MQTTMessage(topic: "homeassistant/status", string: "online"))
             try await node.waitForMessage("a re-announcement", after: mark) { MQTTClient.topic($0.topic, matches: prefix) }
@@ -302,7 +307,47 @@ struct HomeAssistantDaemonTests {
                 $0.topic == "\(node.topics.base)/ha/state" && NodeClient.object($0.payload)?["alerting"] == .bool(true)
             }
             try node.client.publish(MQTTMessage(topic: "\(node.topics.base)/ha/stop", string: "PRESS"))
-            _ = try await node.event("stopped", alarmID: id)
+            let stopped = try await node.event("stopped", alarmID: id)
+            #expect(stopped["source"] == .string("home-assistant"))
+        }
+    }
+
+    @Test("The text entity schedules from human syntax and shows errors; Cancel all timers cancels as home-assistant")
+    func textEntityAndCancel() async throws {
+        try await withDaemon { _, _, node in
+            let base = node.topics.base
+            try node.client.subscribe("\(base)/ha/#", qos: 1)
+            try node.client.publish(MQTTMessage(topic: "\(base)/ha/schedule", string: "10m Tea", qos: 1))
+            let scheduled = try await node.event("scheduled")
+            #expect(scheduled["source"] == .string("home-assistant"))
+            let result = try await node.waitForMessage("the text entity's result") {
+                $0.topic == "\(base)/ha/schedule-result" && NodeClient.object($0.payload)?["input"] == .string("10m Tea")
+            }
+            let object = try #require(NodeClient.object(result.payload))
+            #expect(object["alarmID"] == scheduled["alarmID"] && object["error"] == .null)
+            guard case .string(let state)? = object["state"] else { Issue.record("no state"); return }
+            #expect(state.hasPrefix("scheduled: Tea at "))
+            let list = try await node.waitForMessage("the alarms list") { $0.topic == "\(base)/ha/alarms" && $0.payload.count > 20 }
+            guard case .array(let alarms)? = NodeClient.object(list.payload)?["alarms"] else { Issue.record("no alarms list"); return }
+            #expect(alarms.first?["title"] == .string("Tea") && alarms.first?["state"] == .string("countdown"))
+
+            let mark = node.count
+            try node.client.publish(MQTTMessage(topic: "\(base)/ha/schedule", string: "10x Tea", qos: 1))
+            let refused = try await node.waitForMessage("the text entity's error", after: mark) {
+                $0.topic == "\(base)/ha/schedule-result" && NodeClient.object($0.payload)?["input"] == .string("10x Tea")
+            }
+            guard case .string(let error)? = NodeClient.object(refused.payload)?["state"] else { Issue.record("no state"); return }
+            #expect(error.hasPrefix("error: '10x' is not a duration") && error.contains("10m Tea"))
+
+            try node.client.publish(MQTTMessage(topic: "\(base)/ha/cancel-timers", string: "PRESS", qos: 1))
+            guard case .string(let idText)? = scheduled["alarmID"], let id = UUID(uuidString: idText) else {
+                Issue.record("no alarmID in \(scheduled)")
+                return
+            }
+            let cancelled = try await node.event("cancelled", alarmID: id)
+            #expect(cancelled["source"] == .string("home-assistant"))
+            let reply = try await node.request("list")
+            #expect(reply["alarms"] == .array([]))
         }
     }
 

@@ -13,6 +13,21 @@ public struct AlarmEvent: Sendable, Hashable, Codable {
     /// The event's other fields, e.g. `late` for `alerting`, `button` and `press` for `button`.
     public var details: [String: JSONValue]
 
+    /// Who caused a lifecycle event, in its `source` field.
+    public enum Source: String, Sendable, Hashable, Codable, CaseIterable {
+        /// A physical or simulated button on the node.
+        case button
+        /// An MQTT command: alarmctl, the companion, any client (and the in-process manager).
+        case command
+        /// A Home Assistant entity (its buttons, its text entity).
+        case homeAssistant = "home-assistant"
+        /// The node's auto-silence, when nobody acted on an alert.
+        case silence
+    }
+
+    /// The lifecycle events someone causes, which carry a `source`: all but `alerting`, which time causes.
+    public static let causedLifecycle: Set<Name> = [.scheduled, .countdown, .paused, .resumed, .stopped, .snoozed, .cancelled]
+
     public init(_ name: Name, alarmID: UUID?, at: Date, details: [String: JSONValue] = [:]) {
         self.name = name
         self.alarmID = alarmID
@@ -60,6 +75,17 @@ public enum AlarmEffect: Sendable, Hashable {
 }
 
 extension Array where Element == AlarmEffect {
+    /// The effects with `source` set on the lifecycle events someone causes.
+    public func caused(by source: AlarmEvent.Source) -> [AlarmEffect] {
+        map { effect in
+            guard case .event(var event) = effect, AlarmEvent.causedLifecycle.contains(event.name) else {
+                return effect
+            }
+            event.details["source"] = .string(source.rawValue)
+            return .event(event)
+        }
+    }
+
     /// True when the effects change what the node must keep on disk.
     public var changesState: Bool {
         contains { effect in

@@ -476,8 +476,8 @@ public struct AlarmEngine: Sendable {
         let event = AlarmEvent(.silenced, alarmID: record.id, at: now,
                                details: ["action": .string(snooze == nil ? "stop" : "countdown")])
         let effects: [AlarmEffect] = [.alertEnded(record.id), .event(event)]
-        if let snooze { return effects + startCountdown(record, duration: snooze, now: now) }
-        return effects + finishOccurrence(of: record, now: now)
+        if let snooze { return effects + startCountdown(record, duration: snooze, now: now).caused(by: .silence) }
+        return effects + finishOccurrence(of: record, now: now).caused(by: .silence)
     }
 
     private func intentEffects(_ intent: AlarmIntent, record: AlarmRecord, now: Date) -> [AlarmEffect] {

@@ -145,7 +145,7 @@ public actor LocalAlarmNode {
 
     /// The alert's secondary button for alarm `id` (snooze, or its custom intent).
     public func secondaryAction(id: UUID) async throws(AlarmNodeError) {
-        let write = try applyNow { engine, now throws(AlarmNodeError) in try engine.secondaryAction(id: id, now: now) }
+        let write = try applyNow(source: .command) { engine, now throws(AlarmNodeError) in try engine.secondaryAction(id: id, now: now) }
         if let error = await write?.outcome() { throw error }
     }
 
@@ -155,8 +155,10 @@ public actor LocalAlarmNode {
     /// engine; `apply` carries out each one, and must change nothing when it throws (as the
     /// engine's operations do). A refused step is returned with its error; the steps before and
     /// after it stay in effect. `leadingEffects` (the event that
-    /// reports the input, say) are carried out first, before the steps' own.
+    /// reports the input, say) are carried out first, before the steps' own, whose lifecycle
+    /// events name `source`.
     public func applyWithoutWaiting<Step: Sendable>(
+        source: AlarmEvent.Source,
         reporting leadingEffects: [AlarmEffect] = [],
         planning plan: @Sendable (AlarmEngine) -> [Step],
         _ apply: @Sendable (inout AlarmEngine, Step, Date) throws(AlarmNodeError) -> [AlarmEffect]
@@ -166,7 +168,7 @@ public actor LocalAlarmNode {
         var refusals: [(Step, AlarmNodeError)] = []
         for step in plan(engine) {
             do throws(AlarmNodeError) {
-                effects += try apply(&engine, step, now)
+                effects += try apply(&engine, step, now).caused(by: source)
             } catch {
                 refusals.append((step, error))
             }
@@ -187,14 +189,14 @@ public actor LocalAlarmNode {
     }
 
     /// Applies a command now, in the order commands are submitted, without waiting for the disk;
-    /// `waitUntilDurable` or `whenDurable` then gives the reply.
-    public func submit(_ action: NodeCommand.Action) async -> Submission {
+    /// `waitUntilDurable` or `whenDurable` then gives the reply. Its lifecycle events name `source`.
+    public func submit(_ action: NodeCommand.Action, source: AlarmEvent.Source = .command) async -> Submission {
         do {
             switch action {
             case .schedule(let id, let configuration):
                 if authorization == .notDetermined { _ = await requestAuthorization() }
                 guard authorization == .authorized else { throw AlarmNodeError.unauthorized(authorization) }
-                let write = try applyNow { engine, now throws in
+                let write = try applyNow(source: source) { engine, now throws in
                     try engine.schedule(id: id, configuration: configuration, now: now)
                 }
                 guard let document = engine.document(for: id) else {
@@ -203,7 +205,7 @@ public actor LocalAlarmNode {
                 }
                 return Submission(reply: .alarm(document), write: write)
             case .alarm(let operation, let id):
-                let write = try applyNow { engine, now throws(AlarmNodeError) in
+                let write = try applyNow(source: source) { engine, now throws(AlarmNodeError) in
                     try engine.perform(operation, id: id, now: now)
                 }
                 return Submission(reply: .alarm(engine.document(for: id)), write: write,
@@ -324,10 +326,10 @@ public actor LocalAlarmNode {
     /// The engine is changed in place: an operation that throws has changed nothing (every
     /// operation checks before it changes anything; `EngineRefusalTests` holds it to that).
     private func applyNow<Failure: Error>(
-        _ change: (inout AlarmEngine, Date) throws(Failure) -> [AlarmEffect]
+        source: AlarmEvent.Source, _ change: (inout AlarmEngine, Date) throws(Failure) -> [AlarmEffect]
     ) throws(Failure) -> StateWrite? {
         let now = clock.now
-        return commit(try change(&engine, now))
+        return commit(try change(&engine, now).caused(by: source))
     }
 
     /// Time passing is carried out whatever the disk does: the alarm still sounds.

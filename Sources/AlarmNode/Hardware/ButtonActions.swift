@@ -48,12 +48,17 @@ public enum ButtonActions {
             if let soonest = paused.min(by: { $0.1 < $1.1 }) { return [.perform(.resume, id: soonest.0)] }
             return []
         case (.stop, .long):
-            return engine.records.values
-                .filter { $0.configuration.schedule == nil && ($0.state == .countdown || $0.state == .paused) }
-                .map { .perform(.cancel, id: $0.id) }
+            return cancelTimers(engine: engine)
         case (.stop, .short):
             return []
         }
+    }
+
+    /// Cancels every timer that counts down or is paused (a ringing one is stopped instead).
+    public static func cancelTimers(engine: AlarmEngine) -> [ButtonAction] {
+        engine.records.values
+            .filter { $0.configuration.schedule == nil && ($0.state == .countdown || $0.state == .paused) }
+            .map { .perform(.cancel, id: $0.id) }
     }
 }
 
@@ -61,14 +66,25 @@ extension ButtonActions {
     /// Carries out a press on `node`: plans it from the node's state and applies every action in
     /// one change, without waiting for the disk (a press has nobody to answer, and the alarms it
     /// stops must go quiet together). `event` (the `button` event) is published first, so that
-    /// it comes before the events of what the press did. Returns the refusals, which a button
-    /// cannot report to anyone but the log.
+    /// it comes before the events of what the press did, whose `source` is `source` (a Home
+    /// Assistant button presses too). Returns the refusals, which a button cannot report to
+    /// anyone but the log.
     @discardableResult
     public static func press(
-        _ button: PressedButton, _ kind: PressKind, on node: LocalAlarmNode, reporting event: AlarmEvent? = nil
+        _ button: PressedButton, _ kind: PressKind, on node: LocalAlarmNode, source: AlarmEvent.Source = .button,
+        reporting event: AlarmEvent? = nil
     ) async -> [(ButtonAction, AlarmNodeError)] {
-        await node.applyWithoutWaiting(reporting: event.map { [.event($0)] } ?? [],
-                                       planning: { engine in plan(button, kind, engine: engine) }) { engine, action, now throws(AlarmNodeError) in
+        await apply(source: source, on: node, reporting: event) { engine in plan(button, kind, engine: engine) }
+    }
+
+    /// Carries out the actions `plan` picks from the node's state, as one change (see `press`).
+    @discardableResult
+    public static func apply(
+        source: AlarmEvent.Source, on node: LocalAlarmNode, reporting event: AlarmEvent? = nil,
+        planning plan: @Sendable (AlarmEngine) -> [ButtonAction]
+    ) async -> [(ButtonAction, AlarmNodeError)] {
+        await node.applyWithoutWaiting(source: source, reporting: event.map { [.event($0)] } ?? [],
+                                       planning: plan) { engine, action, now throws(AlarmNodeError) in
             try action.apply(to: &engine, now: now)
         }
     }

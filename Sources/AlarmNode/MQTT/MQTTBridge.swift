@@ -23,6 +23,9 @@ public final class MQTTBridge: Service, Sendable {
     private let homeAssistant: HomeAssistantDiscovery
     private let announcesToHomeAssistant: Bool
     private let homeAssistantState: Mutex<HomeAssistantState?>
+    private let homeAssistantAlarms: Mutex<HomeAssistantAlarmList?>
+    /// What became of the last line written to Home Assistant's text entity.
+    private let scheduleResult = Mutex(HomeAssistantScheduleResult.ready)
     /// How many times the client connected: a republication stops when a newer connection starts its own.
     private let connections = Mutex(0)
 
@@ -48,6 +51,7 @@ public final class MQTTBridge: Service, Sendable {
         self.homeAssistant = homeAssistant
         self.announcesToHomeAssistant = announcesToHomeAssistant
         self.homeAssistantState = Mutex(nil)
+        self.homeAssistantAlarms = Mutex(nil)
         self.onSimulatedPress = onSimulatedPress
         self.logger = logger
     }
@@ -67,8 +71,8 @@ public final class MQTTBridge: Service, Sendable {
         for intent in outgoing.intentsRun {
             logger.info("intent run", metadata: ["alarmID": "\(intent.alarmID)", "topic": "\(intent.topic)"])
         }
-        if announcesToHomeAssistant, let state = homeAssistantStateMessage(HomeAssistantState(engine: engine)) {
-            outgoing.messages.append(state)
+        if announcesToHomeAssistant {
+            outgoing.messages += homeAssistantMessages(engine: engine, alarmsChanged: !outgoing.knownChanges.isEmpty)
         }
         // Known and sent in one step: see clearIfStale.
         knownAlarms.withLock { known in
@@ -83,13 +87,27 @@ public final class MQTTBridge: Service, Sendable {
         }
     }
 
-    /// The message of what the Home Assistant entities show, when it changed (or always, when `force`).
-    private func homeAssistantStateMessage(_ state: HomeAssistantState, force: Bool = false) -> MQTTMessage? {
-        let changed = homeAssistantState.withLock { last in
+    /// The messages of what the Home Assistant entities show, those that changed (all, when
+    /// `force`). The list of alarms visits every alarm: it is built only when `alarmsChanged`.
+    private func homeAssistantMessages(engine: AlarmEngine, alarmsChanged: Bool, force: Bool = false) -> [MQTTMessage] {
+        var messages: [MQTTMessage] = []
+        let state = HomeAssistantState(engine: engine)
+        if homeAssistantState.withLock({ last in
             defer { last = state }
             return force || last != state
+        }) {
+            messages.append(MQTTMessage(topic: homeAssistant.stateTopic, payload: Self.encode(state), qos: 1, retain: true))
         }
-        return changed ? MQTTMessage(topic: homeAssistant.stateTopic, payload: Self.encode(state), qos: 1, retain: true) : nil
+        if alarmsChanged || force {
+            let list = HomeAssistantAlarmList(engine: engine)
+            if homeAssistantAlarms.withLock({ last in
+                defer { last = list }
+                return force || last != list
+            }) {
+                messages.append(MQTTMessage(topic: homeAssistant.alarmsTopic, payload: Self.encode(list), qos: 1, retain: true))
+            }
+        }
+        return messages
     }
 
     /// Announces the node's entities to Home Assistant, or removes them when discovery is off.
@@ -101,8 +119,9 @@ public final class MQTTBridge: Service, Sendable {
         // overwritten by an older state.
         if announcesToHomeAssistant {
             await node.withEngine { engine in
-                if let state = self.homeAssistantStateMessage(HomeAssistantState(engine: engine), force: true) { self.send(state) }
+                self.send(self.homeAssistantMessages(engine: engine, alarmsChanged: true, force: true))
             }
+            publishScheduleResult(nil)
         }
     }
 
@@ -164,7 +183,7 @@ public final class MQTTBridge: Service, Sendable {
         try client.subscribe(topics.alarmsFilter, qos: 1, noLocal: true)
         if onSimulatedPress != nil { try client.subscribe(topics.simulatedPress, qos: 1) }
         if announcesToHomeAssistant {
-            for filter in [homeAssistant.birthTopic, homeAssistant.stopTopic, homeAssistant.snoozeTopic] {
+            for filter in homeAssistant.commandTopics {
                 try client.subscribe(filter, qos: 1)
             }
         }
@@ -200,6 +219,9 @@ public final class MQTTBridge: Service, Sendable {
                     }
                 case .disconnected(let reason):
                     logger.warning("broker connection lost; alarms keep running locally", metadata: ["reason": "\(reason)"])
+                case .message(let message) where message.topic == homeAssistant.scheduleTopic && announcesToHomeAssistant:
+                    // May wait for the authorization prompt: not in line.
+                    group.addTask { await self.scheduleFromHomeAssistant(message) }
                 case .message(let message) where topics.operationName(inTopic: message.topic) != nil:
                     if await mayWaitForPrompt(message) {
                         // Scheduling while undetermined waits for the hardware prompt: not in line.
@@ -267,12 +289,46 @@ public final class MQTTBridge: Service, Sendable {
         } else if message.topic == homeAssistant.birthTopic, message.payloadString == "online" {
             logger.info("Home Assistant came online; announcing the node again")
             await announceToHomeAssistant()
-        } else if message.topic == homeAssistant.stopTopic || message.topic == homeAssistant.snoozeTopic {
-            let button: PressedButton = message.topic == homeAssistant.stopTopic ? .stop : .snooze
-            logger.info("Home Assistant button pressed", metadata: ["button": "\(button.rawValue)"])
-            for (action, error) in await ButtonActions.press(button, .short, on: node) {
+        } else if [homeAssistant.stopTopic, homeAssistant.snoozeTopic, homeAssistant.cancelTimersTopic].contains(message.topic) {
+            logger.info("Home Assistant button pressed", metadata: ["topic": "\(message.topic)"])
+            let refusals = switch message.topic {
+            case homeAssistant.stopTopic: await ButtonActions.press(.stop, .short, on: node, source: .homeAssistant)
+            case homeAssistant.snoozeTopic: await ButtonActions.press(.snooze, .short, on: node, source: .homeAssistant)
+            default: await ButtonActions.apply(source: .homeAssistant, on: node) { ButtonActions.cancelTimers(engine: $0) }
+            }
+            for (action, error) in refusals {
                 logger.notice("Home Assistant button action refused", metadata: ["action": "\(action)", "error": "\(error.message)"])
             }
+        }
+    }
+
+    /// Schedules what was written to Home Assistant's text entity (`10m Tea`, `07:00 weekdays
+    /// Work`), and shows the outcome there: what was scheduled, or the error with the accepted forms.
+    private func scheduleFromHomeAssistant(_ message: MQTTMessage) async {
+        let line = message.payloadString ?? ""
+        let outcome: HomeAssistantScheduleResult
+        do throws(HumanSyntaxError) {
+            let request = try RequestLine(parsing: line)
+            let timeZone = await node.withEngine { $0.configuration.timeZone }
+            let submission = await node.submit(.schedule(id: UUID(), configuration: try request.configuration(in: timeZone)),
+                                               source: .homeAssistant)
+            switch await node.waitUntilDurable(submission) {
+            case .alarm(let document?): outcome = .scheduled(line, document)
+            case .failure(let failure): outcome = .refused(line, message: failure.message)
+            default: outcome = .refused(line, message: "the node did not schedule it")
+            }
+        } catch {
+            outcome = .refused(line, message: error.message)
+        }
+        logger.info("Home Assistant schedule", metadata: ["input": "\(line)", "outcome": "\(outcome.state)"])
+        publishScheduleResult(outcome)
+    }
+
+    /// Publishes the text entity's state: `result` when given, else the last one again.
+    private func publishScheduleResult(_ result: HomeAssistantScheduleResult?) {
+        scheduleResult.withLock { last in
+            if let result { last = result }
+            send(MQTTMessage(topic: homeAssistant.scheduleResultTopic, payload: Self.encode(last), qos: 1, retain: true))
         }
     }
 

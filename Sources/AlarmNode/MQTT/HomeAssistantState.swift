@@ -1,0 +1,120 @@
+import AlarmKit
+import FoundationEssentials
+
+/// What the Home Assistant sensors show, published retained on `<base>/ha/state`.
+public struct HomeAssistantState: Sendable, Hashable, Encodable {
+    /// When the next alarm alerts (the soonest `nextAlertDate`), or nil.
+    public var nextAlarm: Date?
+    public var alerting: Bool
+    /// When the soonest running countdown ends, or nil.
+    public var countdownEnds: Date?
+    /// How many alarms the node holds.
+    public var alarms: Int
+
+    /// From the engine's indexes: this runs after every change, so it must not visit every alarm.
+    public init(engine: AlarmEngine) {
+        nextAlarm = engine.soonestAlertDate
+        alerting = engine.isAlerting
+        countdownEnds = engine.soonestCountdownEnd
+        alarms = engine.records.count
+    }
+
+    private enum CodingKeys: String, CodingKey { case nextAlarm, alerting, countdownEnds, alarms }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(nextAlarm.map(AlarmJSON.string(from:)), forKey: .nextAlarm)
+        try container.encode(alerting, forKey: .alerting)
+        try container.encode(countdownEnds.map(AlarmJSON.string(from:)), forKey: .countdownEnds)
+        try container.encode(alarms, forKey: .alarms)
+    }
+}
+
+/// The alarms sensor's attributes, published retained on `<base>/ha/alarms`:
+/// `{"alarms":[{"id":…,"title":…,"state":…,"next":…,"repeats":…}]}`, soonest first.
+public struct HomeAssistantAlarmList: Sendable, Hashable, Encodable {
+    /// One alarm as Home Assistant lists it.
+    public struct Entry: Sendable, Hashable, Encodable {
+        public var id: UUID
+        public var title: String
+        public var state: Alarm.State
+        /// When it next alerts (a countdown's end included); nil while paused or ringing.
+        public var next: Date?
+        /// `once`, `daily`, `weekdays`, `weekends` or `mon,wed,fri`; nil for a timer.
+        public var repeats: String?
+
+        private enum CodingKeys: String, CodingKey { case id, title, state, next, repeats }
+
+        public func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            try container.encode(id.uuidString, forKey: .id)
+            try container.encode(title, forKey: .title)
+            try container.encode(state, forKey: .state)
+            try container.encode(next.map(AlarmJSON.string(from:)), forKey: .next)
+            try container.encode(repeats, forKey: .repeats)
+        }
+    }
+
+    public var alarms: [Entry]
+
+    /// Every alarm of `engine`, those that alert soonest first, then the paused and ringing ones.
+    /// Visits every alarm: built only when an alarm changed, not as time passes.
+    public init(engine: AlarmEngine) {
+        alarms = engine.documents.map { document in
+            let repeats: String? = switch document.configuration.schedule {
+            case .relative(let relative)?: WeekdayList.describe(relative.repeats)
+            case .fixed?: "once"
+            case nil: nil
+            }
+            return Entry(id: document.id, title: document.configuration.attributes.presentation.alert.title,
+                         state: document.state, next: document.nextAlertDate, repeats: repeats)
+        }
+        .sorted { ($0.next ?? .distantFuture, $0.id.uuidString) < ($1.next ?? .distantFuture, $1.id.uuidString) }
+    }
+}
+
+/// What became of the last line written to the text entity, published retained on
+/// `<base>/ha/schedule-result`: the text entity shows `state`, its attributes are the rest.
+public struct HomeAssistantScheduleResult: Sendable, Hashable, Encodable {
+    /// `scheduled: …`, or `error: …` with what to write instead; at most 255 characters.
+    public var state: String
+    /// The line as written.
+    public var input: String?
+    /// The error's message in full, when the line was refused.
+    public var error: String?
+    /// The alarm scheduled, when one was.
+    public var alarmID: UUID?
+
+    /// Before any line was written: an empty text.
+    public static let ready = HomeAssistantScheduleResult(state: "", input: nil, error: nil, alarmID: nil)
+
+    /// A line that scheduled `document`.
+    public static func scheduled(_ input: String, _ document: AlarmDocument) -> HomeAssistantScheduleResult {
+        let title = document.configuration.attributes.presentation.alert.title
+        let when = document.nextAlertDate.map { " at \(AlarmJSON.string(from: $0))" } ?? ""
+        return HomeAssistantScheduleResult(state: shortened("scheduled: \(title)\(when)"), input: input, error: nil, alarmID: document.id)
+    }
+
+    /// A line that could not be read, or that the node refused.
+    public static func refused(_ input: String, message: String) -> HomeAssistantScheduleResult {
+        HomeAssistantScheduleResult(state: shortened("error: \(message)"), input: input, error: message, alarmID: nil)
+    }
+
+    /// Home Assistant refuses a text state longer than the entity's maximum (it counts code points).
+    static func shortened(_ text: String) -> String {
+        guard text.unicodeScalars.count > HomeAssistantDiscovery.textMaximum else { return text }
+        var scalars = String.UnicodeScalarView()
+        scalars.append(contentsOf: text.unicodeScalars.prefix(HomeAssistantDiscovery.textMaximum - 1))
+        return String(scalars) + "…"
+    }
+
+    private enum CodingKeys: String, CodingKey { case state, input, error, alarmID }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(state, forKey: .state)
+        try container.encode(input, forKey: .input)
+        try container.encode(error, forKey: .error)
+        try container.encode(alarmID?.uuidString, forKey: .alarmID)
+    }
+}
