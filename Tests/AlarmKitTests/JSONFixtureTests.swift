@@ -65,6 +65,13 @@ struct JSONFixtureTests {
         #expect(AlarmJSON.date(from: "2026-11-22 07:00") == nil)
     }
 
+    @Test("Milliseconds are written as read, whatever their binary fraction", arguments: ["10.412", "59.999", "00.001", "07.290"])
+    func millisecondsRoundTrip(seconds: String) throws {
+        let text = "2026-11-22T07:00:\(seconds)Z"
+        #expect(AlarmJSON.date(from: text).map(AlarmJSON.string(from:)) == text)
+        #expect(AlarmJSON.string(from: Date(timeIntervalSince1970: 1_795_000_000.412)).hasSuffix(".412Z"))
+    }
+
     @Test("Three-letter and capitalised weekdays are accepted; misspelled ones name the field")
     func weekdays() throws {
         let decoder = AlarmJSON.strictDecoder

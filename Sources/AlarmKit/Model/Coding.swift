@@ -26,8 +26,13 @@ public enum AlarmJSON {
     }
 
     /// Writes an instant as docs/mqtt.md says: UTC with milliseconds, e.g. `2026-11-22T07:00:00.000Z`.
+    ///
+    /// The formatter truncates: `10.412` held in binary as `10.41199…` would be written `10.411`.
+    /// So the time is rounded to the nearest millisecond and moved half a microsecond on, past
+    /// any binary shortfall, before it is formatted.
     public static func string(from date: Date) -> String {
-        date.formatted(instantStyle)
+        let milliseconds = (date.timeIntervalSinceReferenceDate * 1000).rounded()
+        return Date(timeIntervalSinceReferenceDate: milliseconds / 1000 + 0.000_000_5).formatted(instantStyle)
     }
 
     /// Reads an ISO 8601 instant with any offset, with or without fractional seconds.
