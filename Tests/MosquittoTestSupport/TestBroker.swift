@@ -232,7 +232,7 @@ public final class TestBroker: Sendable {
     public func clientConfiguration(
         clientID: String,
         port: Int? = nil,
-        protocolVersion: MQTTProtocolVersion = .v5,
+        protocolSetting: MQTTProtocolSetting = .auto,
         will: MQTTConfiguration.Will? = nil,
         outgoingBufferLimit: Int = 100,
         keepAlive: Int = 5
@@ -243,7 +243,7 @@ public final class TestBroker: Sendable {
             clientID: clientID,
             tls: tlsCAFile.map { MQTTConfiguration.TLS(caFile: $0) },
             keepAlive: keepAlive,
-            protocolVersion: protocolVersion,
+            protocolSetting: protocolSetting,
             will: will,
             reconnectDelay: .milliseconds(20),
             maximumReconnectDelay: .milliseconds(200),
