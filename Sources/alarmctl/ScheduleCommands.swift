@@ -52,6 +52,7 @@ extension Alarmctl {
         @OptionGroup var output: OutputOptions
 
         func run() async throws {
+            var groupFailure: AlarmctlError?
             try await output.run { () async throws(AlarmctlError) in
                 let configuration = try AlarmRequest.timer(
                     duration: try DurationArgument.seconds(duration.joined(separator: " "), option: "timer"),
@@ -59,11 +60,18 @@ extension Alarmctl {
                     snooze: try snooze.map { text throws(AlarmctlError) in try DurationArgument.seconds(text, option: "--snooze") },
                     sound: alert.sound)
                 let id = try alert.alarmID()
+                if let group = connection.group {
+                    groupFailure = try await connection.onGroup(group, output: output) { group throws(AlarmNodeError) in
+                        [(id, try await group.schedule(id: id, configuration: configuration))]
+                    }
+                    return
+                }
                 try await connection.withSession { session throws(AlarmctlError) in
                     let document = try await session.schedule(id: id, configuration: configuration, onAuthorizationPrompt: announcePrompt(lasting:))
                     output.print("scheduled \(Rendering.summary(document, now: Date(), timeZone: session.displayTimeZone))", json: document)
                 }
             }
+            try exitForGroup(groupFailure)
         }
     }
 
@@ -103,6 +111,7 @@ extension Alarmctl {
         @OptionGroup var output: OutputOptions
 
         func run() async throws {
+            var groupFailure: AlarmctlError?
             try await output.run { () async throws(AlarmctlError) in
                 let expression = try ScheduleExpression.parse(when)
                 if noSnooze, snooze != nil { throw .usage("--snooze and --no-snooze exclude each other: choose one") }
@@ -117,6 +126,14 @@ extension Alarmctl {
                 }
                 // Mistakes show before connecting, unless the date needs the node's time zone.
                 if !expression.needsTimeZone { _ = try configuration(.current) }
+                if let group = connection.group {
+                    // Members may be in different zones: a date without an offset is read in this machine's.
+                    let configuration = try configuration(.current)
+                    groupFailure = try await connection.onGroup(group, output: output) { group throws(AlarmNodeError) in
+                        [(id, try await group.schedule(id: id, configuration: configuration))]
+                    }
+                    return
+                }
                 try await connection.withSession { session throws(AlarmctlError) in
                     let timeZone = try await (expression.needsTimeZone ? session.timeZone() : TimeZone.current)
                     let document = try await session.schedule(id: id, configuration: try configuration(timeZone),
@@ -124,6 +141,7 @@ extension Alarmctl {
                     output.print("scheduled \(Rendering.summary(document, now: Date(), timeZone: session.displayTimeZone))", json: document)
                 }
             }
+            try exitForGroup(groupFailure)
         }
     }
 }

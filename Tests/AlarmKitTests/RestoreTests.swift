@@ -194,7 +194,7 @@ struct RestoreTests {
         delegate.slowDisk.withLock { $0 = disk }
         var submissions: [LocalAlarmNode.Submission] = []
         for _ in 0..<50 {
-            submissions.append(await node.submit(.schedule(id: UUID(), configuration: configuration(preAlert: 60))))
+            submissions.append(await node.submit(.schedule(id: UUID(), configuration: configuration(preAlert: 60), group: nil)))
         }
         delegate.slowDisk.withLock { $0 = nil }
         disk.signal()
