@@ -142,6 +142,23 @@ struct GroupTests {
                 + "clock_nanosleep 1 ms lateness in the same run p50 \(String(format: "%.3f", sleeps.p50)) ms, max \(String(format: "%.3f", sleeps.max)) ms")
             #expect(spread.max < 1000, "a sanity bound only: the members alert within a second of each other")
 
+            // A fixed-date alarm is due at one instant on every member: only their wake-ups differ.
+            let fixedID = UUID()
+            let due = Date(timeIntervalSince1970: (Date().timeIntervalSince1970 + 3).rounded(.up))
+            let fixed = try await group.schedule(id: fixedID, configuration: .alarm(
+                schedule: .fixed(due), attributes: AlarmAttributes(presentation: AlarmPresentation(alert: .init(title: "At once")), tintColor: .blue)))
+            #expect(fixed.answered.count == count)
+            async let fixedSleepLateness = nanosleepLateness(samples: 2000)
+            let fixedAlerts = try await alertingEvents(of: fixedID, count: count, from: events, within: .seconds(20))
+            let fixedSleeps = summary(await fixedSleepLateness)
+            let fixedFirst = fixedAlerts.map(\.event.at).min() ?? due
+            let fixedSpread = summary(fixedAlerts.map { $0.event.at.timeIntervalSince(fixedFirst) * 1000 })
+            let fixedLate = summary(fixedAlerts.map { $0.event.at.timeIntervalSince(due) * 1000 })
+            print("GROUP FIXED \(count) members: alerting 'at' spread p50 \(String(format: "%.1f", fixedSpread.p50)) ms, max \(String(format: "%.1f", fixedSpread.max)) ms; "
+                + "after the due instant p50 \(String(format: "%.1f", fixedLate.p50)) ms, max \(String(format: "%.1f", fixedLate.max)) ms; "
+                + "clock_nanosleep 1 ms lateness in the same run p50 \(String(format: "%.3f", fixedSleeps.p50)) ms, max \(String(format: "%.3f", fixedSleeps.max)) ms")
+            #expect(fixedSpread.max < 1000, "a sanity bound only")
+
             // The broker goes away one second before the next alert and comes back ten seconds later.
             let second = UUID()
             let secondReplies = try await group.schedule(id: second, configuration: .timer(
