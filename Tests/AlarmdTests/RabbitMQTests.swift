@@ -130,6 +130,12 @@ struct RabbitMQTests {
                     // The status crosses the cluster live (retained messages do not: see docs/fleet.md).
                     _ = try await events.messages(on: topics.status, within: .seconds(60)) { status($0)?.isOnline == true }
 
+                    // Retained messages stay on the node they were published to (printed, not asserted).
+                    let (probe, probeEvents) = try await observer(of: second, [topics.status], clients: clients)
+                    let crosses = (try? await probeEvents.message(on: topics.status, within: .seconds(3)))?.retain == true
+                    print("RabbitMQ cluster: the retained status reaches a newcomer on the other node: \(crosses ? "yes" : "no")")
+                    await probe.disconnect()
+
                     // A request from the other node, through AlarmKit's remote manager (replyTo on 3.1.1).
                     let connection = RemoteNodeConnection(settings: RemoteNodeSettings(
                         host: "127.0.0.1", port: second.mqttPort, node: nodeID, timeout: .seconds(15)))

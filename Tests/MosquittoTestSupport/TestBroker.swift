@@ -223,6 +223,11 @@ public final class TestBroker: Sendable {
         try? FileManager.default.removeItem(at: directory)
     }
 
+    /// The running broker's process id; nil while it is not running.
+    public var processIdentifier: Int32? {
+        running.withLock { $0 }.flatMap { $0.hasExited ? nil : $0.pid }
+    }
+
     /// The broker's log so far, for failure messages.
     public func logText() -> String {
         (try? String(contentsOf: logFile, encoding: .utf8)) ?? "(no log)"
