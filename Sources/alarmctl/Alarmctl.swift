@@ -144,6 +144,10 @@ struct ConnectionOptions: ParsableArguments {
 
     /// Runs `body` with a session to the node, and disconnects afterwards.
     func withSession<Value>(_ body: (NodeSession) async throws(AlarmctlError) -> Value) async throws(AlarmctlError) -> Value {
+        // The commands that take --group have gone to the group before they get here.
+        if group != nil {
+            throw .usage("--group works with timer, alarm, list, stop, snooze, pause, resume and cancel; this command talks to one node: use --node")
+        }
         let session = NodeSession(settings: try values.settings(environment: ProcessInfo.processInfo.environment), verbose: verbose)
         do {
             let value = try await body(session)

@@ -4,7 +4,7 @@ import MosquittoTestSupport
 import Testing
 
 /// The broker's load with a fleet: 100 real alarmd of 100 alarms each, idle, on one mosquitto.
-/// Reported for docs/fleet.md, with no goal; about 2 minutes and 2 GB, so it runs only with
+/// Reported for docs/fleet.md, with no goal; about 3 minutes and 3.5 GB, so it runs only with
 /// ALARMD_FLEET_TEST=1 (SKIPPED line otherwise).
 @Suite("Fleet load on the broker", .serialized, .timeLimit(.minutes(10)))
 struct FleetLoadTests {
@@ -23,7 +23,7 @@ struct FleetLoadTests {
     @Test("100 idle nodes of 100 alarms: every node online and every document retained; the broker's CPU and memory reported")
     func hundredIdleNodes() async throws {
         guard ProcessInfo.processInfo.environment["ALARMD_FLEET_TEST"] != nil else {
-            print("SKIPPED fleet load test: set ALARMD_FLEET_TEST=1 to run it (100 alarmd processes, about 2 minutes and 2 GB)")
+            print("SKIPPED fleet load test: set ALARMD_FLEET_TEST=1 to run it (100 alarmd processes, about 3 minutes and 3.5 GB)")
             return
         }
         let nodes = 100, alarmsPerNode = 100

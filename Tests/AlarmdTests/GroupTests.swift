@@ -230,6 +230,9 @@ struct GroupTests {
             let cancelReport = try JSONDecoder().decode(Report.self, from: Data(cancelled.output.utf8))
             #expect(cancelReport.answered?.count == 3 && cancelReport.answered?.allSatisfy(\.ok) == true, "\(cancelled.output)")
 
+            let oneNodeOnly = try alarmctl("--group", Self.group, "status")
+            #expect(oneNodeOnly.status == 2 && oneNodeOnly.errors.contains("--group works with"), "\(oneNodeOnly.errors)")
+
             // A member that stops is reported as silent, by its last status.
             await members[0].terminate()
             let afterStop = try alarmctl("--group", Self.group, "--timeout", "2", "list")
