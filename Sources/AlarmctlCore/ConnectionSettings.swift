@@ -14,10 +14,12 @@ public struct ConnectionOptionValues: Sendable, Hashable {
     public var keyFile: String?
     /// Seconds to wait for the node's answer.
     public var timeout: Double?
+    /// `auto`, `5` or `3.1.1`.
+    public var brokerProtocol: String?
 
     public init(broker: String? = nil, node: String? = nil, prefix: String? = nil, username: String? = nil,
                 password: String? = nil, caFile: String? = nil, certFile: String? = nil, keyFile: String? = nil,
-                timeout: Double? = nil) {
+                timeout: Double? = nil, brokerProtocol: String? = nil) {
         self.broker = broker
         self.node = node
         self.prefix = prefix
@@ -27,6 +29,7 @@ public struct ConnectionOptionValues: Sendable, Hashable {
         self.certFile = certFile
         self.keyFile = keyFile
         self.timeout = timeout
+        self.brokerProtocol = brokerProtocol
     }
 
     /// The settings, checked: a malformed broker or node id is a usage error naming where it came from.
@@ -44,6 +47,13 @@ public struct ConnectionOptionValues: Sendable, Hashable {
         guard NodeTopics.isValidNodeID(settings.node) else {
             let source = node == nil ? "ALARMD_NODE" : "--node"
             throw .usage("\(source) '\(settings.node)' is not a node id: use letters, digits, '_' and '-' (at most 64)")
+        }
+        if let text = brokerProtocol ?? environment["ALARMD_BROKER_PROTOCOL"] {
+            guard let setting = RemoteNodeSettings.BrokerProtocol(rawValue: text) else {
+                let source = brokerProtocol == nil ? "ALARMD_BROKER_PROTOCOL" : "--broker-protocol"
+                throw .usage("\(source) '\(text)' is not a protocol: write \(RemoteNodeSettings.BrokerProtocol.choices)")
+            }
+            settings.brokerProtocol = setting
         }
         if let prefix { settings.topicPrefix = prefix }
         if let username { settings.username = username }

@@ -12,6 +12,7 @@ extension MQTTClient {
         var keepalive = startConnecting {
             mosquitto_connect_async(handle.pointer, configuration.host, Int32(configuration.port), Int32(configuration.keepAlive))
         }
+        var speaking = configuration.protocolSetting.firstVersion
         connectionLoop: while true {
             let result = serviceConnection(keepalive: &keepalive)
             let loopErrno = errno
@@ -23,14 +24,17 @@ extension MQTTClient {
             switch state.withLock({ $0.machine.connectionRoundFailed(failure, at: .now) }) {
             case .stopNetworkThread:
                 break connectionLoop
-            case .fallBackToMQTT311:
-                mosquitto_int_option(handle.pointer, MOSQ_OPT_PROTOCOL_VERSION, MQTT_PROTOCOL_V311)
-                logger.notice("MQTT broker refused MQTT 5; falling back to MQTT 3.1.1")
+            case .fallBackToMQTT311(let dropped):
+                logger.notice(dropped ? "MQTT broker dropped the MQTT 5 CONNECT; trying MQTT 3.1.1" : "MQTT broker refused MQTT 5; falling back to MQTT 3.1.1")
             case .waitBeforeReconnect(let delay, let report):
                 log(report, delay: delay)
                 _ = reconnectWaitInterrupt.wait(timeout: .now() + .nanoseconds(Int(delay.inNanoseconds)))
             }
-            guard state.withLock({ $0.machine.reconnectDelayElapsed() }) else { break }
+            guard let version = state.withLock({ $0.machine.reconnectDelayElapsed() }) else { break }
+            if version != speaking {
+                mosquitto_int_option(handle.pointer, MOSQ_OPT_PROTOCOL_VERSION, version == .v5 ? MQTT_PROTOCOL_V5 : MQTT_PROTOCOL_V311)
+                speaking = version
+            }
             keepalive = startConnecting { mosquitto_reconnect_async(handle.pointer) }
         }
         finishEvents(discarding: state.withLock { $0.machine.networkThreadEnded() })

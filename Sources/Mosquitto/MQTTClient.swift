@@ -94,7 +94,8 @@ public final class MQTTClient: Sendable {
         state.withLock { $0.machine.isConnected }
     }
 
-    /// The protocol version in use: ``MQTTConfiguration/protocolVersion`` until a fallback to 3.1.1.
+    /// The protocol version in use, or tried next: MQTT 5 until a fallback to 3.1.1 under
+    /// ``MQTTProtocolSetting/auto``, or the version ``MQTTConfiguration/protocolSetting`` pins.
     public var protocolVersion: MQTTProtocolVersion {
         state.withLock { $0.machine.protocolVersion }
     }

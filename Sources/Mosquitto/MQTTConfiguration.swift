@@ -13,6 +13,26 @@ public enum MQTTProtocolVersion: Sendable, Hashable, CustomStringConvertible {
     }
 }
 
+/// Which MQTT version a client speaks: `broker.protocol` in alarmd's configuration, `--protocol`
+/// of alarmctl, ``MQTTConfiguration/protocolSetting``. The raw values are the setting's words.
+public enum MQTTProtocolSetting: String, Sendable, Hashable, CaseIterable, CustomStringConvertible {
+    /// MQTT 5 first; MQTT 3.1.1 when the broker refuses or drops the MQTT 5 CONNECT (RabbitMQ's
+    /// MQTT plugin before 3.13 drops it). The version a broker accepted is kept for every reconnect.
+    case auto
+    /// MQTT 5 only.
+    case v5 = "5"
+    /// MQTT 3.1.1 only: replies then travel by the payload's `replyTo`.
+    case v311 = "3.1.1"
+
+    /// The version tried first.
+    public var firstVersion: MQTTProtocolVersion { self == .v311 ? .v311 : .v5 }
+
+    public var description: String { rawValue }
+
+    /// The words accepted, for error messages: `auto, 5 or 3.1.1`.
+    public static let choices = "auto, 5 or 3.1.1"
+}
+
 /// How an ``MQTTClient`` reaches its broker and behaves while it cannot.
 public struct MQTTConfiguration: Sendable {
     /// TLS settings, handed to `mosquitto_tls_set` and `mosquitto_tls_insecure_set`.
@@ -63,9 +83,8 @@ public struct MQTTConfiguration: Sendable {
     /// Seconds between keepalive pings; a silent broker is noticed after about 1.5 times this.
     /// libmosquitto accepts 5...65535.
     public var keepAlive: Int
-    /// The version tried first. `.v5` falls back to `.v311` by itself when the broker refuses MQTT 5,
-    /// and stays there for the life of the client.
-    public var protocolVersion: MQTTProtocolVersion
+    /// Which version to speak; `.auto` (the default) tries MQTT 5 and falls back to 3.1.1.
+    public var protocolSetting: MQTTProtocolSetting
     public var will: Will?
     /// The wait before the first reconnect attempt; it doubles after each failed attempt...
     public var reconnectDelay: Duration
@@ -87,7 +106,7 @@ public struct MQTTConfiguration: Sendable {
         password: String? = nil,
         tls: TLS? = nil,
         keepAlive: Int = 15,
-        protocolVersion: MQTTProtocolVersion = .v5,
+        protocolSetting: MQTTProtocolSetting = .auto,
         will: Will? = nil,
         reconnectDelay: Duration = .milliseconds(500),
         maximumReconnectDelay: Duration = .seconds(1),
@@ -101,7 +120,7 @@ public struct MQTTConfiguration: Sendable {
         self.password = password
         self.tls = tls
         self.keepAlive = keepAlive
-        self.protocolVersion = protocolVersion
+        self.protocolSetting = protocolSetting
         self.will = will
         self.reconnectDelay = reconnectDelay
         self.maximumReconnectDelay = maximumReconnectDelay

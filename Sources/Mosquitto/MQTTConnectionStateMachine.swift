@@ -13,6 +13,7 @@ import CMosquitto
 /// - where a publish goes: to libmosquitto while up, else into the bounded ``OutgoingBuffer``;
 /// - what follows a failed round: stop, fall back to MQTT 3.1.1, or wait (a capped exponential
 ///   backoff, with its own cap after connections that ended soon after they started);
+/// - which MQTT version the next attempt speaks (``protocolVersion``), under ``MQTTProtocolSetting/auto``;
 /// - which QoS 1 and 2 publishes are unacknowledged, for ``MQTTClient/disconnect()``.
 struct MQTTConnectionStateMachine {
     struct Subscription: Equatable {
@@ -44,7 +45,16 @@ struct MQTTConnectionStateMachine {
     private let reconnectDelay, maximumReconnectDelay, maximumDelayAfterShortConnections: Duration
     private(set) var lifecycle: Lifecycle = .idle
     private(set) var link: Link = .down
+    /// The version the next connection attempt speaks, and the current connection speaks.
     private(set) var protocolVersion: MQTTProtocolVersion
+    private let protocolSetting: MQTTProtocolSetting
+    /// A broker accepted a connection in ``protocolVersion``: it is kept for every reconnect.
+    private(set) var protocolConfirmed = false
+    /// The fallback to 3.1.1 came from a dropped MQTT 5 CONNECT, which may also have been a broker
+    /// going down at that moment: while unconfirmed, 3.1.1 dropped too sends it back to MQTT 5.
+    private var fellBackAfterDrop = false
+    /// A CONNACK came in the current attempt (accepting or refusing).
+    private var acknowledgedInAttempt = false
     private(set) var subscriptions: [Subscription] = []
     /// SUBSCRIBE message ids waiting for their SUBACK, to name the filter if the broker refuses it.
     private var subscriptionsAwaitingAcknowledgement: [Int32: String] = [:]
@@ -68,7 +78,8 @@ struct MQTTConnectionStateMachine {
         reconnectDelay = configuration.reconnectDelay
         maximumReconnectDelay = configuration.maximumReconnectDelay
         maximumDelayAfterShortConnections = configuration.maximumDelayAfterShortConnections
-        protocolVersion = configuration.protocolVersion
+        protocolSetting = configuration.protocolSetting
+        protocolVersion = configuration.protocolSetting.firstVersion
         outgoing = OutgoingBuffer(limit: configuration.outgoingBufferLimit)
     }
 
@@ -207,10 +218,12 @@ struct MQTTConnectionStateMachine {
 
     /// The connect callback: the CONNACK accepted the connection, or refused it with `refusal`.
     mutating func connectionAcknowledged(sessionPresent: Bool, refusal: MQTTError?) {
+        acknowledgedInAttempt = true
         if let refusal {
             connectionFailure = refusal
         } else {
             link = .awaitingSetup(sessionPresent: sessionPresent)
+            protocolConfirmed = true
         }
     }
 
@@ -311,8 +324,9 @@ struct MQTTConnectionStateMachine {
 
     enum FailedRoundAction {
         case stopNetworkThread
-        /// The broker refused MQTT 5: set MQTT 3.1.1 (`MOSQ_OPT_PROTOCOL_VERSION`) and reconnect at once.
-        case fallBackToMQTT311
+        /// The broker refused or dropped the MQTT 5 CONNECT: reconnect at once, in MQTT 3.1.1
+        /// (``reconnectDelayElapsed()`` says so). `dropped`: it closed the connection without a CONNACK.
+        case fallBackToMQTT311(dropped: Bool)
         /// Wait, unless disconnect() interrupts, then ``reconnectDelayElapsed()``.
         case waitBeforeReconnect(Duration, report: FailureReport)
     }
@@ -321,13 +335,25 @@ struct MQTTConnectionStateMachine {
     mutating func connectionRoundFailed(_ failure: MQTTError, at now: ContinuousClock.Instant) -> FailedRoundAction {
         let recorded = connectionFailure
         connectionFailure = nil
+        let acknowledged = acknowledgedInAttempt
+        acknowledgedInAttempt = false
         guard lifecycle != .stopping else { return .stopNetworkThread }
         let failure = recorded ?? failure
         defer { connectedAt = nil }
-        if failure.mosquittoCode == Int32(MQTT_RC_UNSUPPORTED_PROTOCOL_VERSION.rawValue), protocolVersion == .v5 {
+        if protocolSetting == .auto, !protocolConfirmed {
             // The link is down, so publish and subscribe do not call into libmosquitto meanwhile.
-            protocolVersion = .v311
-            return .fallBackToMQTT311
+            let refused = failure.mosquittoCode == Int32(MQTT_RC_UNSUPPORTED_PROTOCOL_VERSION.rawValue)
+            let dropped = !acknowledged && Self.isDropBeforeAcknowledgement(failure)
+            if protocolVersion == .v5, refused || dropped {
+                protocolVersion = .v311
+                fellBackAfterDrop = !refused
+                return .fallBackToMQTT311(dropped: !refused)
+            }
+            if protocolVersion == .v311, fellBackAfterDrop, dropped {
+                // 3.1.1 was dropped as well: the broker was going away, not refusing MQTT 5.
+                protocolVersion = .v5
+                fellBackAfterDrop = false
+            }
         }
         guard let connectedAt else {
             let delay = backoffDelay(atMost: maximumReconnectDelay)
@@ -351,14 +377,21 @@ struct MQTTConnectionStateMachine {
         return .waitBeforeReconnect(delay, report: .connectionLost(warnAboutShortConnections: warn))
     }
 
+    /// Whether `failure` is a broker closing the connection (or sending what cannot be read, such as
+    /// a 3.1.1 CONNACK to an MQTT 5 CONNECT), as opposed to one that was never made.
+    private static func isDropBeforeAcknowledgement(_ failure: MQTTError) -> Bool {
+        [MOSQ_ERR_CONN_LOST, MOSQ_ERR_PROTOCOL, MOSQ_ERR_MALFORMED_PACKET].contains { failure.mosquittoCode == Int32($0.rawValue) }
+    }
+
     /// `reconnectDelay`, doubled for each failed attempt, at most `cap`.
     private func backoffDelay(atMost cap: Duration) -> Duration {
         min(reconnectDelay * (1 << min(failedAttempts, 16)), cap)
     }
 
     /// The wait after a failed round ended (or disconnect() cut it short); also right after a protocol
-    /// fallback. Returns whether to call `mosquitto_reconnect_async` rather than stop the network thread.
-    func reconnectDelayElapsed() -> Bool {
-        lifecycle != .stopping
+    /// fallback. Returns the version to reconnect in (`MOSQ_OPT_PROTOCOL_VERSION`, then
+    /// `mosquitto_reconnect_async`), or nil to stop the network thread.
+    func reconnectDelayElapsed() -> MQTTProtocolVersion? {
+        lifecycle != .stopping ? protocolVersion : nil
     }
 }

@@ -85,7 +85,7 @@ struct MosquittoHandle: @unchecked Sendable {
             }
         }
         try check(mosquitto_threaded_set(pointer, true), "threading")
-        let version = configuration.protocolVersion == .v5 ? MQTT_PROTOCOL_V5 : MQTT_PROTOCOL_V311
+        let version = configuration.protocolSetting.firstVersion == .v5 ? MQTT_PROTOCOL_V5 : MQTT_PROTOCOL_V311
         try check(mosquitto_int_option(pointer, MOSQ_OPT_PROTOCOL_VERSION, version), "protocolVersion")
         try check(mosquitto_int_option(pointer, MOSQ_OPT_TCP_NODELAY, 1), "TCP_NODELAY")
         if let username = configuration.username {

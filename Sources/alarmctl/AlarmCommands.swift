@@ -17,7 +17,12 @@ extension Alarmctl {
         @OptionGroup var output: OutputOptions
 
         func run() async throws {
+            var groupFailure: AlarmctlError?
             try await output.run { () async throws(AlarmctlError) in
+                if let group = connection.group {
+                    groupFailure = try await connection.onGroup(group, output: output) { group throws(AlarmNodeError) in [(nil, try await group.list())] }
+                    return
+                }
                 try await connection.withSession { session throws(AlarmctlError) in
                     let documents = try await session.documents()
                     let table = documents.isEmpty
@@ -26,6 +31,7 @@ extension Alarmctl {
                     output.print(table, json: Rendering.displayOrder(documents))
                 }
             }
+            try exitForGroup(groupFailure)
         }
     }
 
@@ -128,6 +134,7 @@ struct OperationTarget: ParsableArguments {
 
     /// Runs `operation` on each target alarm, reporting each outcome; the exit status is the first failure's.
     func run(_ operation: AlarmOperation, done verb: String) async throws {
+        if let group = connection.group { return try await runOnGroup(group, operation) }
         var firstFailure: AlarmctlError?
         try await output.run { () async throws(AlarmctlError) in
             try await connection.withSession { session throws(AlarmctlError) in

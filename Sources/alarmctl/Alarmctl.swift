@@ -18,6 +18,7 @@ struct Alarmctl: AsyncParsableCommand {
               alarmctl stop --all
               alarmctl watch
               alarmctl preview "07:00 weekdays" --count 5 --time-zone Europe/Berlin
+              alarmctl --group house timer 1m  (every member of group house; each one answers)
 
             The node: --broker HOST:PORT and --node ID, or ALARMD_BROKER and ALARMD_NODE
             (default localhost:1883 and this host's name). Every command takes --json.
@@ -36,7 +37,7 @@ struct Alarmctl: AsyncParsableCommand {
     /// Runs the command line; usage errors exit with 2 (ArgumentParser's own would be 64).
     static func main() async {
         do {
-            var command = try parseAsRoot()
+            var command = try parseAsRoot(LeadingOptions.movedBehindSubcommand(Array(CommandLine.arguments.dropFirst())))
             if var asyncCommand = command as? any AsyncParsableCommand {
                 try await asyncCommand.run()
             } else {
@@ -87,6 +88,9 @@ struct ConnectionOptions: ParsableArguments {
     @Option(help: ArgumentHelp("The node id (default: ALARMD_NODE, or this host's name).", valueName: "id"))
     var node: String?
 
+    @Option(help: ArgumentHelp("Send to every member of this group (node.groups) and print each member's answer.", valueName: "name"))
+    var group: String?
+
     @Option(help: ArgumentHelp("The topic prefix (default: ALARMD_PREFIX, or alarmd).", valueName: "prefix"))
     var prefix: String?
 
@@ -108,14 +112,42 @@ struct ConnectionOptions: ParsableArguments {
     @Option(help: ArgumentHelp("Seconds to wait for the node's answer (default: 5).", valueName: "seconds"))
     var timeout: Double?
 
+    @Option(name: .customLong("broker-protocol"), help: ArgumentHelp(
+        "auto (MQTT 5, falling back to 3.1.1), 5 or 3.1.1 (default: ALARMD_BROKER_PROTOCOL, or auto).", valueName: "version"))
+    var brokerProtocol: String?
+
     @Flag(help: "Write the MQTT client's log to standard error.")
     var verbose = false
 
+    private var values: ConnectionOptionValues {
+        ConnectionOptionValues(
+            broker: broker, node: node, prefix: prefix, username: username, password: password,
+            caFile: caFile, certFile: certFile, keyFile: keyFile, timeout: timeout, brokerProtocol: brokerProtocol)
+    }
+
+    /// Runs `body` with the group of `--group`, and disconnects afterwards. Replies are collected
+    /// for `--timeout` at most (5 s by default), less once every online member has answered.
+    func withGroup<Value>(_ name: String, _ body: (RemoteGroup) async throws(AlarmctlError) -> Value) async throws(AlarmctlError) -> Value {
+        guard NodeTopics.isValidNodeID(name) else {
+            throw .usage("--group '\(name)' is not a group name: use letters, digits, '_' and '-' (at most 64)")
+        }
+        let group = RemoteGroup(settings: try values.settings(environment: ProcessInfo.processInfo.environment), group: name)
+        do {
+            let value = try await body(group)
+            await group.close()
+            return value
+        } catch {
+            await group.close()
+            throw error
+        }
+    }
+
     /// Runs `body` with a session to the node, and disconnects afterwards.
     func withSession<Value>(_ body: (NodeSession) async throws(AlarmctlError) -> Value) async throws(AlarmctlError) -> Value {
-        let values = ConnectionOptionValues(
-            broker: broker, node: node, prefix: prefix, username: username, password: password,
-            caFile: caFile, certFile: certFile, keyFile: keyFile, timeout: timeout)
+        // The commands that take --group have gone to the group before they get here.
+        if group != nil {
+            throw .usage("--group works with timer, alarm, list, stop, snooze, pause, resume and cancel; this command talks to one node: use --node")
+        }
         let session = NodeSession(settings: try values.settings(environment: ProcessInfo.processInfo.environment), verbose: verbose)
         do {
             let value = try await body(session)

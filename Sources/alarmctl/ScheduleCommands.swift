@@ -52,6 +52,7 @@ extension Alarmctl {
         @OptionGroup var output: OutputOptions
 
         func run() async throws {
+            var groupFailure: AlarmctlError?
             try await output.run { () async throws(AlarmctlError) in
                 let configuration = try AlarmctlError.reading { () throws(HumanSyntaxError) in
                     try AlarmRequest.timer(
@@ -61,11 +62,18 @@ extension Alarmctl {
                         sound: alert.sound)
                 }
                 let id = try alert.alarmID()
+                if let group = connection.group {
+                    groupFailure = try await connection.onGroup(group, output: output) { group throws(AlarmNodeError) in
+                        [(id, try await group.schedule(id: id, configuration: configuration))]
+                    }
+                    return
+                }
                 try await connection.withSession { session throws(AlarmctlError) in
                     let document = try await session.schedule(id: id, configuration: configuration, onAuthorizationPrompt: announcePrompt(lasting:))
                     output.print("scheduled \(Rendering.summary(document, now: Date(), timeZone: session.displayTimeZone))", json: document)
                 }
             }
+            try exitForGroup(groupFailure)
         }
     }
 
@@ -105,6 +113,7 @@ extension Alarmctl {
         @OptionGroup var output: OutputOptions
 
         func run() async throws {
+            var groupFailure: AlarmctlError?
             try await output.run { () async throws(AlarmctlError) in
                 let expression = try AlarmctlError.reading { () throws(HumanSyntaxError) in try ScheduleExpression.parse(when) }
                 if noSnooze, snooze != nil { throw .usage("--snooze and --no-snooze exclude each other: choose one") }
@@ -125,6 +134,14 @@ extension Alarmctl {
                 }
                 // Mistakes show before connecting, unless the date needs the node's time zone.
                 if !expression.needsTimeZone { _ = try configuration(.current) }
+                if let group = connection.group {
+                    // Members may be in different zones: a date without an offset is read in this machine's.
+                    let configuration = try configuration(.current)
+                    groupFailure = try await connection.onGroup(group, output: output) { group throws(AlarmNodeError) in
+                        [(id, try await group.schedule(id: id, configuration: configuration))]
+                    }
+                    return
+                }
                 try await connection.withSession { session throws(AlarmctlError) in
                     let timeZone = try await (expression.needsTimeZone ? session.timeZone() : TimeZone.current)
                     let document = try await session.schedule(id: id, configuration: try configuration(timeZone),
@@ -132,6 +149,7 @@ extension Alarmctl {
                     output.print("scheduled \(Rendering.summary(document, now: Date(), timeZone: session.displayTimeZone))", json: document)
                 }
             }
+            try exitForGroup(groupFailure)
         }
     }
 }

@@ -27,6 +27,12 @@ struct ConfigurationOptions: ParsableArguments {
     @Option(help: "The node id, [A-Za-z0-9_-] (overrides node.id).")
     var node: String?
 
+    @Option(name: .customLong("broker-protocol"), help: "auto, 5 or 3.1.1 (overrides broker.protocol).")
+    var brokerProtocol: String?
+
+    @Option(name: .customLong("group"), help: "A group the node belongs to, [A-Za-z0-9_-]; repeat for several (overrides node.groups).")
+    var groups: [String] = []
+
     @Option(name: .customLong("state-dir"), help: "Where the state file lives (overrides node.state-directory).")
     var stateDirectory: String?
 
@@ -58,6 +64,18 @@ struct ConfigurationOptions: ParsableArguments {
         if let node {
             guard NodeTopics.isValidNodeID(node) else { throw ValidationError("--node may only hold letters, digits, '_' and '-'") }
             configuration.node.id = node
+        }
+        if let brokerProtocol {
+            guard let setting = RemoteNodeSettings.BrokerProtocol(rawValue: brokerProtocol) else {
+                throw ValidationError("--broker-protocol takes \(RemoteNodeSettings.BrokerProtocol.choices)")
+            }
+            configuration.broker.protocolSetting = setting
+        }
+        if !groups.isEmpty {
+            if let bad = groups.first(where: { !NodeTopics.isValidNodeID($0) }) {
+                throw ValidationError("--group '\(bad)' may only hold letters, digits, '_' and '-' (at most 64)")
+            }
+            configuration.node.groups = groups.reduce(into: []) { kept, group in if !kept.contains(group) { kept.append(group) } }
         }
         if let stateDirectory { configuration.node.stateDirectory = stateDirectory }
         if simulateHardware { configuration.hardware.mode = .simulated }

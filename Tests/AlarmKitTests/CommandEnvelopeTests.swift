@@ -55,4 +55,35 @@ struct CommandEnvelopeTests {
         #expect(rejection.error.field == nil)
         #expect(rejection.replyRoute == nil)
     }
+
+    @Test("A schedule sent to a group needs its id, and takes the group into its action")
+    func groupSchedule() throws {
+        let configuration = ##"{"countdownDuration":{"preAlert":60},"attributes":{"presentation":{"alert":{"title":"Tea"}},"tintColor":"#FFFFFF"}}"##
+        let withoutID = NodeCommand.decode(operation: "schedule", payload: Array(#"{"configuration":\#(configuration),"replyTo":"r"}"#.utf8), group: "house")
+        guard case .failure(let rejection) = withoutID else {
+            Issue.record("a group schedule without an id was accepted")
+            return
+        }
+        #expect(rejection.error.code == .badRequest)
+        #expect(rejection.replyRoute?.topic == "r", "the refusal is still answered")
+
+        let id = UUID()
+        let command = try NodeCommand.decode(operation: "schedule", payload: Array(#"{"id":"\#(id.uuidString)","configuration":\#(configuration)}"#.utf8),
+                                             group: "house").get()
+        guard case .schedule(let decodedID, _, let group) = command.action else {
+            Issue.record("expected a schedule, got \(command.action)")
+            return
+        }
+        #expect(decodedID == id && group == "house")
+        let own = try NodeCommand.decode(operation: "schedule", payload: Array(#"{"configuration":\#(configuration)}"#.utf8)).get()
+        if case .schedule(_, _, let group) = own.action { #expect(group == nil) }
+    }
+
+    @Test("A group's reply names the node; a document names its group")
+    func replyNamesTheNode() throws {
+        let reply = try JSONDecoder().decode([String: JSONValue].self, from: Data(NodeReply.alarms([]).payload(correlationID: .string("c"), node: "kitchen")))
+        #expect(reply["node"] == .string("kitchen") && reply["correlationID"] == .string("c"))
+        let own = try JSONDecoder().decode([String: JSONValue].self, from: Data(NodeReply.alarms([]).payload()))
+        #expect(own["node"] == nil)
+    }
 }

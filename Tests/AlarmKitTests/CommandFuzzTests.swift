@@ -60,7 +60,7 @@ struct CommandFuzzTests {
                 accepted += 1
                 do {
                     switch command.action {
-                    case .schedule(let id, let configuration): _ = try engine.schedule(id: id, configuration: configuration, now: now)
+                    case .schedule(let id, let configuration, let group): _ = try engine.schedule(id: id, configuration: configuration, group: group, now: now)
                     case .alarm(let operation, let id): _ = try engine.perform(operation, id: id, now: now)
                     case .requestAuthorization, .list: break
                     }

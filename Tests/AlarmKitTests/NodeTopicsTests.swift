@@ -35,4 +35,23 @@ struct NodeTopicsTests {
         #expect(bare.operationName(inTopic: "kitchen/cmd/list") == "list")
         #expect(bare.operationName(inTopic: "alarmd/kitchen/cmd/list") == nil)
     }
+
+    @Test func groupTopicsSitUnderGroups() {
+        let house = NodeTopics.group("house")
+        #expect(house.commandsFilter == "alarmd/groups/house/cmd/+")
+        #expect(house.command(.schedule) == "alarmd/groups/house/cmd/schedule")
+        #expect(house.operationName(inTopic: "alarmd/groups/house/cmd/list") == "list")
+        #expect(house.operationName(inTopic: "alarmd/groups/kids/cmd/list") == nil)
+        #expect(topics.operationName(inTopic: "alarmd/groups/house/cmd/list") == nil)
+        #expect(NodeTopics.group("house", prefix: "home/alarms").commandsFilter == "home/alarms/groups/house/cmd/+")
+    }
+
+    @Test func readsTheNodeOfAStatusTopic() {
+        #expect(NodeTopics.statusFilter() == "alarmd/+/status")
+        #expect(NodeTopics.nodeID(inStatusTopic: "alarmd/kitchen/status") == "kitchen")
+        #expect(NodeTopics.nodeID(inStatusTopic: "home/alarms/kitchen/status", prefix: "home/alarms") == "kitchen")
+        #expect(NodeTopics.nodeID(inStatusTopic: "other/kitchen/status") == nil)
+        #expect(NodeTopics.nodeID(inStatusTopic: "alarmd/kitchen/events") == nil)
+        #expect(NodeTopics.nodeID(inStatusTopic: "alarmd/a b/status") == nil)
+    }
 }

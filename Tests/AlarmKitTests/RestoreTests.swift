@@ -194,7 +194,7 @@ struct RestoreTests {
         delegate.slowDisk.withLock { $0 = disk }
         var submissions: [LocalAlarmNode.Submission] = []
         for _ in 0..<50 {
-            submissions.append(await node.submit(.schedule(id: UUID(), configuration: configuration(preAlert: 60))))
+            submissions.append(await node.submit(.schedule(id: UUID(), configuration: configuration(preAlert: 60), group: nil)))
         }
         delegate.slowDisk.withLock { $0 = nil }
         disk.signal()
@@ -216,7 +216,7 @@ struct RestoreTests {
         let disk = DispatchSemaphore(value: 0)
         delegate.slowDisk.withLock { $0 = disk }
         let id = UUID()
-        _ = await node.submit(.schedule(id: id, configuration: configuration(preAlert: 60)))
+        _ = await node.submit(.schedule(id: id, configuration: configuration(preAlert: 60), group: nil))
         let list = await node.submit(.list)
         let answered = Mutex<NodeReply?>(nil)
         node.whenDurable(list) { reply in answered.withLock { $0 = reply } }

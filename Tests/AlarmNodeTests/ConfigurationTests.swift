@@ -119,4 +119,21 @@ struct ConfigurationTests {
             try ConfigurationReader.parse("[hardware]\nstop-button = false")
         }
     }
+
+    @Test("node.groups and broker.protocol are read and checked")
+    func groupsAndProtocol() throws {
+        let configuration = try ConfigurationReader.parse("""
+        [node]
+        groups = ["house", "kids"]
+        [broker]
+        protocol = "3.1.1"
+        """)
+        #expect(configuration.node.groups == ["house", "kids"])
+        #expect(configuration.broker.protocolSetting == .v311)
+        #expect(try ConfigurationReader.parse("[broker]\nprotocol = 5").broker.protocolSetting == .v5)
+        #expect(NodeConfiguration().broker.protocolSetting == .auto && NodeConfiguration().node.groups.isEmpty)
+        for bad in ["[node]\ngroups = [\"a b\"]", "[node]\ngroups = [\"x\", \"x\"]", "[node]\ngroups = \"house\"", "[broker]\nprotocol = \"4\""] {
+            #expect(throws: ConfigurationError.self, "\(bad)") { try ConfigurationReader.parse(bad) }
+        }
+    }
 }

@@ -62,7 +62,7 @@ struct RequestTests {
         let id = UUID()
         let payload = try AlarmJSON.encoder.encode(JSONValue.object(["id": .string(id.uuidString), "configuration": try JSONValue(encoding: configuration)]))
         let command = try NodeCommand.decode(operation: "schedule", payload: Array(payload)).get()
-        #expect(command.action == .schedule(id: id, configuration: configuration))
+        #expect(command.action == .schedule(id: id, configuration: configuration, group: nil))
     }
 }
 

@@ -37,6 +37,15 @@ final class DaemonProcess: Sendable {
         broker: TestBroker, node: String = "node-\(UUID().uuidString.prefix(8))", stateDirectory: URL? = nil,
         timeZone: String? = "Europe/Berlin", arguments: [String] = []
     ) async throws -> DaemonProcess {
+        try await start(brokerAddress: "\(broker.host):\(broker.port)", node: node, stateDirectory: stateDirectory,
+                        timeZone: timeZone, arguments: arguments)
+    }
+
+    /// Starts alarmd against the broker at `brokerAddress` (`host:port`) with simulated hardware.
+    static func start(
+        brokerAddress: String, node: String = "node-\(UUID().uuidString.prefix(8))", stateDirectory: URL? = nil,
+        timeZone: String? = "Europe/Berlin", arguments: [String] = []
+    ) async throws -> DaemonProcess {
         let directory = stateDirectory ?? FileManager.default.temporaryDirectory.appending(path: "alarmd-test-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let logFile = directory.appending(path: "alarmd-\(UUID().uuidString.prefix(6)).log")
@@ -44,7 +53,7 @@ final class DaemonProcess: Sendable {
             _ = FileManager.default.createFile(atPath: logFile.path, contents: nil)
             let process = Process()
             process.executableURL = executable
-            process.arguments = ["--broker", "\(broker.host):\(broker.port)", "--node", node,
+            process.arguments = ["--broker", brokerAddress, "--node", node,
                                  "--state-dir", directory.path, "--simulate-hardware"]
                 + (timeZone.map { ["--time-zone", $0] } ?? []) + arguments
             let output = try FileHandle(forWritingTo: logFile)
@@ -136,7 +145,7 @@ func withDaemonProcess<Result>(
 }
 
 /// Runs `body` with a started broker and a daemon, and cleans both up whatever happens;
-/// `clientKeepAlive` is the test client's (see ``NodeClient/connect(broker:node:clients:protocolVersion:keepAlive:)``).
+/// `clientKeepAlive` is the test client's (see ``NodeClient/connect(broker:node:clients:protocolSetting:keepAlive:)``).
 func withDaemon<Result>(
     arguments: [String] = [], clientKeepAlive: Int = 5,
     _ body: (TestBroker, DaemonProcess, NodeClient) async throws -> Result

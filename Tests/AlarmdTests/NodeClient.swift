@@ -22,8 +22,8 @@ final class NodeClient: Sendable {
     /// than the freeze: a client that gives up reconnects with a clean session and misses the
     /// events published meanwhile.
     static func connect(broker: TestBroker, node: String, clients: TestClients,
-                        protocolVersion: MQTTProtocolVersion = .v5, keepAlive: Int = 5) async throws -> NodeClient {
-        let configuration = broker.clientConfiguration(clientID: "test-\(UUID().uuidString.prefix(8))", protocolVersion: protocolVersion,
+                        protocolSetting: MQTTProtocolSetting = .auto, keepAlive: Int = 5) async throws -> NodeClient {
+        let configuration = broker.clientConfiguration(clientID: "test-\(UUID().uuidString.prefix(8))", protocolSetting: protocolSetting,
                                                        keepAlive: keepAlive)
         let client = try MQTTClient(configuration: configuration, logger: TestClients.logger("test-client"))
         clients.adopt(client)

@@ -10,11 +10,14 @@ import Glibc
 ///   the client as gone (and publishes its will) and the client sees a lost connection;
 /// - ``acceptsConnections`` false closes new connections at once, so the broker looks unreachable;
 /// - `rejectingMQTT5` answers an MQTT 5 CONNECT the way an MQTT 3.1.1-only broker does
-///   (CONNACK 0x20 0x02 0x00 0x01, "unacceptable protocol version") and relays everything else.
+///   (CONNACK 0x20 0x02 0x00 0x01, "unacceptable protocol version") and relays everything else;
+/// - `droppingMQTT5` closes the connection on an MQTT 5 CONNECT without answering, as RabbitMQ's
+///   MQTT plugin before 3.13 does, and relays everything else.
 public final class TCPProxy: Sendable {
     public let port: Int
     private let upstreamPort: Int
     private let rejectingMQTT5: Bool
+    private let droppingMQTT5: Bool
     private let listeningSocket: Int32
     private let state: Mutex<State> = Mutex(State())
 
@@ -25,9 +28,10 @@ public final class TCPProxy: Sendable {
         var relaySockets: Set<Int32> = []
     }
 
-    public init(upstreamPort: Int, rejectingMQTT5: Bool = false) throws {
+    public init(upstreamPort: Int, rejectingMQTT5: Bool = false, droppingMQTT5: Bool = false) throws {
         self.upstreamPort = upstreamPort
         self.rejectingMQTT5 = rejectingMQTT5
+        self.droppingMQTT5 = droppingMQTT5
         let socketFD = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard socketFD >= 0 else { throw TestSupportError("proxy socket() failed: \(String(cString: strerror(errno)))") }
         var reuse: Int32 = 1
@@ -109,8 +113,12 @@ public final class TCPProxy: Sendable {
     /// Handles one client: optionally refuses MQTT 5, then pumps bytes both ways until either side ends.
     private func relay(from clientSocket: Int32) {
         var connectBytes: [UInt8] = []
-        if rejectingMQTT5 {
+        if rejectingMQTT5 || droppingMQTT5 {
             guard let connect = readConnectHeader(clientSocket) else {
+                Glibc.close(clientSocket)
+                return
+            }
+            if connect.protocolLevel == 5, droppingMQTT5 {
                 Glibc.close(clientSocket)
                 return
             }

@@ -223,6 +223,11 @@ public final class TestBroker: Sendable {
         try? FileManager.default.removeItem(at: directory)
     }
 
+    /// The running broker's process id; nil while it is not running.
+    public var processIdentifier: Int32? {
+        running.withLock { $0 }.flatMap { $0.hasExited ? nil : $0.pid }
+    }
+
     /// The broker's log so far, for failure messages.
     public func logText() -> String {
         (try? String(contentsOf: logFile, encoding: .utf8)) ?? "(no log)"
@@ -232,7 +237,7 @@ public final class TestBroker: Sendable {
     public func clientConfiguration(
         clientID: String,
         port: Int? = nil,
-        protocolVersion: MQTTProtocolVersion = .v5,
+        protocolSetting: MQTTProtocolSetting = .auto,
         will: MQTTConfiguration.Will? = nil,
         outgoingBufferLimit: Int = 100,
         keepAlive: Int = 5
@@ -243,7 +248,7 @@ public final class TestBroker: Sendable {
             clientID: clientID,
             tls: tlsCAFile.map { MQTTConfiguration.TLS(caFile: $0) },
             keepAlive: keepAlive,
-            protocolVersion: protocolVersion,
+            protocolSetting: protocolSetting,
             will: will,
             reconnectDelay: .milliseconds(20),
             maximumReconnectDelay: .milliseconds(200),

@@ -15,8 +15,14 @@ struct ConnectionStateMachineTests {
         ))
     }
 
+    /// A connection the broker closed (`MOSQ_ERR_CONN_LOST`, 7) unless `code` says otherwise.
     private func lost(_ message: String = "lost", code: Int32 = 7) -> MQTTError {
         MQTTError(code: .connectionFailed, message: message, mosquittoCode: code)
+    }
+
+    /// A connection that was never made (`MOSQ_ERR_ERRNO`, 14: ECONNREFUSED, EHOSTUNREACH…).
+    private func unreachable(_ message: String = "refused") -> MQTTError {
+        MQTTError(code: .connectionFailed, message: message, mosquittoCode: 14)
     }
 
     /// Running, with an accepted CONNACK and its setup done (no subscriptions unless given).
@@ -231,7 +237,7 @@ struct ConnectionStateMachineTests {
             #expect(result == .send(subscription, noLocal: true))
         }
 
-        var legacy = Machine(configuration: MQTTConfiguration(host: "pi", clientID: "node", protocolVersion: .v311))
+        var legacy = Machine(configuration: MQTTConfiguration(host: "pi", clientID: "node", protocolSetting: .v311))
         try connected(&legacy, at: start)
         do {
             let result = try legacy.subscribeRequested(subscription)
@@ -263,8 +269,8 @@ struct ConnectionStateMachineTests {
         var delays: [Duration] = []
         var repeats: [Bool] = []
         for _ in 0..<6 {
-            _ = machine.connectCallReturned(failure: lost("refused"))
-            let action = machine.connectionRoundFailed(lost("no socket"), at: start)
+            _ = machine.connectCallReturned(failure: unreachable("refused"))
+            let action = machine.connectionRoundFailed(unreachable("no socket"), at: start)
             guard case .waitBeforeReconnect(let delay, .attemptFailed(let failure, let repeated)) = action else {
                 Issue.record("expected a wait after a failed attempt, got \(action)")
                 return
@@ -272,7 +278,7 @@ struct ConnectionStateMachineTests {
             #expect(failure.message == "refused", "the connect call's failure explains more than the round's")
             delays.append(delay)
             repeats.append(repeated)
-            #expect(machine.reconnectDelayElapsed())
+            #expect(machine.reconnectDelayElapsed() == .v5, "a connection never made is no reason to fall back")
         }
         #expect(delays == [.milliseconds(100), .milliseconds(200), .milliseconds(400), .milliseconds(800), .seconds(1), .seconds(1)])
         #expect(repeats == [false, true, true, true, true, true])
@@ -316,13 +322,13 @@ struct ConnectionStateMachineTests {
         let refusal = MQTTError(code: .connectionRefused, message: "unsupported protocol version", mosquittoCode: 132)
         machine.connectionAcknowledged(sessionPresent: false, refusal: refusal)
         _ = machine.connectionEnded(reason: lost())
-        guard case .fallBackToMQTT311 = machine.connectionRoundFailed(lost(), at: start) else {
+        guard case .fallBackToMQTT311(dropped: false) = machine.connectionRoundFailed(lost(), at: start) else {
             Issue.record("expected the fallback")
             return
         }
         #expect(machine.protocolVersion == .v311)
         #expect(machine.failedAttempts == 0, "the fallback is no failed attempt")
-        #expect(machine.reconnectDelayElapsed())
+        #expect(machine.reconnectDelayElapsed() == .v311)
 
         machine.connectionAcknowledged(sessionPresent: false, refusal: refusal)
         do {
@@ -335,6 +341,93 @@ struct ConnectionStateMachineTests {
             let result = try machine.publishRequested(message)
             #expect(result == .handOver(.v311))
         }
+    }
+
+    @Test("a broker that drops the MQTT 5 CONNECT without a CONNACK gets 3.1.1 at once; 3.1.1 accepted is kept for every reconnect")
+    func fallbackAfterDrop() throws {
+        var machine = machine()
+        try machine.connectRequested()
+        _ = machine.connectionEnded(reason: lost("closed by RabbitMQ"))
+        guard case .fallBackToMQTT311(dropped: true) = machine.connectionRoundFailed(lost(), at: start) else {
+            Issue.record("expected the fallback")
+            return
+        }
+        #expect(machine.reconnectDelayElapsed() == .v311)
+        try connected(&machine, at: start)
+        #expect(machine.protocolConfirmed)
+        do {
+            let result = try machine.publishRequested(MQTTMessage(topic: "a", string: "x"))
+            #expect(result == .handOver(.v311))
+        }
+        // The broker restarts: lost, then dropped before any CONNACK: still 3.1.1, after a wait.
+        _ = machine.connectionEnded(reason: lost())
+        _ = machine.connectionRoundFailed(lost(), at: start + .seconds(60))
+        _ = machine.connectionEnded(reason: lost())
+        let action = machine.connectionRoundFailed(lost(), at: start + .seconds(61))
+        #expect(delay(of: action) != nil)
+        #expect(machine.reconnectDelayElapsed() == .v311)
+    }
+
+    @Test("once MQTT 5 was accepted, a CONNECT dropped later does not make it fall back")
+    func mqtt5Remembered() throws {
+        var machine = machine()
+        try connected(&machine, at: start)
+        _ = machine.connectionEnded(reason: lost())
+        _ = machine.connectionRoundFailed(lost(), at: start + .seconds(60))
+        for second in 61..<64 {
+            _ = machine.connectionEnded(reason: lost("dropped while the broker restarts"))
+            let action = machine.connectionRoundFailed(lost(), at: start + .seconds(second))
+            #expect(delay(of: action) != nil)
+            #expect(machine.reconnectDelayElapsed() == .v5)
+        }
+    }
+
+    @Test("3.1.1 dropped as well after a drop: back to MQTT 5 after the usual wait (the broker was going away)")
+    func dropOnBothVersions() throws {
+        var machine = machine()
+        try machine.connectRequested()
+        _ = machine.connectionEnded(reason: lost())
+        _ = machine.connectionRoundFailed(lost(), at: start)
+        #expect(machine.protocolVersion == .v311)
+        _ = machine.connectionEnded(reason: lost())
+        let action = machine.connectionRoundFailed(lost(), at: start)
+        #expect(delay(of: action) == .milliseconds(100))
+        #expect(machine.reconnectDelayElapsed() == .v5)
+        // A refusal by CONNACK is final: 3.1.1 dropped afterwards stays 3.1.1.
+        machine.connectionAcknowledged(sessionPresent: false, refusal: MQTTError(code: .connectionRefused, message: "unsupported", mosquittoCode: 132))
+        _ = machine.connectionRoundFailed(lost(), at: start)
+        #expect(machine.protocolVersion == .v311)
+        _ = machine.connectionEnded(reason: lost())
+        _ = machine.connectionRoundFailed(lost(), at: start)
+        #expect(machine.reconnectDelayElapsed() == .v311)
+    }
+
+    @Test("a pinned version never changes: 5 is not given up when dropped or refused; 3.1.1 starts as 3.1.1")
+    func pinnedVersions() throws {
+        var pinned5 = Machine(configuration: MQTTConfiguration(host: "pi", clientID: "node", protocolSetting: .v5))
+        try pinned5.connectRequested()
+        _ = pinned5.connectionEnded(reason: lost())
+        #expect(delay(of: pinned5.connectionRoundFailed(lost(), at: start)) != nil)
+        pinned5.connectionAcknowledged(sessionPresent: false, refusal: MQTTError(code: .connectionRefused, message: "unsupported", mosquittoCode: 132))
+        #expect(delay(of: pinned5.connectionRoundFailed(lost(), at: start)) != nil)
+        #expect(pinned5.reconnectDelayElapsed() == .v5)
+
+        var pinned311 = Machine(configuration: MQTTConfiguration(host: "pi", clientID: "node", protocolSetting: .v311))
+        #expect(pinned311.protocolVersion == .v311)
+        try pinned311.connectRequested()
+        _ = pinned311.connectionEnded(reason: lost())
+        _ = pinned311.connectionRoundFailed(lost(), at: start)
+        _ = pinned311.connectionEnded(reason: lost())
+        _ = pinned311.connectionRoundFailed(lost(), at: start)
+        #expect(pinned311.reconnectDelayElapsed() == .v311)
+    }
+
+    @Test("the setting's words")
+    func settingWords() {
+        #expect(MQTTProtocolSetting(rawValue: "auto") == .auto)
+        #expect(MQTTProtocolSetting(rawValue: "5") == .v5)
+        #expect(MQTTProtocolSetting(rawValue: "3.1.1") == .v311)
+        #expect(MQTTProtocolSetting(rawValue: "3") == nil)
     }
 
     @Test("once disconnect() is asked for, the network thread stops instead of reconnecting")
@@ -358,7 +451,7 @@ struct ConnectionStateMachineTests {
             Issue.record("expected the thread to stop")
             return
         }
-        #expect(!machine.reconnectDelayElapsed())
+        #expect(machine.reconnectDelayElapsed() == nil)
         do {
             let result = machine.networkThreadEnded()
             #expect(result == 0)

@@ -160,7 +160,7 @@ struct MQTTClientTests {
                 let (observer, observerEvents) = try clients.start(broker.clientConfiguration(clientID: "observer-v5"))
                 try observer.subscribe("v311/#", qos: 1)
                 try await observerEvents.connected()
-                let (legacy, legacyEvents) = try clients.start(broker.clientConfiguration(clientID: "legacy", protocolVersion: .v311))
+                let (legacy, legacyEvents) = try clients.start(broker.clientConfiguration(clientID: "legacy", protocolSetting: .v311))
                 try legacy.subscribe("v311/#", qos: 1)
                 try await legacyEvents.connected()
                 #expect(legacy.protocolVersion == .v311)
@@ -200,6 +200,25 @@ struct MQTTClientTests {
                 let received = try await observerEvents.message(on: "fallback/reply")
                 #expect(received.payloadString == "ok")
                 #expect(received.correlationData == nil)
+            }
+        }
+    }
+
+    @Test("a broker that drops the MQTT 5 CONNECT unanswered gets MQTT 3.1.1; pinned to 5, the client keeps trying 5")
+    func fallbackAfterDrop() async throws {
+        try await TestBroker.withBroker { broker in
+            let dropsMQTT5 = try TCPProxy(upstreamPort: broker.port, droppingMQTT5: true)
+            defer { dropsMQTT5.close() }
+            try await withTestClients { clients in
+                let (client, events) = try clients.start(broker.clientConfiguration(clientID: "dropped", port: dropsMQTT5.port))
+                try await events.connected()
+                #expect(client.protocolVersion == .v311)
+
+                let (pinned, pinnedEvents) = try clients.start(broker.clientConfiguration(clientID: "pinned", port: dropsMQTT5.port, protocolSetting: .v5))
+                await #expect(throws: TestSupportError.self, "pinned to MQTT 5, it must not connect through a broker that drops MQTT 5") {
+                    try await pinnedEvents.connected(within: .milliseconds(600))
+                }
+                #expect(pinned.protocolVersion == .v5)
             }
         }
     }

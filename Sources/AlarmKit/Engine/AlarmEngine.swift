@@ -102,7 +102,7 @@ public struct AlarmEngine: Sendable {
             .alert(.init(time: alertTime(of: record, alertDate: alertDate)))
         }
         return AlarmDocument(id: record.id, state: record.state, configuration: record.configuration,
-                             presentationState: presentation, nextAlertDate: record.nextAlertDate)
+                             presentationState: presentation, nextAlertDate: record.nextAlertDate, group: record.group)
     }
 
     /// The next instant at which `advance(to:)` has something to do, or nil when nothing is due.
@@ -146,12 +146,13 @@ public struct AlarmEngine: Sendable {
     /// Schedules, or replaces, the alarm `id`. Scheduling an identical configuration again
     /// changes nothing, so a duplicated delivery never restarts a countdown.
     ///
+    /// - Parameter group: the group it was scheduled through, kept in its document.
     /// - Throws: `AlarmManager.AlarmError.maximumLimitReached` when the node is full, or an
     ///   ``AlarmNodeError`` (`invalidConfiguration`).
     public mutating func schedule(
-        id: UUID, configuration: AlarmManager.AlarmConfiguration<JSONValue>, now: Date
+        id: UUID, configuration: AlarmManager.AlarmConfiguration<JSONValue>, group: String? = nil, now: Date
     ) throws -> [AlarmEffect] {
-        if let existing = records[id], existing.configuration == configuration { return [] }
+        if let existing = records[id], existing.configuration == configuration, existing.group == group { return [] }
         try configuration.validate(now: now)
         guard records[id] != nil || records.count < self.configuration.maximumAlarms else {
             throw AlarmManager.AlarmError.maximumLimitReached
@@ -174,7 +175,7 @@ public struct AlarmEngine: Sendable {
             occurrenceDay = next.day
             phase = scheduledPhase(alertDate: next.date, configuration: configuration, now: now)
         }
-        let record = AlarmRecord(id: id, configuration: configuration, phase: phase, pendingOccurrenceDay: occurrenceDay)
+        let record = AlarmRecord(id: id, configuration: configuration, phase: phase, pendingOccurrenceDay: occurrenceDay, group: group)
         store(record)
         effects.append(.event(AlarmEvent(.scheduled, alarmID: id, at: now)))
         if record.state == .countdown { effects.append(.event(AlarmEvent(.countdown, alarmID: id, at: now))) }

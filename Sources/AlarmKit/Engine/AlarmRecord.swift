@@ -11,10 +11,13 @@ public struct AlarmRecord: Identifiable, Sendable, Hashable {
     /// For a relative schedule: the local day of the last occurrence that alerted or was missed.
     /// An occurrence on this day or before never alerts again, whatever the clock does.
     public var lastOccurrenceDay: LocalDay?
+    /// The group the alarm was scheduled through (`<prefix>/groups/<group>/cmd/schedule`), if any.
+    public var group: String?
 
     public init(id: UUID, configuration: AlarmManager.AlarmConfiguration<JSONValue>, phase: Phase,
-                pendingOccurrenceDay: LocalDay? = nil, lastOccurrenceDay: LocalDay? = nil) {
+                pendingOccurrenceDay: LocalDay? = nil, lastOccurrenceDay: LocalDay? = nil, group: String? = nil) {
         self.id = id
+        self.group = group
         self.configuration = configuration
         self.phase = phase
         self.pendingOccurrenceDay = pendingOccurrenceDay

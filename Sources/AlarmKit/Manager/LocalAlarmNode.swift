@@ -124,7 +124,7 @@ public actor LocalAlarmNode {
     public func schedule(
         id: UUID, configuration: AlarmManager.AlarmConfiguration<JSONValue>
     ) async throws -> AlarmDocument {
-        let submission = await submit(.schedule(id: id, configuration: configuration))
+        let submission = await submit(.schedule(id: id, configuration: configuration, group: nil))
         switch await waitUntilDurable(submission) {
         case .alarm(let document?): return document
         case .failure(let failure): throw failure.error
@@ -193,11 +193,11 @@ public actor LocalAlarmNode {
     public func submit(_ action: NodeCommand.Action, source: AlarmEvent.Source = .command) async -> Submission {
         do {
             switch action {
-            case .schedule(let id, let configuration):
+            case .schedule(let id, let configuration, let group):
                 if authorization == .notDetermined { _ = await requestAuthorization() }
                 guard authorization == .authorized else { throw AlarmNodeError.unauthorized(authorization) }
                 let write = try applyNow(source: source) { engine, now throws in
-                    try engine.schedule(id: id, configuration: configuration, now: now)
+                    try engine.schedule(id: id, configuration: configuration, group: group, now: now)
                 }
                 guard let document = engine.document(for: id) else {
                     // A timer whose countdown is already over alerts, or is missed, on the spot.

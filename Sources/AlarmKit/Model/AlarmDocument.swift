@@ -9,10 +9,13 @@ public struct AlarmDocument: Identifiable, Sendable, Hashable, Codable {
     public var presentationState: AlarmPresentationState.Mode?
     /// When the alarm next alerts; `nil` while it is paused or alerting.
     public var nextAlertDate: Date?
+    /// The group the alarm was scheduled through; absent for an alarm scheduled on the node itself.
+    public var group: String?
 
     public init(id: UUID, state: Alarm.State, configuration: AlarmManager.AlarmConfiguration<JSONValue>,
-                presentationState: AlarmPresentationState.Mode?, nextAlertDate: Date?) {
+                presentationState: AlarmPresentationState.Mode?, nextAlertDate: Date?, group: String? = nil) {
         self.id = id
+        self.group = group
         self.state = state
         self.configuration = configuration
         self.presentationState = presentationState
@@ -25,7 +28,7 @@ public struct AlarmDocument: Identifiable, Sendable, Hashable, Codable {
     }
 
     private enum CodingKeys: String, CodingKey {
-        case id, state, presentationState, nextAlertDate
+        case id, state, presentationState, nextAlertDate, group
     }
 
     public init(from decoder: any Decoder) throws {
@@ -35,6 +38,7 @@ public struct AlarmDocument: Identifiable, Sendable, Hashable, Codable {
         configuration = try AlarmManager.AlarmConfiguration<JSONValue>(fromDocument: decoder)
         presentationState = try container.decodeOptional(AlarmPresentationState.Mode.self, forKey: .presentationState)
         nextAlertDate = try container.decodeDateIfPresent(forKey: .nextAlertDate)
+        group = try container.decodeIfPresent(String.self, forKey: .group)
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -44,6 +48,7 @@ public struct AlarmDocument: Identifiable, Sendable, Hashable, Codable {
         try configuration.encode(to: encoder)
         try container.encodeOrNull(presentationState, forKey: .presentationState)
         try container.encodeDate(nextAlertDate, forKey: .nextAlertDate)
+        try container.encodeIfPresent(group, forKey: .group)
     }
 }
 

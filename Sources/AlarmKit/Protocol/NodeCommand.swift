@@ -10,7 +10,8 @@ public struct NodeCommand: Sendable, Hashable {
     }
 
     public enum Action: Sendable, Hashable {
-        case schedule(id: UUID, configuration: AlarmManager.AlarmConfiguration<JSONValue>)
+        /// `group`: the group it came through, kept in the alarm's document.
+        case schedule(id: UUID, configuration: AlarmManager.AlarmConfiguration<JSONValue>, group: String?)
         case alarm(AlarmOperation, id: UUID)
         case requestAuthorization
         case list
@@ -49,8 +50,11 @@ public struct NodeCommand: Sendable, Hashable {
     ///   - operation: the last level of the command topic.
     ///   - responseTopic, correlationData: the MQTT v5 properties, when present; they win over
     ///     `replyTo` and `correlationID` in the payload.
+    ///   - group: the group whose topic it came on (`<prefix>/groups/<group>/cmd/…`): a schedule
+    ///     then needs its `id`, so that every member holds the alarm under the same one.
     public static func decode(
-        operation: String, payload: [UInt8], responseTopic: String? = nil, correlationData: [UInt8]? = nil
+        operation: String, payload: [UInt8], responseTopic: String? = nil, correlationData: [UInt8]? = nil,
+        group: String? = nil
     ) -> Result<NodeCommand, Rejection> {
         let v5Route = responseTopic.map { ReplyRoute(topic: $0, correlation: correlationData.map { .data($0) }) }
         guard payload.count <= AlarmLimits.commandPayloadBytes else {
@@ -62,6 +66,7 @@ public struct NodeCommand: Sendable, Hashable {
         let decoder = AlarmJSON.strictDecoder
         decoder.userInfo[.commandOperation] = operation
         decoder.userInfo[.commandHasResponseTopic] = v5Route != nil
+        decoder.userInfo[.commandGroup] = group
         let envelope: CommandEnvelope
         do {
             envelope = try decoder.decode(CommandEnvelope.self, from: isBlank ? Data("{}".utf8) : Data(payload))
@@ -89,6 +94,8 @@ extension CodingUserInfoKey {
     static let commandOperation = CodingUserInfoKey(rawValue: "alarmkit.commandOperation")!
     /// True when the command came with an MQTT v5 response topic, which wins over `replyTo`.
     static let commandHasResponseTopic = CodingUserInfoKey(rawValue: "alarmkit.commandHasResponseTopic")!
+    /// The group a command came through, when it came on a group's topic.
+    static let commandGroup = CodingUserInfoKey(rawValue: "alarmkit.commandGroup")!
 }
 
 /// A command's payload, typed: where its reply goes, and the action it asks for or why it is
@@ -137,11 +144,14 @@ struct CommandEnvelope: Decodable {
         action = Result { () throws(AlarmNodeError) -> NodeCommand.Action in
             switch operation {
             case .schedule:
-                let alarmID = try readID() ?? UUID()
+                let group = decoder.userInfo[.commandGroup] as? String
+                guard let alarmID = try readID() ?? (group == nil ? UUID() : nil) else {
+                    throw .badRequest(field: "id", reason: "a schedule sent to a group needs the alarm's UUID, so that every member holds it under the same id")
+                }
                 let key = AnyCodingKey(stringValue: "configuration")
                 guard fields.contains(key) else { throw .badRequest(field: "configuration", reason: "this field is required") }
                 do {
-                    return .schedule(id: alarmID, configuration: try fields.decode(AlarmManager.AlarmConfiguration<JSONValue>.self, forKey: key))
+                    return .schedule(id: alarmID, configuration: try fields.decode(AlarmManager.AlarmConfiguration<JSONValue>.self, forKey: key), group: group)
                 } catch {
                     throw AlarmNodeError(decoding: error)
                 }
@@ -166,17 +176,19 @@ public enum NodeReply: Sendable, Hashable {
     /// AlarmKit's error or one of the node's own, with its code on the wire.
     case failure(NodeFailure)
 
-    /// The reply's JSON, with `correlationID` echoed when the request carried one in its payload.
-    public func payload(correlationID: JSONValue? = nil) -> [UInt8] {
-        (try? AlarmJSON.encode(ReplyWire(reply: self, correlationID: correlationID))) ?? []
+    /// The reply's JSON, with `correlationID` echoed when the request carried one in its payload,
+    /// and `node` (the member's id) for a command sent to a group.
+    public func payload(correlationID: JSONValue? = nil, node: String? = nil) -> [UInt8] {
+        (try? AlarmJSON.encode(ReplyWire(reply: self, correlationID: correlationID, node: node))) ?? []
     }
 
     /// The reply as written.
     private struct ReplyWire: Encodable {
         let reply: NodeReply
         let correlationID: JSONValue?
+        let node: String?
 
-        private enum CodingKeys: String, CodingKey { case ok, alarm, alarms, authorization, error, correlationID }
+        private enum CodingKeys: String, CodingKey { case ok, alarm, alarms, authorization, error, correlationID, node }
         private enum ErrorKeys: String, CodingKey { case code, message, field }
 
         func encode(to encoder: any Encoder) throws {
@@ -199,6 +211,7 @@ public enum NodeReply: Sendable, Hashable {
                 try details.encodeIfPresent(error.field, forKey: .field)
             }
             try container.encodeIfPresent(correlationID, forKey: .correlationID)
+            try container.encodeIfPresent(node, forKey: .node)
         }
     }
 

@@ -9,6 +9,26 @@ public struct NodeTopics: Sendable, Hashable {
         base = prefix.isEmpty ? node : "\(prefix)/\(node)"
     }
 
+    /// The topics of a group, under `<prefix>/groups/<group>`: every member takes the commands
+    /// published on its `cmd/<operation>` (``commandsFilter``, ``command(_:)``).
+    public static func group(_ group: String, prefix: String = "alarmd") -> NodeTopics {
+        NodeTopics(prefix: prefix.isEmpty ? "groups" : "\(prefix)/groups", node: group)
+    }
+
+    /// Every node's retained status under `prefix`: `<prefix>/+/status`.
+    public static func statusFilter(prefix: String = "alarmd") -> String {
+        prefix.isEmpty ? "+/status" : "\(prefix)/+/status"
+    }
+
+    /// The node id of a status topic under `prefix` (`<prefix>/<node>/status`), if `topic` is one.
+    public static func nodeID(inStatusTopic topic: String, prefix: String = "alarmd") -> String? {
+        var levels = topic.split(separator: "/", omittingEmptySubsequences: false)
+        guard levels.last == "status", levels.count >= 2 else { return nil }
+        levels.removeLast()
+        let node = String(levels.removeLast())
+        return levels.joined(separator: "/") == prefix && isValidNodeID(node) ? node : nil
+    }
+
     /// Retained node status; the will and a clean shutdown write `{"state":"offline"}` here.
     public var status: String { "\(base)/status" }
     /// Retained alarm documents, one topic per alarm.
@@ -70,6 +90,8 @@ public struct NodeStatus: Sendable, Hashable, Codable {
     public var alarms: Int?
     /// Set when the state file was damaged and kept aside: what happened and where it is.
     public var stateFileProblem: String?
+    /// The groups the node belongs to (`node.groups`); absent when none.
+    public var groups: [String]?
     /// How long, in seconds, the node's hardware prompt waits for a press before it answers an
     /// authorization request undecided (`hardware.prompt-duration`).
     public var authorizationPrompt: TimeInterval?
@@ -119,7 +141,9 @@ public struct NodeStatus: Sendable, Hashable, Codable {
 
     public init(state: String, version: String? = nil, since: Date? = nil, timeZone: String? = nil,
                 clockSynchronized: Bool? = nil, authorization: AlarmManager.AuthorizationState? = nil,
-                alarms: Int? = nil, stateFileProblem: String? = nil, authorizationPrompt: TimeInterval? = nil) {
+                alarms: Int? = nil, stateFileProblem: String? = nil, authorizationPrompt: TimeInterval? = nil,
+                groups: [String]? = nil) {
+        self.groups = groups
         self.state = state
         self.version = version
         self.since = since
@@ -134,7 +158,7 @@ public struct NodeStatus: Sendable, Hashable, Codable {
     public var isOnline: Bool { state == "online" }
 
     private enum CodingKeys: String, CodingKey {
-        case state, version, since, timeZone, clockSynchronized, authorization, alarms, stateFileProblem, authorizationPrompt, lastOnline
+        case state, version, since, timeZone, clockSynchronized, authorization, alarms, stateFileProblem, authorizationPrompt, lastOnline, groups
     }
 
     public init(from decoder: any Decoder) throws {
@@ -149,6 +173,7 @@ public struct NodeStatus: Sendable, Hashable, Codable {
         stateFileProblem = try container.decodeIfPresent(String.self, forKey: .stateFileProblem)
         authorizationPrompt = try container.decodeIfPresent(TimeInterval.self, forKey: .authorizationPrompt)
         lastOnline = try container.decodeDateIfPresent(forKey: .lastOnline)
+        groups = try container.decodeIfPresent([String].self, forKey: .groups)
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -163,6 +188,7 @@ public struct NodeStatus: Sendable, Hashable, Codable {
         try container.encodeIfPresent(stateFileProblem, forKey: .stateFileProblem)
         try container.encodeIfPresent(authorizationPrompt, forKey: .authorizationPrompt)
         if let lastOnline { try container.encodeDate(lastOnline, forKey: .lastOnline) }
+        try container.encodeIfPresent(groups, forKey: .groups)
     }
 }
 

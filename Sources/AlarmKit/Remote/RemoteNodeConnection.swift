@@ -6,6 +6,10 @@ import Synchronization
 
 /// Where a remote node is and how to reach it.
 public struct RemoteNodeSettings: Sendable, Hashable {
+    /// Which MQTT version to speak: `auto` (MQTT 5, falling back to 3.1.1 when the broker refuses
+    /// or drops it), `5` or `3.1.1`.
+    public typealias BrokerProtocol = MQTTProtocolSetting
+
     public var host: String
     public var port: Int
     public var node: String
@@ -19,10 +23,12 @@ public struct RemoteNodeSettings: Sendable, Hashable {
     public var tlsInsecure: Bool
     /// How long a request waits for the node's reply.
     public var timeout: Duration
+    public var brokerProtocol: BrokerProtocol
 
     public init(host: String = "localhost", port: Int = 1883, node: String, topicPrefix: String = "alarmd",
                 username: String? = nil, password: String? = nil, caFile: String? = nil, certFile: String? = nil,
-                keyFile: String? = nil, tlsInsecure: Bool = false, timeout: Duration = .seconds(5)) {
+                keyFile: String? = nil, tlsInsecure: Bool = false, timeout: Duration = .seconds(5),
+                brokerProtocol: BrokerProtocol = .auto) {
         self.host = host
         self.port = port
         self.node = node
@@ -34,11 +40,13 @@ public struct RemoteNodeSettings: Sendable, Hashable {
         self.keyFile = keyFile
         self.tlsInsecure = tlsInsecure
         self.timeout = timeout
+        self.brokerProtocol = brokerProtocol
     }
 
     /// The settings named by the environment: `ALARMD_BROKER` (`host:port`, default
     /// `localhost:1883`), `ALARMD_NODE` (default: this host's name), `ALARMD_PREFIX`,
-    /// `ALARMD_USERNAME`, `ALARMD_PASSWORD`, `ALARMD_CA_FILE`.
+    /// `ALARMD_USERNAME`, `ALARMD_PASSWORD`, `ALARMD_CA_FILE`, `ALARMD_BROKER_PROTOCOL` (`auto`,
+    /// `5` or `3.1.1`; a word it does not know leaves `auto`).
     public static func fromEnvironment(_ environment: [String: String] = ProcessInfo.processInfo.environment) -> Self {
         var settings = Self(node: environment["ALARMD_NODE"] ?? NodeTopics.nodeID(fromHostName: ProcessInfo.processInfo.hostName))
         if let broker = environment["ALARMD_BROKER"], let (host, port) = parseBroker(broker) {
@@ -49,6 +57,9 @@ public struct RemoteNodeSettings: Sendable, Hashable {
         settings.username = environment["ALARMD_USERNAME"]
         settings.password = environment["ALARMD_PASSWORD"]
         settings.caFile = environment["ALARMD_CA_FILE"]
+        if let text = environment["ALARMD_BROKER_PROTOCOL"], let setting = BrokerProtocol(rawValue: text) {
+            settings.brokerProtocol = setting
+        }
         return settings
     }
 
@@ -66,6 +77,13 @@ public struct RemoteNodeSettings: Sendable, Hashable {
     }
 
     var brokerDescription: String { "\(host):\(port)" }
+
+    /// The MQTT client's configuration for these settings, with a client id of its own.
+    func mqttConfiguration() -> MQTTConfiguration {
+        let tls = caFile.map { MQTTConfiguration.TLS(caFile: $0, certFile: certFile, keyFile: keyFile, insecure: tlsInsecure) }
+        return MQTTConfiguration(host: host, port: port, clientID: "alarmkit-\(UUID().uuidString.prefix(13))",
+                                 username: username, password: password, tls: tls, keepAlive: 15, protocolSetting: brokerProtocol)
+    }
 }
 
 /// A node reached over MQTT: requests go to `<base>/cmd/<operation>` and wait for the reply;
@@ -189,7 +207,7 @@ public final class RemoteNodeConnection: AlarmNodeConnection {
         let setup = state.withLock { state -> Result<MQTTClient, MQTTError>? in
             guard state.client == nil else { return nil }
             do throws(MQTTError) {
-                let client = try MQTTClient(configuration: mqttConfiguration(), logger: logger)
+                let client = try MQTTClient(configuration: settings.mqttConfiguration(), logger: logger)
                 state.client = client
                 return .success(client)
             } catch {
@@ -235,14 +253,6 @@ public final class RemoteNodeConnection: AlarmNodeConnection {
     }
 
     // MARK: Internals
-
-    private func mqttConfiguration() -> MQTTConfiguration {
-        let tls = settings.caFile.map {
-            MQTTConfiguration.TLS(caFile: $0, certFile: settings.certFile, keyFile: settings.keyFile, insecure: settings.tlsInsecure)
-        }
-        return MQTTConfiguration(host: settings.host, port: settings.port, clientID: "alarmkit-\(UUID().uuidString.prefix(13))",
-                                 username: settings.username, password: settings.password, tls: tls, keepAlive: 15)
-    }
 
     private func request(
         _ operation: NodeCommand.Operation, fields: [String: JSONValue], alarmID: UUID? = nil, timeout: Duration? = nil

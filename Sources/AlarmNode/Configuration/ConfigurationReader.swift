@@ -1,5 +1,6 @@
 import AlarmKit
 import FoundationEssentials
+import Mosquitto
 import TOMLKit
 
 /// One problem found in a configuration file, with where it is and what to do.
@@ -61,7 +62,7 @@ public enum ConfigurationReader {
             checkKeys(root, path: "", known: ["node", "broker", "limits", "hardware", "home-assistant"])
 
             if let node = table(root, "node") {
-                checkKeys(node, path: "node", known: ["id", "topic-prefix", "state-directory", "time-zone", "authorization"])
+                checkKeys(node, path: "node", known: ["id", "topic-prefix", "state-directory", "time-zone", "authorization", "groups"])
                 if let id = string(node, "node.id") {
                     if NodeTopics.isValidNodeID(id) { configuration.node.id = id } else {
                         problem("node.id", "'\(id)' may only hold letters, digits, '_' and '-' (at most 64)")
@@ -83,13 +84,15 @@ public enum ConfigurationReader {
                 if let mode = choice(node, "node.authorization", NodeConfiguration.AuthorizationMode.self) {
                     configuration.node.authorization = mode
                 }
+                if let groups = groups(node, "node.groups") { configuration.node.groups = groups }
             }
 
             if let broker = table(root, "broker") {
                 checkKeys(broker, path: "broker", known: [
                     "host", "port", "username", "password", "password-file", "tls", "ca-file", "cert-file", "key-file",
-                    "tls-insecure", "keepalive", "client-id", "outgoing-buffer",
+                    "tls-insecure", "keepalive", "client-id", "outgoing-buffer", "protocol",
                 ])
+                if let setting = protocolSetting(broker, "broker.protocol") { configuration.broker.protocolSetting = setting }
                 if let host = string(broker, "broker.host") { configuration.broker.host = host }
                 if let port = integer(broker, "broker.port", in: 1...65_535) { configuration.broker.port = port }
                 configuration.broker.username = string(broker, "broker.username")
@@ -241,6 +244,38 @@ public enum ConfigurationReader {
                 return nil
             }
             return value
+        }
+
+        /// `"auto"`, `"5"` (or `5`) or `"3.1.1"`.
+        mutating func protocolSetting(_ table: TOMLTable, _ path: String) -> MQTTProtocolSetting? {
+            guard let value = table[leaf(path)] else { return nil }
+            guard let setting = (value.string ?? value.int.map(String.init)).flatMap(MQTTProtocolSetting.init(rawValue:)) else {
+                problem(path, "must be \"auto\" (MQTT 5, falling back to 3.1.1), \"5\" or \"3.1.1\"")
+                return nil
+            }
+            return setting
+        }
+
+        /// A list of group names, each valid as a node id, none twice.
+        mutating func groups(_ table: TOMLTable, _ path: String) -> [String]? {
+            guard let value = table[leaf(path)] else { return nil }
+            guard let array = value.array else {
+                problem(path, "must be a list of group names, e.g. [\"house\", \"kids\"]")
+                return nil
+            }
+            var groups: [String] = []
+            for element in array {
+                guard let name = element.string, NodeTopics.isValidNodeID(name) else {
+                    problem(path, "'\(element.string ?? "\(element)")' is not a group name: use letters, digits, '_' and '-' (at most 64)")
+                    return nil
+                }
+                guard !groups.contains(name) else {
+                    problem(path, "'\(name)' is listed twice")
+                    return nil
+                }
+                groups.append(name)
+            }
+            return groups
         }
 
         /// A GPIO line: `17`, `"GPIO17"`, `false` (none), or `{ line = 17, active-low = true, bias = "pull-up" }`.

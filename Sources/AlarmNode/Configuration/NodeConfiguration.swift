@@ -1,5 +1,6 @@
 import AlarmKit
 import FoundationEssentials
+import Mosquitto
 
 /// Everything alarmd is configured with. Every field has a default (`docs/configuration.md`).
 public struct NodeConfiguration: Sendable, Hashable {
@@ -11,6 +12,9 @@ public struct NodeConfiguration: Sendable, Hashable {
         /// An IANA zone; nil means the system's zone, followed as it changes.
         public var timeZone: String?
         public var authorization: AuthorizationMode = .authorized
+        /// Groups the node belongs to (`[A-Za-z0-9_-]`, as node ids): it also takes commands on
+        /// `<prefix>/groups/<group>/cmd/<operation>`.
+        public var groups: [String] = []
     }
 
     public enum AuthorizationMode: String, Sendable, Hashable, CaseIterable {
@@ -37,6 +41,8 @@ public struct NodeConfiguration: Sendable, Hashable {
         public var keepAlive: Int = 15
         /// Default: `alarmd-<node id>`.
         public var clientID: String?
+        /// `auto` (MQTT 5, falling back to 3.1.1), `5` or `3.1.1`.
+        public var protocolSetting: MQTTProtocolSetting = .auto
         /// Messages kept while the broker is unreachable (retained state: latest per topic).
         public var outgoingBufferLimit: Int = 1000
     }

@@ -14,6 +14,10 @@ import Synchronization
 public final class MQTTBridge: Service, Sendable {
     private let client: MQTTClient
     private let topics: NodeTopics
+    /// The node's id, named in the replies to group commands.
+    private let nodeID: String
+    /// The groups the node belongs to, with their topics (`<prefix>/groups/<group>`).
+    private let groups: [(name: String, topics: NodeTopics)]
     private let node: LocalAlarmNode
     private let logger: Logger
     private let status: Mutex<NodeStatus>
@@ -36,15 +40,18 @@ public final class MQTTBridge: Service, Sendable {
     }
 
     /// - Parameters:
-    ///   - status: the initial status (version, start time, zone, authorization, problems).
+    ///   - status: the initial status (version, start time, zone, authorization, problems, groups).
+    ///   - groups: the groups whose commands the node takes as its own, `groups` of `status`.
     ///   - onSimulatedPress: set in simulation mode: `<base>/sim/press` is then subscribed.
     ///   - homeAssistant: the discovery topics; `announcesToHomeAssistant` false removes the
     ///     node's entities instead of announcing them.
-    public init(client: MQTTClient, topics: NodeTopics, node: LocalAlarmNode, status: NodeStatus,
-                knownAlarms: Set<UUID>, homeAssistant: HomeAssistantDiscovery, announcesToHomeAssistant: Bool,
+    public init(client: MQTTClient, topics: NodeTopics, nodeID: String, topicPrefix: String, node: LocalAlarmNode,
+                status: NodeStatus, knownAlarms: Set<UUID>, homeAssistant: HomeAssistantDiscovery, announcesToHomeAssistant: Bool,
                 onSimulatedPress: (@Sendable (SimulatedPress) -> Void)?, logger: Logger) {
         self.client = client
         self.topics = topics
+        self.nodeID = nodeID
+        self.groups = (status.groups ?? []).map { ($0, NodeTopics.group($0, prefix: topicPrefix)) }
         self.node = node
         self.status = Mutex(status)
         self.knownAlarms = Mutex(knownAlarms)
@@ -57,9 +64,12 @@ public final class MQTTBridge: Service, Sendable {
     }
 
     /// The last-will message, retained on the status topic: `{"state":"offline","lastOnline":…}`
-    /// for a node whose online status began at `onlineSince`.
-    public static func will(for topics: NodeTopics, onlineSince: Date) -> MQTTConfiguration.Will {
-        MQTTConfiguration.Will(topic: topics.status, payload: encode(NodeStatus.will(lastOnline: onlineSince)), qos: 1, retain: true)
+    /// for a node whose online status began at `onlineSince`, with its groups (a requester still
+    /// counts it among the members).
+    public static func will(for topics: NodeTopics, onlineSince: Date, groups: [String]?) -> MQTTConfiguration.Will {
+        var status = NodeStatus.will(lastOnline: onlineSince)
+        status.groups = groups
+        return MQTTConfiguration.Will(topic: topics.status, payload: encode(status), qos: 1, retain: true)
     }
 
     // MARK: Publishing
@@ -177,6 +187,7 @@ public final class MQTTBridge: Service, Sendable {
     /// Connects, then handles connections and messages until graceful shutdown or cancellation.
     public func run() async throws {
         try client.subscribe(topics.commandsFilter, qos: 1)
+        for group in groups { try client.subscribe(group.topics.commandsFilter, qos: 1) }
         // For retained alarm topics that no longer exist (`clearIfStale`): the broker sends them at
         // subscription. Without No Local every document the node publishes would also come back
         // to it, one more message each way through the broker for every change.
@@ -222,7 +233,7 @@ public final class MQTTBridge: Service, Sendable {
                 case .message(let message) where message.topic == homeAssistant.scheduleTopic && announcesToHomeAssistant:
                     // May wait for the authorization prompt: not in line.
                     group.addTask { await self.scheduleFromHomeAssistant(message) }
-                case .message(let message) where topics.operationName(inTopic: message.topic) != nil:
+                case .message(let message) where command(inTopic: message.topic) != nil:
                     if await mayWaitForPrompt(message) {
                         // Scheduling while undetermined waits for the hardware prompt: not in line.
                         group.addTask { self.answer(await self.submit(message)) }
@@ -241,7 +252,11 @@ public final class MQTTBridge: Service, Sendable {
     /// Publishes the offline status and disconnects cleanly (which suppresses the will).
     private func shutDown() async {
         logger.info("going offline")
-        updateStatus { $0 = NodeStatus.offline(since: Date()) }
+        updateStatus { status in
+            let groups = status.groups
+            status = NodeStatus.offline(since: Date())
+            status.groups = groups
+        }
         await client.disconnect()
     }
 
@@ -274,8 +289,17 @@ public final class MQTTBridge: Service, Sendable {
         }
     }
 
+    /// The operation of a command topic, the node's own or one of its groups' (then with the group).
+    private func command(inTopic topic: String) -> (operation: String, group: String?)? {
+        if let operation = topics.operationName(inTopic: topic) { return (operation, nil) }
+        for group in groups {
+            if let operation = group.topics.operationName(inTopic: topic) { return (operation, group.name) }
+        }
+        return nil
+    }
+
     private func mayWaitForPrompt(_ message: MQTTMessage) async -> Bool {
-        let operation = topics.operationName(inTopic: message.topic)
+        let operation = command(inTopic: message.topic)?.operation
         guard operation == NodeCommand.Operation.schedule.rawValue
             || operation == NodeCommand.Operation.requestAuthorization.rawValue else { return false }
         return await node.authorizationState == .notDetermined
@@ -310,7 +334,7 @@ public final class MQTTBridge: Service, Sendable {
         do throws(HumanSyntaxError) {
             let request = try RequestLine(parsing: line)
             let timeZone = await node.withEngine { $0.configuration.timeZone }
-            let submission = await node.submit(.schedule(id: UUID(), configuration: try request.configuration(in: timeZone)),
+            let submission = await node.submit(.schedule(id: UUID(), configuration: try request.configuration(in: timeZone), group: nil),
                                                source: .homeAssistant)
             switch await node.waitUntilDurable(submission) {
             case .alarm(let document?): outcome = .scheduled(line, document)
@@ -366,21 +390,24 @@ public final class MQTTBridge: Service, Sendable {
         var operation: String
         var outcome: Result<LocalAlarmNode.Submission, AlarmNodeError>
         var route: NodeCommand.ReplyRoute?
+        /// For a group's command: the reply names the node.
+        var namesNode: Bool
     }
 
     /// Reads a command and applies it to the node, without waiting for the disk.
     private func submit(_ message: MQTTMessage) async -> PendingReply {
-        let operation = topics.operationName(inTopic: message.topic) ?? ""
-        let decoded = NodeCommand.decode(operation: operation, payload: message.payload,
-                                         responseTopic: message.responseTopic, correlationData: message.correlationData)
+        let (operation, group) = command(inTopic: message.topic) ?? ("", nil)
+        let decoded = NodeCommand.decode(operation: operation, payload: message.payload, responseTopic: message.responseTopic,
+                                         correlationData: message.correlationData, group: group)
         switch decoded {
         case .failure(let rejection):
             logger.notice("command rejected", metadata: [
                 "operation": "\(operation)", "code": "\(rejection.error.code.rawValue)", "reason": "\(rejection.error.message)",
             ])
-            return PendingReply(operation: operation, outcome: .failure(rejection.error), route: rejection.replyRoute)
+            return PendingReply(operation: operation, outcome: .failure(rejection.error), route: rejection.replyRoute, namesNode: group != nil)
         case .success(let command):
-            return PendingReply(operation: operation, outcome: .success(await node.submit(command.action)), route: command.replyRoute)
+            return PendingReply(operation: operation, outcome: .success(await node.submit(command.action)), route: command.replyRoute,
+                                namesNode: group != nil)
         }
     }
 
@@ -389,7 +416,7 @@ public final class MQTTBridge: Service, Sendable {
     private func answer(_ pending: PendingReply) {
         switch pending.outcome {
         case .failure(let error):
-            reply(.failure(.node(error)), to: pending.route)
+            reply(.failure(.node(error)), to: pending.route, namesNode: pending.namesNode)
         case .success(let submission):
             node.whenDurable(submission) { [self] result in
                 if case .failure(let error) = result {
@@ -397,20 +424,21 @@ public final class MQTTBridge: Service, Sendable {
                         "operation": "\(pending.operation)", "code": "\(error.code.rawValue)", "reason": "\(error.message)",
                     ])
                 }
-                reply(result, to: pending.route)
+                reply(result, to: pending.route, namesNode: pending.namesNode)
             }
         }
     }
 
-    private func reply(_ reply: NodeReply, to route: NodeCommand.ReplyRoute?) {
+    private func reply(_ reply: NodeReply, to route: NodeCommand.ReplyRoute?, namesNode: Bool) {
         guard let route else { return }
+        let node = namesNode ? nodeID : nil
         switch route.correlation {
         case .data(let data)?:
-            send(MQTTMessage(topic: route.topic, payload: reply.payload(), qos: 1, correlationData: data))
+            send(MQTTMessage(topic: route.topic, payload: reply.payload(node: node), qos: 1, correlationData: data))
         case .payload(let correlationID)?:
-            send(MQTTMessage(topic: route.topic, payload: reply.payload(correlationID: correlationID), qos: 1))
+            send(MQTTMessage(topic: route.topic, payload: reply.payload(correlationID: correlationID, node: node), qos: 1))
         case nil:
-            send(MQTTMessage(topic: route.topic, payload: reply.payload(), qos: 1))
+            send(MQTTMessage(topic: route.topic, payload: reply.payload(node: node), qos: 1))
         }
     }
 }

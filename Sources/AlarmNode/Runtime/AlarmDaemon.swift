@@ -85,7 +85,8 @@ public final class AlarmDaemon: Sendable {
             state: "online", version: AlarmdVersion.current, since: started, timeZone: timeZone.identifier,
             clockSynchronized: clockSynchronized,
             authorization: state.authorization, alarms: state.alarms.count, stateFileProblem: loaded.problem,
-            authorizationPrompt: configuration.hardware.promptDuration)
+            authorizationPrompt: configuration.hardware.promptDuration,
+            groups: configuration.node.groups.isEmpty ? nil : configuration.node.groups)
         var pressSimulatedButton: (@Sendable (MQTTBridge.SimulatedPress) -> Void)?
         if let simulation {
             pressSimulatedButton = { press in
@@ -94,7 +95,8 @@ public final class AlarmDaemon: Sendable {
             }
         }
         let bridge = MQTTBridge(
-            client: client, topics: topics, node: node, status: status, knownAlarms: Set(state.alarms.map(\.id)),
+            client: client, topics: topics, nodeID: configuration.node.id, topicPrefix: configuration.node.topicPrefix,
+            node: node, status: status, knownAlarms: Set(state.alarms.map(\.id)),
             homeAssistant: HomeAssistantDiscovery(prefix: configuration.homeAssistant.prefix, topics: topics,
                                                   nodeID: configuration.node.id, version: AlarmdVersion.current),
             announcesToHomeAssistant: configuration.homeAssistant.discovery,
@@ -157,7 +159,8 @@ public final class AlarmDaemon: Sendable {
         return MQTTConfiguration(
             host: broker.host, port: broker.port, clientID: broker.clientID ?? "alarmd-\(configuration.node.id)",
             username: broker.username, password: password, tls: tls, keepAlive: broker.keepAlive,
-            will: MQTTBridge.will(for: topics, onlineSince: onlineSince), outgoingBufferLimit: broker.outgoingBufferLimit)
+            protocolSetting: broker.protocolSetting, will: MQTTBridge.will(for: topics, onlineSince: onlineSince,
+                                                                                groups: configuration.node.groups.isEmpty ? nil : configuration.node.groups), outgoingBufferLimit: broker.outgoingBufferLimit)
     }
 }
 

@@ -13,7 +13,7 @@ struct StoredAlarm: Codable {
 
     private enum CodingKeys: String, CodingKey {
         case id, configuration, phase, alertDate, totalCountdownDuration, previouslyElapsedDuration,
-             startDate, fireDate, isPreAlert, since, pendingOccurrenceDay, lastOccurrenceDay
+             startDate, fireDate, isPreAlert, since, pendingOccurrenceDay, lastOccurrenceDay, group
     }
 
     init(from decoder: any Decoder) throws {
@@ -47,7 +47,8 @@ struct StoredAlarm: Codable {
             configuration: try container.decode(AlarmManager.AlarmConfiguration<JSONValue>.self, forKey: .configuration),
             phase: phase,
             pendingOccurrenceDay: try container.decodeIfPresent(LocalDay.self, forKey: .pendingOccurrenceDay),
-            lastOccurrenceDay: try container.decodeIfPresent(LocalDay.self, forKey: .lastOccurrenceDay))
+            lastOccurrenceDay: try container.decodeIfPresent(LocalDay.self, forKey: .lastOccurrenceDay),
+            group: try container.decodeIfPresent(String.self, forKey: .group))
     }
 
     func encode(to encoder: any Encoder) throws {
@@ -57,6 +58,7 @@ struct StoredAlarm: Codable {
         try container.encode(record.configuration, forKey: .configuration)
         try container.encodeIfPresent(record.pendingOccurrenceDay, forKey: .pendingOccurrenceDay)
         try container.encodeIfPresent(record.lastOccurrenceDay, forKey: .lastOccurrenceDay)
+        try container.encodeIfPresent(record.group, forKey: .group)
         try container.encode(record.state, forKey: .phase)
         switch record.phase {
         case .scheduled(let alertDate):

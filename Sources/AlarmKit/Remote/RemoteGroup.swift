@@ -1,0 +1,221 @@
+import FoundationEssentials
+import Logging
+import Mosquitto
+import Synchronization
+
+/// A group of nodes reached over MQTT, as ``RemoteNodeConnection`` reaches one node: a request goes
+/// once to `<prefix>/groups/<group>/cmd/<operation>`, every member applies it as its own (with the
+/// same alarm id), and the members' replies are collected for a while.
+///
+/// The members are known from their retained statuses (`<prefix>/+/status`), which list their
+/// groups: a member that did not answer is reported as silent, with its last status. The
+/// collection ends once every member that is online has answered, or after ``collectionTime``.
+///
+/// Nothing runs until first use; `close()` ends the connection.
+public final class RemoteGroup: Sendable {
+    /// One member's answer.
+    public struct MemberReply: Sendable, Hashable {
+        public var node: String
+        public var reply: NodeReply
+
+        public init(node: String, reply: NodeReply) {
+            self.node = node
+            self.reply = reply
+        }
+    }
+
+    /// What a request brought back.
+    public struct Replies: Sendable, Hashable {
+        /// The members that answered, ordered by node id.
+        public var answered: [MemberReply]
+        /// The members known from their status that did not answer, with that status.
+        public var silent: [String: NodeStatus]
+
+        public init(answered: [MemberReply], silent: [String: NodeStatus]) {
+            self.answered = answered
+            self.silent = silent
+        }
+    }
+
+    public let settings: RemoteNodeSettings
+    public let group: String
+    /// How long a request's replies are collected at most.
+    public let collectionTime: Duration
+
+    private let topics: NodeTopics
+    private let replyTopic: String
+    private let logger: Logger
+    private let state = Mutex(State())
+
+    private struct State {
+        var client: MQTTClient?
+        var loop: Task<Void, Never>?
+        var setupFailure: String?
+        var members: [String: NodeStatus] = [:]
+        /// Requests collecting replies, by correlation id.
+        var collectors: [String: AsyncStream<[UInt8]>.Continuation] = [:]
+    }
+
+    /// - Parameters:
+    ///   - settings: the broker and topic prefix (`node` is not used).
+    ///   - group: the group's name, `[A-Za-z0-9_-]` as node ids.
+    ///   - collectionTime: how long replies are collected at most; `settings.timeout` by default.
+    public init(settings: RemoteNodeSettings, group: String, collectionTime: Duration? = nil,
+                logger: Logger = Logger(label: "alarmkit.remote-group")) {
+        self.settings = settings
+        self.group = group
+        self.collectionTime = collectionTime ?? settings.timeout
+        self.topics = NodeTopics.group(group, prefix: settings.topicPrefix)
+        self.replyTopic = "\(settings.topicPrefix)-clients/\(UUID().uuidString)/reply"
+        self.logger = logger
+    }
+
+    /// The members known so far from their retained statuses, by node id.
+    public var members: [String: NodeStatus] {
+        start()
+        return state.withLock { $0.members }
+    }
+
+    /// Schedules the alarm `id` on every member.
+    public func schedule(id: UUID, configuration: AlarmManager.AlarmConfiguration<JSONValue>) async throws(AlarmNodeError) -> Replies {
+        let value: JSONValue
+        do {
+            value = try JSONValue(encoding: configuration)
+        } catch {
+            throw .invalidConfiguration(field: "configuration", reason: "cannot be written as JSON: \(error)")
+        }
+        return try await request(.schedule, fields: ["id": .string(id.uuidString), "configuration": value], alarmID: id)
+    }
+
+    /// Runs a lifecycle operation on alarm `id` on every member; a member without it answers `notFound`.
+    public func perform(_ operation: AlarmOperation, id: UUID) async throws(AlarmNodeError) -> Replies {
+        guard let command = NodeCommand.Operation(rawValue: operation.rawValue) else {
+            throw .badRequest(field: nil, reason: "'\(operation.rawValue)' is not a command")
+        }
+        return try await request(command, fields: ["id": .string(id.uuidString)], alarmID: id)
+    }
+
+    /// Every member's alarms (the `list` command).
+    public func list() async throws(AlarmNodeError) -> Replies {
+        try await request(.list, fields: [:])
+    }
+
+    /// Connects now (it also happens on first use).
+    public func start() {
+        let setup = state.withLock { state -> Result<MQTTClient, MQTTError>? in
+            guard state.client == nil else { return nil }
+            do throws(MQTTError) {
+                let client = try MQTTClient(configuration: settings.mqttConfiguration(), logger: logger)
+                state.client = client
+                return .success(client)
+            } catch {
+                state.setupFailure = "\(error)"
+                return .failure(error)
+            }
+        }
+        guard case .success(let client) = setup else {
+            if case .failure(let error) = setup { logger.error("MQTT client not created", metadata: ["error": "\(error)"]) }
+            return
+        }
+        do {
+            try client.subscribe(NodeTopics.statusFilter(prefix: settings.topicPrefix), qos: 1)
+            try client.subscribe(replyTopic, qos: 1)
+            try client.connect()
+        } catch {
+            logger.error("MQTT connect failed", metadata: ["error": "\(error)"])
+        }
+        let loop = Task { [weak self] in
+            for await event in client.events {
+                guard let self else { return }
+                if case .message(let message) = event { self.receive(message) }
+            }
+        }
+        state.withLock { $0.loop = loop }
+    }
+
+    /// Disconnects.
+    public func close() async {
+        let (client, loop) = state.withLock { ($0.client, $0.loop) }
+        await client?.disconnect()
+        loop?.cancel()
+    }
+
+    // MARK: Internals
+
+    private func request(_ operation: NodeCommand.Operation, fields: [String: JSONValue], alarmID: UUID? = nil) async throws(AlarmNodeError) -> Replies {
+        start()
+        let (client, setupFailure) = state.withLock { ($0.client, $0.setupFailure) }
+        guard let client else {
+            throw .unavailable("cannot set up a connection to the broker \(settings.brokerDescription): \(setupFailure ?? "check ALARMD_BROKER or --broker")")
+        }
+        let correlation = UUID().uuidString
+        var payload = fields
+        payload["replyTo"] = .string(replyTopic)
+        payload["correlationID"] = .string(correlation)
+        let bytes = Array((try? AlarmJSON.encoder.encode(JSONValue.object(payload))) ?? Data())
+        let (replies, collector) = AsyncStream.makeStream(of: [UInt8].self)
+        state.withLock { $0.collectors[correlation] = collector }
+        defer { _ = state.withLock { $0.collectors.removeValue(forKey: correlation) } }
+        do {
+            try client.publish(MQTTMessage(topic: topics.command(operation), payload: bytes, qos: 1,
+                                           responseTopic: replyTopic, correlationData: Array(correlation.utf8)))
+        } catch {
+            throw .unavailable("the request could not be sent to group '\(group)': \(error)")
+        }
+        let answered = await collect(replies, collector: collector, alarmID: alarmID)
+        let members = state.withLock { $0.members }
+        let answeredNodes = Set(answered.map(\.node))
+        let silent = members.filter { !answeredNodes.contains($0.key) }
+        if answered.isEmpty, !client.isConnected {
+            throw .unavailable("cannot reach the broker at \(settings.brokerDescription): is it running there? set ALARMD_BROKER or --broker")
+        }
+        return Replies(answered: answered.sorted { $0.node < $1.node }, silent: silent)
+    }
+
+    /// The replies until every online member has answered or ``collectionTime`` has passed.
+    private func collect(_ replies: AsyncStream<[UInt8]>, collector: AsyncStream<[UInt8]>.Continuation, alarmID: UUID?) async -> [MemberReply] {
+        let limit = Task {
+            try? await Task.sleep(for: collectionTime)
+            collector.finish()
+        }
+        defer { limit.cancel() }
+        var answered: [String: MemberReply] = [:]
+        for await payload in replies {
+            struct Sender: Decodable { var node: String }
+            guard let node = try? AlarmJSON.decoder.decode(Sender.self, from: Data(payload)).node else { continue }
+            let reply = (try? NodeReply.decode(payload, alarmID: alarmID))
+                ?? .failure(NodeFailure(code: .internal, message: "the reply of node '\(node)' could not be read"))
+            answered[node] = MemberReply(node: node, reply: reply)
+            let online = state.withLock { $0.members.filter { $0.value.isOnline }.keys }
+            if !online.isEmpty, online.allSatisfy({ answered[$0] != nil }) { break }
+        }
+        return Array(answered.values)
+    }
+
+    private func receive(_ message: MQTTMessage) {
+        if message.topic == replyTopic {
+            let correlation = message.correlationData.flatMap { String(validating: $0, as: UTF8.self) }
+                ?? (try? JSONDecoder().decode([String: JSONValue].self, from: Data(message.payload)))
+                    .flatMap { if case .string(let id)? = $0["correlationID"] { id } else { nil } }
+            guard let correlation, let collector = state.withLock({ $0.collectors[correlation] }) else { return }
+            collector.yield(message.payload)
+        } else if let node = NodeTopics.nodeID(inStatusTopic: message.topic, prefix: settings.topicPrefix) {
+            let status = message.payload.isEmpty ? nil : try? AlarmJSON.decoder.decode(NodeStatus.self, from: Data(message.payload))
+            state.withLock { state in
+                if let status, status.groups?.contains(group) == true {
+                    state.members[node] = status
+                } else {
+                    state.members[node] = nil
+                }
+            }
+        }
+    }
+}
+
+extension AlarmManager {
+    /// The group `group` on the broker of `settings` (`ALARMD_BROKER` and the rest by default):
+    /// requests go to every member, and each member's reply comes back.
+    public static func group(_ group: String, settings: RemoteNodeSettings = .fromEnvironment()) -> RemoteGroup {
+        RemoteGroup(settings: settings, group: group)
+    }
+}

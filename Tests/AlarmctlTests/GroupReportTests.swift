@@ -1,0 +1,53 @@
+import AlarmKit
+import AlarmctlCore
+import Foundation
+import Testing
+
+@Suite("alarmctl --group")
+struct GroupReportTests {
+    @Test("Options before the command's name are moved behind it; values that look like commands stay values")
+    func leadingOptions() {
+        #expect(LeadingOptions.movedBehindSubcommand(["--group", "house", "timer", "10m"]) == ["timer", "--group", "house", "10m"])
+        #expect(LeadingOptions.movedBehindSubcommand(["--json", "--node", "list", "list"]) == ["list", "--json", "--node", "list"])
+        #expect(LeadingOptions.movedBehindSubcommand(["--broker=h:1", "list"]) == ["list", "--broker=h:1"])
+        #expect(LeadingOptions.movedBehindSubcommand(["list", "--group", "house"]) == ["list", "--group", "house"])
+        #expect(LeadingOptions.movedBehindSubcommand(["--help"]) == ["--help"])
+    }
+
+    private func document(_ id: UUID) throws -> AlarmDocument {
+        try AlarmJSON.decoder.decode(AlarmDocument.self, from: Data("""
+        {"id":"\(id.uuidString)","state":"countdown","schedule":null,"countdownDuration":{"preAlert":600,"postAlert":null},
+         "attributes":{"presentation":{"alert":{"title":"Tea"}},"tintColor":"#FFFFFF"},"sound":"default",
+         "stopIntent":null,"secondaryIntent":null,"presentationState":null,"nextAlertDate":null,"group":"house"}
+        """.utf8))
+    }
+
+    @Test("Answers, failures and silent members make the text, the JSON and the exit status")
+    func report() throws {
+        let id = UUID()
+        var report = GroupReport(group: "house")
+        report.add(RemoteGroup.Replies(
+            answered: [.init(node: "hall", reply: .alarm(try document(id))),
+                       .init(node: "kids", reply: .failure(NodeFailure(code: .maximumLimitReached, message: "full")))],
+            silent: ["bedroom": NodeStatus.offline(since: Date(timeIntervalSince1970: 0))]), alarmID: id)
+        let text = report.text(now: Date(), timeZone: .gmt)
+        #expect(text.hasPrefix("group house: 2 answered, 1 silent"))
+        #expect(text.contains("kids     error maximumLimitReached: "))
+        #expect(text.contains("bedroom  no answer (offline since 1970-01-01T00:00:00.000Z)"))
+        #expect(report.failure()?.exitStatus == .refused)
+        guard case .object(let json) = report.json, case .array(let answered)? = json["answered"], case .array(let silent)? = json["silent"] else {
+            Issue.record("unexpected JSON \(report.json)")
+            return
+        }
+        #expect(answered.count == 2 && silent.count == 1)
+        #expect(json["group"] == .string("house"))
+
+        var quiet = GroupReport(group: "house")
+        quiet.add(RemoteGroup.Replies(answered: [.init(node: "hall", reply: .failure(NodeFailure(code: .notFound, message: "no", alarmID: id)))], silent: [:]))
+        #expect(quiet.failure(ignoringNotFound: true) == nil)
+        #expect(!quiet.text(now: Date(), timeZone: .gmt, ignoringNotFound: true).contains("hall"))
+        var nobody = GroupReport(group: "house")
+        nobody.add(RemoteGroup.Replies(answered: [], silent: [:]))
+        #expect(nobody.failure()?.exitStatus == .unreachable)
+    }
+}
