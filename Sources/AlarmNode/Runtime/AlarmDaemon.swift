@@ -57,6 +57,12 @@ public final class AlarmDaemon: Sendable {
 
         var state = loaded.state
         if configuration.node.authorization == .authorized { state.authorization = .authorized }
+        for alarm in state.alarms {
+            for refused in configuration.intentTopics.refusals(in: alarm.configuration) {
+                logger.warning("restored alarm has an intent whose topic is no longer allowed: it will ring but not run that intent", metadata: [
+                    "alarmID": "\(alarm.id)", "field": "\(refused.field)", "reason": "\(refused.reason)"])
+            }
+        }
 
         let hardwareParts: (parts: NodeHardware.Parts, simulation: HardwareParts.Simulation?)
         do {
