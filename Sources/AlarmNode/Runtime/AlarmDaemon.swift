@@ -119,6 +119,7 @@ public final class AlarmDaemon: Sendable {
         // first (and the simulation shows it), then the bridge publishes offline, then the timer stops.
         var services: [any Service] = [
             NodeTimerService(node: node),
+            StateRetryService(node: node, writeFailures: effects.writeFailures),
             TimeKeeperService(node: node, bridge: bridge, timeZone: timeZoneSource, logger: logger),
             bridge,
         ]
