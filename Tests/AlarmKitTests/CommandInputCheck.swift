@@ -34,9 +34,12 @@ func commandInputViolations(_ input: [UInt8]) -> [String] {
             violations.append("the next occurrence \(next.date) is not after now")
         }
         do {
-            let decoded = try AlarmJSON.decoder.decode(AlarmManager.AlarmConfiguration<JSONValue>.self,
-                                                       from: AlarmJSON.encoder.encode(configuration))
-            if decoded != configuration { violations.append("an accepted configuration changed in a JSON round trip") }
+            let encoded = try AlarmJSON.encoder.encode(configuration)
+            let decoded = try AlarmJSON.decoder.decode(AlarmManager.AlarmConfiguration<JSONValue>.self, from: encoded)
+            if decoded != configuration {
+                let again = (try? AlarmJSON.encoder.encode(decoded)).map { String(decoding: $0, as: UTF8.self) } ?? "?"
+                violations.append("an accepted configuration changed in a JSON round trip: \(String(decoding: encoded, as: UTF8.self)) became \(again)")
+            }
         } catch {
             violations.append("an accepted configuration does not survive a JSON round trip: \(error)")
         }

@@ -25,17 +25,33 @@ public enum AlarmJSON {
         Array(try encoder.encode(value))
     }
 
-    /// Writes an instant as docs/mqtt.md says: UTC with milliseconds, e.g. `2026-11-22T07:00:00.000Z`.
+    /// Writes an instant as docs/mqtt.md says: UTC with milliseconds, e.g. `2026-11-22T07:00:00.000Z`,
+    /// rounded to the nearest millisecond.
+    ///
+    /// The milliseconds are written from whole numbers: the format style truncates, and an
+    /// instant read from `….002Z` lies a hair below 2 ms, so it came back as `….001Z` (found by
+    /// libFuzzer: a schedule's fixed date changed by 1 ms in its own document and state file).
     public static func string(from date: Date) -> String {
-        date.formatted(instantStyle)
+        guard var milliseconds = Int64(exactly: (date.timeIntervalSince1970 * 1000).rounded()) else {
+            return date.formatted(instantStyle)
+        }
+        var seconds = milliseconds / 1000
+        milliseconds %= 1000
+        if milliseconds < 0 { (seconds, milliseconds) = (seconds - 1, milliseconds + 1000) }
+        let whole = Date(timeIntervalSince1970: TimeInterval(seconds)).formatted(wholeSecondStyle)
+        let fraction = String(milliseconds)
+        return "\(whole.dropLast()).\(String(repeating: "0", count: 3 - fraction.count))\(fraction)Z"
     }
 
-    /// Reads an ISO 8601 instant with any offset, with or without fractional seconds.
+    /// Reads an ISO 8601 instant with any offset, with or without fractional seconds, rounded to
+    /// the millisecond (what ``string(from:)`` writes), so that what is read is written back unchanged.
     public static func date(from string: String) -> Date? {
-        try? instantStyle.parse(string)
+        guard let date = try? instantStyle.parse(string) else { return nil }
+        return Date(timeIntervalSince1970: (date.timeIntervalSince1970 * 1000).rounded() / 1000)
     }
 
     private static let instantStyle = Date.ISO8601FormatStyle(includingFractionalSeconds: true)
+    private static let wholeSecondStyle = Date.ISO8601FormatStyle()
 }
 
 extension CodingUserInfoKey {
