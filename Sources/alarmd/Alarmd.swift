@@ -144,6 +144,8 @@ extension Alarmd {
             do {
                 let configuration = try ConfigurationReader.read(path: file)
                 print("\(file) is valid: node \(configuration.node.id), broker \(configuration.broker.host):\(configuration.broker.port), hardware \(configuration.hardware.mode.rawValue)")
+                let allowed = ["\(configuration.topics.base)/intents/#"] + configuration.intents.allow
+                print("intents may publish to: \(allowed.joined(separator: ", ")) (never a node's cmd/, nor this node's sim/ or ha/)")
             } catch {
                 StandardStream.error.write("\(error)\n")
                 throw ExitCode(2)

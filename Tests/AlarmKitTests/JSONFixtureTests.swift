@@ -26,6 +26,19 @@ struct JSONFixtureTests {
         _ = try roundTrip(AlarmDocument.self, name)
     }
 
+    /// Found by libFuzzer (Tests/Fuzz/corpus/crash-1b1f293c…): "….002Z" was read as a hair below
+    /// 2 ms and written back as "….001Z".
+    @Test("An instant is written back as it was read, rounded to the millisecond", arguments: [
+        ("2026-12-24T17:00:00.002Z", "2026-12-24T17:00:00.002Z"), ("2026-12-24T17:00:00.999Z", "2026-12-24T17:00:00.999Z"),
+        ("2026-12-24T17:00:00.0016Z", "2026-12-24T17:00:00.002Z"), ("2026-12-24T17:00:59.9996Z", "2026-12-24T17:01:00.000Z"),
+        ("2026-11-22T07:00:00+01:00", "2026-11-22T06:00:00.000Z"), ("1969-12-31T23:59:59.998Z", "1969-12-31T23:59:59.998Z"),
+    ])
+    func instantsRoundTrip(read: String, written: String) throws {
+        let date = try #require(AlarmJSON.date(from: read))
+        #expect(AlarmJSON.string(from: date) == written)
+        #expect(AlarmJSON.date(from: AlarmJSON.string(from: date)) == date)
+    }
+
     @Test("The cooking timer of docs/mqtt.md reads into the model")
     func cookingTimer() throws {
         let document = try roundTrip(AlarmDocument.self, "alarm-countdown")

@@ -164,6 +164,26 @@ struct RestoreTests {
         #expect(Set(delegate.lastState?.alarms.map(\.id) ?? []) == [first, second])
     }
 
+    @Test("After a failed write, saveAfterFailedWrite writes the state again until it is saved, and nothing once it is")
+    func saveAfterFailedWrite() async throws {
+        let (node, _, delegate, timer) = try await restart(NodeState(authorization: .authorized), at: start)
+        defer { timer.cancel() }
+        #expect(await node.saveAfterFailedWrite(), "nothing failed: nothing to write")
+        #expect(delegate.writes == 0)
+        delegate.failWrites.withLock { $0 = true }
+        let id = UUID()
+        await #expect(throws: AlarmNodeError.self) {
+            try await node.schedule(id: id, configuration: configuration(preAlert: 60))
+        }
+        #expect(await !node.saveAfterFailedWrite(), "the disk is still full")
+        delegate.failWrites.withLock { $0 = false }
+        #expect(await node.saveAfterFailedWrite())
+        #expect(delegate.lastState?.alarms.map(\.id) == [id])
+        let writes = delegate.writes
+        #expect(await node.saveAfterFailedWrite())
+        #expect(delegate.writes == writes, "a saved state is not written again")
+    }
+
     /// A failed write with nobody waiting leaves the state unsaved and no write running; an
     /// authorization request must start one rather than wait for a write that never comes.
     @Test("An authorization request after a failed write is answered")

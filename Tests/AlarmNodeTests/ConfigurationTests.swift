@@ -102,6 +102,30 @@ struct ConfigurationTests {
         }
     }
 
+    @Test("[intents] allow: topic filters, each checked; the engine gets them with the node's base")
+    func intentsAllow() throws {
+        let configuration = try ConfigurationReader.parse("""
+        [node]
+        id = "bedroom"
+        [intents]
+        allow = ["home/lights/+/set", "garden/#"]
+        """)
+        #expect(configuration.intents.allow == ["home/lights/+/set", "garden/#"])
+        let topics = try #require(configuration.engineConfiguration(timeZone: TimeZone(identifier: "UTC")!).intentTopics)
+        #expect(topics.refusal(of: "home/lights/hall/set") == nil && topics.refusal(of: "alarmd/bedroom/intents/x") == nil)
+        #expect(topics.refusal(of: "home/door/unlock") != nil)
+        #expect(NodeConfiguration().intents.allow.isEmpty)
+        do {
+            _ = try ConfigurationReader.parse("[intents]\nallow = [\"home/#/set\", \"ok/+\", \"a+/b\", \"\"]\nopen = true")
+            Issue.record("bad filters were accepted")
+        } catch {
+            #expect(error.problems.map(\.key) == ["intents.open", "intents.allow", "intents.allow", "intents.allow"])
+            #expect(error.problems.map(\.message).contains { $0.contains("'home/#/set'") })
+        }
+        #expect(throws: ConfigurationError.self) { try ConfigurationReader.parse("[intents]\nallow = \"home/#\"") }
+        #expect(throws: ConfigurationError.self) { try ConfigurationReader.parse("[intents]\nallow = [1]") }
+    }
+
     @Test("A TOML syntax error says where")
     func syntax() {
         #expect(throws: ConfigurationError.self) { try ConfigurationReader.parse("[node\nid = 1") }

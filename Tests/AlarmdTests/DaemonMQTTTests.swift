@@ -160,20 +160,6 @@ struct DaemonMQTTTests {
         }
     }
 
-    @Test("An intent publishes its message and an intent event")
-    func intents() async throws {
-        try await withDaemon { _, _, node in
-            let intent = #"{"publish":{"topic":"home/lights/set","payload":"ON {alarmID}","retain":false}}"#
-            let id = try self.id(of: try await node.request("schedule", ["configuration": configurationJSON(preAlert: 1, stopIntent: intent)]))
-            _ = try await node.event("alerting", alarmID: id)
-            _ = try await node.request("stop", ["id": .string(id.uuidString)])
-            let published = try await node.waitForMessage("the intent's message") { $0.topic == "home/lights/set" }
-            #expect(published.payloadString == "ON \(id.uuidString)")
-            let event = try await node.event("intent", alarmID: id)
-            #expect(event["topic"] == .string("home/lights/set"))
-        }
-    }
-
     @Test("The simulated buttons: a stop press silences the buzzer and is reported, its edges stamped on sim/buttons")
     func simulatedStopPress() async throws {
         try await withDaemon { _, _, node in

@@ -20,14 +20,18 @@ public struct EngineConfiguration: Sendable, Hashable {
     public var missedAlarmGrace: TimeInterval
     /// The zone that relative schedules are read in.
     public var timeZone: TimeZone
+    /// Where intents may publish; nil (a node in the app's own process, with no broker
+    /// identity to lend) lets them publish anywhere.
+    public var intentTopics: IntentTopics?
 
     public init(maximumAlarms: Int = 100, alertTimeout: TimeInterval = 600, silenceAction: SilenceAction = .stop,
-                missedAlarmGrace: TimeInterval = 900, timeZone: TimeZone = .current) {
+                missedAlarmGrace: TimeInterval = 900, timeZone: TimeZone = .current, intentTopics: IntentTopics? = nil) {
         self.maximumAlarms = maximumAlarms
         self.alertTimeout = alertTimeout
         self.silenceAction = silenceAction
         self.missedAlarmGrace = missedAlarmGrace
         self.timeZone = timeZone
+        self.intentTopics = intentTopics
     }
 }
 
@@ -148,12 +152,15 @@ public struct AlarmEngine: Sendable {
     ///
     /// - Parameter group: the group it was scheduled through, kept in its document.
     /// - Throws: `AlarmManager.AlarmError.maximumLimitReached` when the node is full, or an
-    ///   ``AlarmNodeError`` (`invalidConfiguration`).
+    ///   ``AlarmNodeError`` (`invalidConfiguration`, also for an intent outside `intentTopics`).
     public mutating func schedule(
         id: UUID, configuration: AlarmManager.AlarmConfiguration<JSONValue>, group: String? = nil, now: Date
     ) throws -> [AlarmEffect] {
         if let existing = records[id], existing.configuration == configuration, existing.group == group { return [] }
         try configuration.validate(now: now)
+        if let refused = self.configuration.intentTopics?.refusals(in: configuration).first {
+            throw AlarmNodeError.invalidConfiguration(field: refused.field, reason: refused.reason)
+        }
         guard records[id] != nil || records.count < self.configuration.maximumAlarms else {
             throw AlarmManager.AlarmError.maximumLimitReached
         }
@@ -481,8 +488,14 @@ public struct AlarmEngine: Sendable {
         return effects + finishOccurrence(of: record, now: now).caused(by: .silence)
     }
 
+    /// Runs the intent, or, for an alarm restored from before `intentTopics` refused its topic,
+    /// reports why it does not.
     private func intentEffects(_ intent: AlarmIntent, record: AlarmRecord, now: Date) -> [AlarmEffect] {
         guard case .publish(let topic, _, _) = intent else { return [] }
+        if let reason = configuration.intentTopics?.refusal(of: topic) {
+            return [.event(AlarmEvent(.intent, alarmID: record.id, at: now,
+                                      details: ["topic": .string(topic), "refused": .string(reason)]))]
+        }
         return [.runIntent(intent, alarmID: record.id),
                 .event(AlarmEvent(.intent, alarmID: record.id, at: now, details: ["topic": .string(topic)]))]
     }

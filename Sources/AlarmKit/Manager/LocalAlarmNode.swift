@@ -68,6 +68,8 @@ public actor LocalAlarmNode {
     /// Writes the state after each change, in order, off the actor (an `fsync` blocks): a
     /// libdispatch queue, whose worker thread exists only while a write runs.
     private let stateWriter = DispatchQueue(label: "alarmkit.state-writer")
+    /// True while the last write failed: what it held is in effect but not on disk.
+    private let lastWriteFailed = Mutex(false)
 
     /// Every alarm's document, updated after every change.
     public nonisolated let documentUpdates: Broadcast<[AlarmDocument]>
@@ -348,10 +350,12 @@ public actor LocalAlarmNode {
         stateWriter.async { [logger] in
             do {
                 try delegate.persist(state)
+                self.lastWriteFailed.withLock { $0 = false }
                 write.settle(nil)
             } catch {
+                self.lastWriteFailed.withLock { $0 = true }
                 logger.error("state not saved", metadata: ["error": "\(error)"])
-                write.settle(.internal("the node could not save its state (\(error)): the change is in effect but not on disk; it is saved with the next successful write"))
+                write.settle(.internal("the node could not save its state (\(error)): the change is in effect but not on disk; it is saved as soon as a write succeeds (alarmd tries again every 5 s)"))
             }
         }
         return write
@@ -377,6 +381,17 @@ public actor LocalAlarmNode {
             sleeper?.cancel()
         }
         return write
+    }
+
+    /// Writes the state again when the last write failed (a full disk, since freed), so that
+    /// what was answered `internal` becomes durable without waiting for the next change.
+    ///
+    /// - Returns: true when nothing is left unsaved.
+    public func saveAfterFailedWrite() async -> Bool {
+        guard lastWriteFailed.withLock({ $0 }), let write = startWrite() else { return true }
+        guard await write.outcome() == nil else { return false }
+        logger.notice("state saved after a failed write")
+        return true
     }
 
     private func setAuthorization(_ decision: AlarmManager.AuthorizationState) {

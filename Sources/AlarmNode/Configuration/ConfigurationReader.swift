@@ -59,7 +59,7 @@ public enum ConfigurationReader {
 
         mutating func configuration() -> NodeConfiguration {
             var configuration = NodeConfiguration()
-            checkKeys(root, path: "", known: ["node", "broker", "limits", "hardware", "home-assistant"])
+            checkKeys(root, path: "", known: ["node", "broker", "limits", "hardware", "home-assistant", "intents"])
 
             if let node = table(root, "node") {
                 checkKeys(node, path: "node", known: ["id", "topic-prefix", "state-directory", "time-zone", "authorization", "groups"])
@@ -161,6 +161,14 @@ public enum ConfigurationReader {
                 if let value = seconds(hardware, "hardware.escalate-after", in: 0...3600) { configuration.hardware.escalateAfter = value }
                 if let value = seconds(hardware, "hardware.prompt-duration", in: NodeStatus.authorizationPromptRange) { configuration.hardware.promptDuration = value }
             }
+            if let intents = table(root, "intents") {
+                checkKeys(intents, path: "intents", known: ["allow"])
+                if let filters = strings(intents, "intents.allow") {
+                    let problems = filters.compactMap(IntentTopics.problem(inFilter:))
+                    problems.forEach { problem("intents.allow", $0) }
+                    if problems.isEmpty { configuration.intents.allow = filters }
+                }
+            }
             if let homeAssistant = table(root, "home-assistant") {
                 checkKeys(homeAssistant, path: "home-assistant", known: ["discovery", "prefix"])
                 if let discovery = bool(homeAssistant, "home-assistant.discovery") { configuration.homeAssistant.discovery = discovery }
@@ -206,6 +214,16 @@ public enum ConfigurationReader {
                 return nil
             }
             return text
+        }
+
+        mutating func strings(_ table: TOMLTable, _ path: String) -> [String]? {
+            guard let value = table[leaf(path)] else { return nil }
+            let texts = value.array?.compactMap(\.string)
+            guard let texts, texts.count == value.array?.count else {
+                problem(path, "must be a list of strings in quotes, like [\"home/lights/+/set\"]")
+                return nil
+            }
+            return texts
         }
 
         mutating func bool(_ table: TOMLTable, _ path: String) -> Bool? {

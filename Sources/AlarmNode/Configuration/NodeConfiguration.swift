@@ -102,7 +102,13 @@ public struct NodeConfiguration: Sendable, Hashable {
         public var prefix: String = "homeassistant"
     }
 
+    public struct Intents: Sendable, Hashable {
+        /// MQTT topic filters where intents may publish besides `<base>/intents/#` (``IntentTopics``).
+        public var allow: [String] = []
+    }
+
     public var node = Node()
+    public var intents = Intents()
     public var homeAssistant = HomeAssistant()
     public var broker = Broker()
     public var limits = Limits()
@@ -114,8 +120,11 @@ public struct NodeConfiguration: Sendable, Hashable {
     public func engineConfiguration(timeZone: TimeZone) -> EngineConfiguration {
         EngineConfiguration(maximumAlarms: limits.maxAlarms, alertTimeout: limits.alertTimeout,
                             silenceAction: limits.silenceAction, missedAlarmGrace: limits.missedAlarmGrace,
-                            timeZone: timeZone)
+                            timeZone: timeZone, intentTopics: intentTopics)
     }
+
+    /// Where this node's intents may publish.
+    public var intentTopics: IntentTopics { IntentTopics(prefix: node.topicPrefix, node: node.id, allowed: intents.allow) }
 
     public var topics: NodeTopics { NodeTopics(prefix: node.topicPrefix, node: node.id) }
 }

@@ -10,8 +10,8 @@ struct EffectMessages {
     /// Which alarms the node holds after the change, in effect order: a removal followed by a
     /// new document under the same id ends known.
     var knownChanges: [(id: UUID, known: Bool)] = []
-    /// The intents run, for the log.
-    var intentsRun: [(alarmID: UUID, topic: String)] = []
+    /// The intents run or refused (`refusal` says why), for the log.
+    var intents: [(alarmID: UUID, topic: String, refusal: String?)] = []
 
     init(_ effects: [AlarmEffect], topics: NodeTopics) {
         for effect in effects {
@@ -23,10 +23,13 @@ struct EffectMessages {
                 knownChanges.append((id, false))
                 messages.append(MQTTMessage(topic: topics.alarm(id), payload: [], qos: 1, retain: true))
             case .event(let event):
+                if event.name == .intent, let alarmID = event.alarmID, case .string(let topic)? = event.details["topic"] {
+                    let refusal: String? = if case .string(let reason)? = event.details["refused"] { reason } else { nil }
+                    intents.append((alarmID, topic, refusal))
+                }
                 messages.append(MQTTMessage(topic: topics.events, payload: MQTTBridge.encode(event), qos: 1, retain: false))
             case .runIntent(let intent, let alarmID):
                 guard case .publish(let topic, _, let retain) = intent else { continue }
-                intentsRun.append((alarmID, topic))
                 messages.append(MQTTMessage(topic: topic, string: intent.payload(for: alarmID), qos: 1, retain: retain))
             case .alertStarted, .alertEnded:
                 break

@@ -78,8 +78,13 @@ public final class MQTTBridge: Service, Sendable {
     /// what Home Assistant shows, together: the client sends them in one go.
     public func publish(_ effects: [AlarmEffect], engine: AlarmEngine, authorization: AlarmManager.AuthorizationState) {
         var outgoing = EffectMessages(effects, topics: topics)
-        for intent in outgoing.intentsRun {
-            logger.info("intent run", metadata: ["alarmID": "\(intent.alarmID)", "topic": "\(intent.topic)"])
+        for intent in outgoing.intents {
+            if let reason = intent.refusal {
+                logger.warning("intent not run: its topic is not allowed", metadata: [
+                    "alarmID": "\(intent.alarmID)", "topic": "\(intent.topic)", "reason": "\(reason)"])
+            } else {
+                logger.info("intent run", metadata: ["alarmID": "\(intent.alarmID)", "topic": "\(intent.topic)"])
+            }
         }
         if announcesToHomeAssistant {
             outgoing.messages += homeAssistantMessages(engine: engine, alarmsChanged: !outgoing.knownChanges.isEmpty)

@@ -57,6 +57,12 @@ public final class AlarmDaemon: Sendable {
 
         var state = loaded.state
         if configuration.node.authorization == .authorized { state.authorization = .authorized }
+        for alarm in state.alarms {
+            for refused in configuration.intentTopics.refusals(in: alarm.configuration) {
+                logger.warning("restored alarm has an intent whose topic is no longer allowed: it will ring but not run that intent", metadata: [
+                    "alarmID": "\(alarm.id)", "field": "\(refused.field)", "reason": "\(refused.reason)"])
+            }
+        }
 
         let hardwareParts: (parts: NodeHardware.Parts, simulation: HardwareParts.Simulation?)
         do {
@@ -115,6 +121,7 @@ public final class AlarmDaemon: Sendable {
         // first (and the simulation shows it), then the bridge publishes offline, then the timer stops.
         var services: [any Service] = [
             NodeTimerService(node: node),
+            StateRetryService(node: node, writeFailures: effects.writeFailures),
             TimeKeeperService(node: node, bridge: bridge, timeZone: timeZoneSource, logger: logger),
             bridge,
         ]

@@ -7,9 +7,13 @@ import Synchronization
 final class NodeEffects: AlarmNodeDelegate {
     private let store: StateStore
     private let outputs = Mutex<(bridge: MQTTBridge?, hardware: NodeHardware?)>((nil, nil))
+    /// An element each time a write fails, for ``StateRetryService``.
+    let writeFailures: AsyncStream<Void>
+    private let writeFailed: AsyncStream<Void>.Continuation
 
     init(store: StateStore) {
         self.store = store
+        (writeFailures, writeFailed) = AsyncStream.makeStream(bufferingPolicy: .bufferingNewest(1))
     }
 
     func attach(bridge: MQTTBridge, hardware: NodeHardware) {
@@ -17,7 +21,12 @@ final class NodeEffects: AlarmNodeDelegate {
     }
 
     func persist(_ state: NodeState) throws {
-        try store.save(state)
+        do {
+            try store.save(state)
+        } catch {
+            writeFailed.yield()
+            throw error
+        }
     }
 
     func show(_ engine: AlarmEngine) {

@@ -16,6 +16,28 @@ struct NodeTimerService: Service {
     }
 }
 
+/// After a failed write (a full disk), writes the state again every 5 s until it is saved: what
+/// was answered `internal` reaches the disk as soon as there is space, with no command needed.
+/// Nothing runs while writes succeed.
+struct StateRetryService: Service {
+    let node: LocalAlarmNode
+    let writeFailures: AsyncStream<Void>
+
+    func run() async throws {
+        for await _ in writeFailures.cancelOnGracefulShutdown() {
+            do {
+                try await cancelWhenGracefulShutdown {
+                    repeat {
+                        try await Task.sleep(for: .seconds(5))
+                    } while await !node.saveAfterFailedWrite()
+                }
+            } catch is CancellationError {
+                return
+            }
+        }
+    }
+}
+
 /// Keeps the node's sense of time right: wall-clock steps, the system's time zone, and the
 /// clock's synchronization status.
 struct TimeKeeperService: Service {

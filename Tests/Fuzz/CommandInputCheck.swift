@@ -1,0 +1,1 @@
+../AlarmKitTests/CommandInputCheck.swift
