@@ -66,7 +66,8 @@ arm64() { qemu-aarch64-static -L "$sysroot" "$@"; }
 
 # --- The binaries load on bookworm arm64 --------------------------------------------------------
 # Each library a binary needs must be in the bookworm sysroot, and define every symbol version
-# the binary requires from it (objdump -p's version references against objdump -T).
+# the binary requires from it (objdump -p: the binary's version references against the
+# library's version definitions; objdump -T lists the same per symbol).
 find_library() { # find_library NAME: its path in the sysroot
     local dir
     for dir in lib/aarch64-linux-gnu usr/lib/aarch64-linux-gnu; do
@@ -86,7 +87,7 @@ for binary in alarmd alarmctl; do
     while read -r library version; do
         [[ "$version" == GLIBC_2.* ]] && newest_glibc="$(printf '%s\n' "$newest_glibc" "$version" | sort -V | tail -1)"
         path="$(find_library "$library")" || continue
-        objdump -T "$path" | awk '/ D[FO] / && !/\*UND\*/ {print $(NF-1)}' | tr -d '()' | grep -qx "$version" \
+        objdump -p "$path" | sed -n '/^Version definitions:/,/^$/p' | awk 'NF == 4 {print $4}' | grep -qx "$version" \
             || unmet="$unmet $library:$version"
     done < <(objdump -p "$work/bin/$binary" | awk '
         /^Version References:/ { inside = 1; next }
@@ -118,8 +119,9 @@ mosquitto -c "$work/mosquitto.conf" 2>"$work/mosquitto.log" &
 broker_pid=$!
 node="arm64-test-$$"
 mkdir -p "$work/state"
-arm64 "$work/bin/alarmd" --broker "127.0.0.1:$port" --node "$node" --state-dir "$work/state" --simulate-hardware \
-    >"$work/alarmd.log" 2>&1 &
+# qemu itself, not a function's subshell: the SIGTERM below must reach it (it hands it to alarmd).
+qemu-aarch64-static -L "$sysroot" "$work/bin/alarmd" --broker "127.0.0.1:$port" --node "$node" \
+    --state-dir "$work/state" --simulate-hardware >"$work/alarmd.log" 2>&1 &
 alarmd_pid=$!
 export ALARMD_BROKER="127.0.0.1:$port" ALARMD_NODE="$node"
 check "the arm64 alarmd connects to the broker" wait_for 60 grep -q "broker connected" "$work/alarmd.log"
