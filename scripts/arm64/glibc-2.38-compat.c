@@ -1,12 +1,12 @@
 // Linked into the arm64 cross-build only (scripts/cross-arm64), never into a native build.
 //
-// Why: the static Swift runtime of Debian's swiftlang 6.2 (libswiftCore.a, Foundation) was
-// compiled against glibc 2.41, whose headers redirect strtol, strtoll, strtoul and sscanf to
-// their C23 variants (__isoc23_*) and which has strlcpy and strlcat. All six arrived in
-// glibc 2.38. A Raspberry Pi on Debian 12 (bookworm) or Raspberry Pi OS has glibc 2.36, so the
-// binary would not load there. These definitions satisfy the references on top of the older
-// functions. The one behaviour C23 adds, reading a "0b" prefix when the base is 0 or 2, is not
-// something the Swift runtime relies on.
+// Why: the static Swift runtime of Debian unstable's swiftlang 6.2 (libswiftCore.a,
+// libdispatch.a, libCoreFoundation.a, lib_FoundationICU.a) was compiled against a glibc of 2.38
+// or later, whose headers redirect strtol, strtoll, strtoul and sscanf to their C23 variants
+// (__isoc23_*) and which has strlcpy and strlcat. A Raspberry Pi on Debian 12 (bookworm) or
+// Raspberry Pi OS has glibc 2.36, which has none of the six: without these definitions the
+// link against bookworm's libc fails. They sit on top of the older functions, which differ
+// from the C23 variants only on a "0b" binary prefix with base 0 or 2 (and sscanf's %b).
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
