@@ -82,7 +82,7 @@ find_library() { # find_library NAME: its path in the sysroot
 }
 for binary in alarmd alarmctl; do
     check "$binary is an AArch64 executable" sh -c "readelf -h '$work/bin/$binary' | grep -q 'Machine:.*AArch64'"
-    libraries="$(objdump -p "$work/bin/$binary" | awk '$1 == "NEEDED" {print $2}' | tr '\n' ' ')"
+    libraries="$(objdump -p "$work/bin/$binary" | awk '$1 == "NEEDED" {print $2}' | xargs)"
     absent=""
     for library in $libraries; do find_library "$library" >/dev/null || absent="$absent $library"; done
     check "$binary needs no Swift library, and bookworm has the ones it needs ($libraries)" \
