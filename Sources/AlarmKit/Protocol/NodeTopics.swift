@@ -42,6 +42,20 @@ public struct NodeTopics: Sendable, Hashable {
         return rest.map(Substring.init)
     }
 
+    /// Every node's status under `prefix`: `<prefix>/+/status`.
+    public static func statusFilter(prefix: String) -> String {
+        prefix.isEmpty ? "+/status" : "\(prefix)/+/status"
+    }
+
+    /// The node whose status topic `topic` is (`<prefix>/<node>/status`), or nil when it is not
+    /// one or names no valid node id.
+    public static func nodeID(inStatusTopic topic: String, prefix: String) -> String? {
+        let head = prefix.isEmpty ? "" : "\(prefix)/"
+        guard topic.hasPrefix(head), topic.hasSuffix("/status") else { return nil }
+        let node = String(topic.dropFirst(head.count).dropLast("/status".count))
+        return isValidNodeID(node) ? node : nil
+    }
+
     /// True when `id` is a valid node id: letters, digits, `_` and `-`.
     public static func isValidNodeID(_ id: String) -> Bool {
         !id.isEmpty && id.utf8.count <= 64 && id.unicodeScalars.allSatisfy {

@@ -66,6 +66,13 @@ public struct RemoteNodeSettings: Sendable, Hashable {
     }
 
     var brokerDescription: String { "\(host):\(port)" }
+
+    /// A client of its own (a fresh client id) for these settings.
+    func mqttConfiguration() -> MQTTConfiguration {
+        let tls = caFile.map { MQTTConfiguration.TLS(caFile: $0, certFile: certFile, keyFile: keyFile, insecure: tlsInsecure) }
+        return MQTTConfiguration(host: host, port: port, clientID: "alarmkit-\(UUID().uuidString.prefix(13))",
+                                 username: username, password: password, tls: tls, keepAlive: 15)
+    }
 }
 
 /// A node reached over MQTT: requests go to `<base>/cmd/<operation>` and wait for the reply;
@@ -189,7 +196,7 @@ public final class RemoteNodeConnection: AlarmNodeConnection {
         let setup = state.withLock { state -> Result<MQTTClient, MQTTError>? in
             guard state.client == nil else { return nil }
             do throws(MQTTError) {
-                let client = try MQTTClient(configuration: mqttConfiguration(), logger: logger)
+                let client = try MQTTClient(configuration: settings.mqttConfiguration(), logger: logger)
                 state.client = client
                 return .success(client)
             } catch {
@@ -235,14 +242,6 @@ public final class RemoteNodeConnection: AlarmNodeConnection {
     }
 
     // MARK: Internals
-
-    private func mqttConfiguration() -> MQTTConfiguration {
-        let tls = settings.caFile.map {
-            MQTTConfiguration.TLS(caFile: $0, certFile: settings.certFile, keyFile: settings.keyFile, insecure: settings.tlsInsecure)
-        }
-        return MQTTConfiguration(host: settings.host, port: settings.port, clientID: "alarmkit-\(UUID().uuidString.prefix(13))",
-                                 username: settings.username, password: settings.password, tls: tls, keepAlive: 15)
-    }
 
     private func request(
         _ operation: NodeCommand.Operation, fields: [String: JSONValue], alarmID: UUID? = nil, timeout: Duration? = nil
