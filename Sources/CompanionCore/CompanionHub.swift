@@ -1,0 +1,63 @@
+import AlarmKit
+import Foundation
+import Synchronization
+
+/// The latest state of every node the companion shows, fed by a ``RemoteFleet`` (or by a test),
+/// and followed by each page's event stream.
+public final class CompanionHub: Sendable {
+    /// Every node's status and alarms, by node id.
+    public let nodes = Broadcast<[String: NodeState]>([:])
+
+    public init() {}
+
+    /// Records a node that was found, before its status arrives.
+    public func add(node: String) {
+        change(node) { _ in }
+    }
+
+    public func update(node: String, status: NodeStatus?) {
+        change(node) { $0.status = status }
+    }
+
+    public func update(node: String, documents: [AlarmDocument]) {
+        change(node) { $0.documents = documents }
+    }
+
+    /// Ends every follower's stream (the pages' event streams), at shutdown.
+    public func finish() {
+        nodes.finish()
+    }
+
+    /// Follows every node of `fleet` (its status and alarms) until the fleet closes.
+    public func follow(_ fleet: RemoteFleet) async {
+        await withDiscardingTaskGroup { group in
+            var followed = Set<String>()
+            for await connections in fleet.connections.stream() {
+                for (node, connection) in connections where followed.insert(node).inserted {
+                    add(node: node)
+                    group.addTask {
+                        for await status in connection.statusUpdates.stream() { self.update(node: node, status: status) }
+                    }
+                    group.addTask {
+                        for await documents in connection.documentUpdates.stream() { self.update(node: node, documents: documents) }
+                    }
+                }
+            }
+        }
+    }
+
+    /// One change at a time: `Broadcast` delivers in the senders' order, and the read-modify-send
+    /// here is serialized by the lock so that no update is lost between two feeds.
+    private let changes = Mutex(())
+
+    private func change(_ node: String, _ body: (inout NodeState) -> Void) {
+        changes.withLock { _ in
+            var all = nodes.value
+            var state = all[node] ?? NodeState()
+            body(&state)
+            guard all[node] != state else { return }
+            all[node] = state
+            nodes.send(all)
+        }
+    }
+}
