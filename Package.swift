@@ -24,7 +24,8 @@ let package = Package(
         // MARK: Pure logic
 
         // The AlarmKit model, the engine (state machine, schedule math, limits), the in-process
-        // AlarmManager and the MQTT protocol's types. The model and the engine import no C module
+        // AlarmManager, the MQTT protocol's types and the human syntax (alarmctl's and Home
+        // Assistant's `10m Tea`). The model and the engine import no C module
         // and do no I/O; only the remote manager (Remote/) talks to a broker, through Mosquitto.
         .target(
             name: "AlarmKit",
@@ -93,8 +94,8 @@ let package = Package(
             path: "Tests/HIL/gpio-probe"
         ),
 
-        // The command line's logic (human syntax, id prefixes, tables, the watch screen, the node
-        // session), and its thin ArgumentParser main.
+        // The command line's logic (id prefixes, tables, the watch screen, the node session), and
+        // its thin ArgumentParser main.
         .target(
             name: "AlarmctlCore",
             dependencies: ["AlarmKit", .product(name: "Logging", package: "swift-log")]

@@ -114,3 +114,7 @@ public enum AlarmText {
 
     static let weekdayNames = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"]
 }
+
+private func twoDigits(_ value: Int) -> String {
+    value < 10 ? "0\(value)" : "\(value)"
+}

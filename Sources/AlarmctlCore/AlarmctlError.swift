@@ -92,3 +92,25 @@ extension AlarmctlError {
         }
     }
 }
+
+extension AlarmctlError {
+    /// Human syntax that cannot be read, or that the node would refuse, as a usage error that
+    /// names alarmctl's options.
+    public init(_ error: HumanSyntaxError) {
+        switch error {
+        case .unreadable(let message): self = .usage(message)
+        case .refused(.title, let reason): self = .usage("--title: \(reason)")
+        case .refused(.sound, let reason): self = .usage("--sound \(reason)")
+        case .refused(.date, _), .refused(.configuration, _): self = .usage(error.message)
+        }
+    }
+
+    /// The value `read` returns, with its ``HumanSyntaxError`` turned into a usage error.
+    public static func reading<Value>(_ read: () throws(HumanSyntaxError) -> Value) throws(AlarmctlError) -> Value {
+        do {
+            return try read()
+        } catch {
+            throw AlarmctlError(error)
+        }
+    }
+}

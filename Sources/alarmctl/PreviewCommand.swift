@@ -36,7 +36,7 @@ extension Alarmctl {
 
         func run() async throws {
             try await output.run { () async throws(AlarmctlError) in
-                let expression = try ScheduleExpression.parse(schedule)
+                let expression = try AlarmctlError.reading { () throws(HumanSyntaxError) in try ScheduleExpression.parse(schedule) }
                 let zone = try SchedulePreview.timeZone(timeZone)
                 let start = try from.map { text throws(AlarmctlError) in try SchedulePreview.start(text, in: zone) } ?? Date()
                 let dates = try SchedulePreview.dates(of: expression, after: start, count: count, in: zone)

@@ -53,11 +53,13 @@ extension Alarmctl {
 
         func run() async throws {
             try await output.run { () async throws(AlarmctlError) in
-                let configuration = try AlarmRequest.timer(
-                    duration: try DurationArgument.seconds(duration.joined(separator: " "), option: "timer"),
-                    title: alert.title,
-                    snooze: try snooze.map { text throws(AlarmctlError) in try DurationArgument.seconds(text, option: "--snooze") },
-                    sound: alert.sound)
+                let configuration = try AlarmctlError.reading { () throws(HumanSyntaxError) in
+                    try AlarmRequest.timer(
+                        duration: try DurationArgument.seconds(duration.joined(separator: " "), option: "timer"),
+                        title: alert.title,
+                        snooze: try snooze.map { text throws(HumanSyntaxError) in try DurationArgument.seconds(text, option: "--snooze") },
+                        sound: alert.sound)
+                }
                 let id = try alert.alarmID()
                 try await connection.withSession { session throws(AlarmctlError) in
                     let document = try await session.schedule(id: id, configuration: configuration, onAuthorizationPrompt: announcePrompt(lasting:))
@@ -104,16 +106,22 @@ extension Alarmctl {
 
         func run() async throws {
             try await output.run { () async throws(AlarmctlError) in
-                let expression = try ScheduleExpression.parse(when)
+                let expression = try AlarmctlError.reading { () throws(HumanSyntaxError) in try ScheduleExpression.parse(when) }
                 if noSnooze, snooze != nil { throw .usage("--snooze and --no-snooze exclude each other: choose one") }
                 let snoozeSeconds = noSnooze
                     ? nil
-                    : try snooze.map { text throws(AlarmctlError) in try DurationArgument.seconds(text, option: "--snooze") } ?? AlarmRequest.defaultAlarmSnooze
-                let preAlertSeconds = try preAlert.map { text throws(AlarmctlError) in try DurationArgument.seconds(text, option: "--pre-alert") }
+                    : try AlarmctlError.reading { () throws(HumanSyntaxError) in
+                        try snooze.map { text throws(HumanSyntaxError) in try DurationArgument.seconds(text, option: "--snooze") }
+                    } ?? AlarmRequest.defaultAlarmSnooze
+                let preAlertSeconds = try AlarmctlError.reading { () throws(HumanSyntaxError) in
+                    try preAlert.map { text throws(HumanSyntaxError) in try DurationArgument.seconds(text, option: "--pre-alert") }
+                }
                 let id = try alert.alarmID()
                 let configuration = { (timeZone: TimeZone) throws(AlarmctlError) in
-                    try AlarmRequest.alarm(schedule: expression.schedule(in: timeZone), title: alert.title,
-                                           snooze: snoozeSeconds, preAlert: preAlertSeconds, sound: alert.sound)
+                    try AlarmctlError.reading { () throws(HumanSyntaxError) in
+                        try AlarmRequest.alarm(schedule: expression.schedule(in: timeZone), title: alert.title,
+                                               snooze: snoozeSeconds, preAlert: preAlertSeconds, sound: alert.sound)
+                    }
                 }
                 // Mistakes show before connecting, unless the date needs the node's time zone.
                 if !expression.needsTimeZone { _ = try configuration(.current) }

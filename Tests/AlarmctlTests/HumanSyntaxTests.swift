@@ -18,21 +18,21 @@ struct HumanSyntaxTests {
     @Test("Bad durations are usage errors naming the option and the accepted forms", arguments: ["10x", "m10", "", "1m1h", "abc", "nan"])
     func badDurations(text: String) {
         #expect(throws: AlarmctlError.usage("--snooze: '\(text)' is not a duration: \(DurationArgument.acceptedForms)")) {
-            try DurationArgument.seconds(text, option: "--snooze")
+            try AlarmctlError.reading { () throws(HumanSyntaxError) in try DurationArgument.seconds(text, option: "--snooze") }
         }
     }
 
     @Test("A bare number is refused with the forms that say its unit", arguments: ["10", "45", "0.5"])
     func bareNumbers(text: String) {
         #expect(throws: AlarmctlError.usage("timer: '\(text)' has no unit: write \(text)s, \(text)m or \(text)h (\(DurationArgument.acceptedForms))")) {
-            try DurationArgument.seconds(text, option: "timer")
+            try AlarmctlError.reading { () throws(HumanSyntaxError) in try DurationArgument.seconds(text, option: "timer") }
         }
     }
 
     @Test("Durations outside 1 s … 7 days are refused before reaching the node", arguments: ["0s", "8d", "0.5s"])
     func outOfRange(text: String) {
         #expect(throws: AlarmctlError.usage("timer: '\(text)' is out of range: \(DurationArgument.acceptedForms)")) {
-            try DurationArgument.seconds(text, option: "timer")
+            try AlarmctlError.reading { () throws(HumanSyntaxError) in try DurationArgument.seconds(text, option: "timer") }
         }
     }
 
@@ -65,7 +65,7 @@ struct HumanSyntaxTests {
     func badWeekdays(word: String) {
         let offending = word.split(separator: ",").first { !["mon"].contains($0) }.map(String.init) ?? word
         #expect(throws: AlarmctlError.usage("'\(offending)' is not a weekday: \(WeekdayList.acceptedForms)")) {
-            try WeekdayList.recurrence(["mon,\(word)"])
+            try AlarmctlError.reading { () throws(HumanSyntaxError) in try WeekdayList.recurrence(["mon,\(word)"]) }
         }
     }
 
@@ -117,7 +117,7 @@ struct HumanSyntaxTests {
     ])
     func badSchedules(words: [String]) {
         #expect {
-            try ScheduleExpression.parse(words)
+            try AlarmctlError.reading { () throws(HumanSyntaxError) in try ScheduleExpression.parse(words) }
         } throws: { error in
             guard case AlarmctlError.usage(let message)? = error as? AlarmctlError else { return false }
             return message.contains(ScheduleExpression.acceptedForms)
@@ -127,7 +127,7 @@ struct HumanSyntaxTests {
     @Test("A fixed date does not take weekdays")
     func fixedDateWithDays() {
         #expect(throws: AlarmctlError.usage("a fixed date does not repeat: remove 'mon', or schedule a time of day such as 07:00 mon,wed,fri")) {
-            try ScheduleExpression.parse(["2026-12-24T18:00", "mon"])
+            try AlarmctlError.reading { () throws(HumanSyntaxError) in try ScheduleExpression.parse(["2026-12-24T18:00", "mon"]) }
         }
     }
 }

@@ -38,16 +38,16 @@ struct RequestTests {
     @Test("What the node would refuse is a usage error first")
     func refusedEarly() {
         #expect(throws: AlarmctlError.usage("--title: must be 1 to 128 UTF-8 bytes, is 129")) {
-            try AlarmRequest.timer(duration: 60, title: String(repeating: "x", count: 129), snooze: nil, sound: nil)
+            try AlarmctlError.reading { () throws(HumanSyntaxError) in try AlarmRequest.timer(duration: 60, title: String(repeating: "x", count: 129), snooze: nil, sound: nil) }
         }
         #expect(throws: AlarmctlError.usage("--title: must be 1 to 128 UTF-8 bytes, is 0")) {
-            try AlarmRequest.timer(duration: 60, title: "", snooze: nil, sound: nil)
+            try AlarmctlError.reading { () throws(HumanSyntaxError) in try AlarmRequest.timer(duration: 60, title: "", snooze: nil, sound: nil) }
         }
         #expect(throws: AlarmctlError.usage("--sound must be 1 to 64 bytes")) {
-            try AlarmRequest.timer(duration: 60, title: nil, snooze: nil, sound: "")
+            try AlarmctlError.reading { () throws(HumanSyntaxError) in try AlarmRequest.timer(duration: 60, title: nil, snooze: nil, sound: "") }
         }
         #expect {
-            try AlarmRequest.alarm(schedule: .fixed(Date(timeIntervalSinceNow: -60)), title: nil, snooze: nil, preAlert: nil, sound: nil)
+            try AlarmctlError.reading { () throws(HumanSyntaxError) in try AlarmRequest.alarm(schedule: .fixed(Date(timeIntervalSinceNow: -60)), title: nil, snooze: nil, preAlert: nil, sound: nil) }
         } throws: { error in
             guard case AlarmctlError.usage(let message)? = error as? AlarmctlError else { return false }
             return message.hasPrefix("the date ") && message.hasSuffix("give a date in the future")

@@ -1,8 +1,7 @@
-import AlarmKit
-import Foundation
+import FoundationEssentials
 
-/// The configurations `alarmctl timer` and `alarmctl alarm` send: AlarmKit's timer and alarm
-/// factories, with buttons and titles a display or a watch can show.
+/// The configurations `alarmctl timer`, `alarmctl alarm` and Home Assistant's text entity send:
+/// AlarmKit's timer and alarm factories, with buttons and titles a display or a watch can show.
 public enum AlarmRequest {
     /// The snooze of an alarm when none is given: AlarmKit's (and the iPhone's) nine minutes.
     public static let defaultAlarmSnooze: TimeInterval = 9 * 60
@@ -11,7 +10,7 @@ public enum AlarmRequest {
     /// counts `snooze` seconds, or the same duration again when `snooze` is nil.
     public static func timer(
         duration: TimeInterval, title: String?, snooze: TimeInterval?, sound: String?
-    ) throws(AlarmctlError) -> AlarmManager.AlarmConfiguration<JSONValue> {
+    ) throws(HumanSyntaxError) -> AlarmManager.AlarmConfiguration<JSONValue> {
         let title = title ?? "Timer"
         let configuration = AlarmManager.AlarmConfiguration<JSONValue>(
             countdownDuration: .init(preAlert: duration, postAlert: snooze),
@@ -25,7 +24,7 @@ public enum AlarmRequest {
     /// that long before the alert.
     public static func alarm(
         schedule: Alarm.Schedule, title: String?, snooze: TimeInterval?, preAlert: TimeInterval?, sound: String?
-    ) throws(AlarmctlError) -> AlarmManager.AlarmConfiguration<JSONValue> {
+    ) throws(HumanSyntaxError) -> AlarmManager.AlarmConfiguration<JSONValue> {
         let countdown = snooze == nil && preAlert == nil ? nil : Alarm.CountdownDuration(preAlert: preAlert, postAlert: snooze)
         let configuration = AlarmManager.AlarmConfiguration<JSONValue>(
             countdownDuration: countdown,
@@ -46,28 +45,28 @@ public enum AlarmRequest {
         return AlarmAttributes(presentation: presentation, tintColor: tint)
     }
 
-    /// The node's own checks (docs/mqtt.md, "Lifecycle"), run before sending so that mistakes are usage errors.
-    private static func validate(_ configuration: AlarmManager.AlarmConfiguration<JSONValue>) throws(AlarmctlError) {
+    /// The node's own checks (docs/mqtt.md, "Lifecycle"), run before sending so that mistakes show early.
+    private static func validate(_ configuration: AlarmManager.AlarmConfiguration<JSONValue>) throws(HumanSyntaxError) {
         do {
             try configuration.validate(now: Date())
         } catch {
             switch error {
             case .invalidConfiguration(let field, let reason) where field.hasSuffix("title"):
-                throw .usage("--title: \(reason)")
+                throw .refused(part: .title, reason: reason)
             case .invalidConfiguration(let field, let reason) where field.hasPrefix("configuration.schedule.fixed"):
-                throw .usage("the date \(reason): give a date in the future")
+                throw .refused(part: .date, reason: reason)
             case .invalidConfiguration(let field, let reason) where field == "configuration.sound.named":
-                throw .usage("--sound \(reason)")
+                throw .refused(part: .sound, reason: reason)
             default:
-                throw .usage(error.message)
+                throw .refused(part: .configuration, reason: error.message)
             }
         }
     }
 }
 
 extension AlarmButton {
-    static let snoozeButton = AlarmButton(text: "Snooze", textColor: .white, systemImageName: "zzz")
-    static let repeatButton = AlarmButton(text: "Repeat", textColor: .white, systemImageName: "repeat")
-    static let pauseButton = AlarmButton(text: "Pause", textColor: .orange, systemImageName: "pause")
-    static let resumeButton = AlarmButton(text: "Resume", textColor: .orange, systemImageName: "play")
+    fileprivate static let snoozeButton = AlarmButton(text: "Snooze", textColor: .white, systemImageName: "zzz")
+    fileprivate static let repeatButton = AlarmButton(text: "Repeat", textColor: .white, systemImageName: "repeat")
+    fileprivate static let pauseButton = AlarmButton(text: "Pause", textColor: .orange, systemImageName: "pause")
+    fileprivate static let resumeButton = AlarmButton(text: "Resume", textColor: .orange, systemImageName: "play")
 }

@@ -1,7 +1,6 @@
-import AlarmKit
-import Foundation
+import FoundationEssentials
 
-/// Durations as people write them on the command line: `90s`, `10m`, `1h30m`, `1d`, `10 min`,
+/// Durations as people write them (alarmctl, Home Assistant's text entity): `90s`, `10m`, `1h30m`, `1d`, `10 min`,
 /// `2 hours`. A bare number is refused: `10` could mean seconds or minutes.
 public enum DurationArgument {
     /// The accepted forms, for error messages and help.
@@ -9,16 +8,16 @@ public enum DurationArgument {
 
     /// The seconds `text` names, within the node's limits (1 s to 7 days).
     ///
-    /// - Parameter option: how the command line names the value, e.g. `--snooze`, for the message.
-    public static func seconds(_ text: String, option: String) throws(AlarmctlError) -> TimeInterval {
+    /// - Parameter option: what the message calls the value, e.g. `--snooze` or `timer`.
+    public static func seconds(_ text: String, option: String) throws(HumanSyntaxError) -> TimeInterval {
         if DurationText.isPlainNumber(text) {
-            throw .usage("\(option): '\(text)' has no unit: write \(text)s, \(text)m or \(text)h (\(acceptedForms))")
+            throw .unreadable("\(option): '\(text)' has no unit: write \(text)s, \(text)m or \(text)h (\(acceptedForms))")
         }
         guard let seconds = DurationText.seconds(from: text), seconds.isFinite else {
-            throw .usage("\(option): '\(text)' is not a duration: \(acceptedForms)")
+            throw .unreadable("\(option): '\(text)' is not a duration: \(acceptedForms)")
         }
         guard AlarmLimits.durations.contains(seconds) else {
-            throw .usage("\(option): '\(text)' is out of range: \(acceptedForms)")
+            throw .unreadable("\(option): '\(text)' is out of range: \(acceptedForms)")
         }
         return seconds
     }
@@ -127,9 +126,9 @@ public enum WeekdayList {
     static let names = ["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"]
 
     /// The recurrence that `words` name (commas or spaces between days); `.never` for none or `once`.
-    public static func recurrence(_ words: [String]) throws(AlarmctlError) -> Alarm.Schedule.Relative.Recurrence {
+    public static func recurrence(_ words: [String]) throws(HumanSyntaxError) -> Alarm.Schedule.Relative.Recurrence {
         let tokens = words.flatMap { $0.lowercased().split(separator: ",") }
-            .map { $0.trimmingCharacters(in: .whitespaces) }
+            .map { String($0.trimming(where: { $0.isWhitespace && !$0.isNewline })) }
             .filter { !$0.isEmpty }
         if tokens.isEmpty { return .never }
         if tokens == ["once"] || tokens == ["never"] { return .never }
@@ -142,7 +141,7 @@ public enum WeekdayList {
             default:
                 let ends = token.split(separator: "-", omittingEmptySubsequences: false).map(String.init)
                 guard (1...2).contains(ends.count), let first = dayIndex(ends[0]), let last = dayIndex(ends.last!) else {
-                    throw .usage("'\(token)' is not a weekday: \(acceptedForms)")
+                    throw .unreadable("'\(token)' is not a weekday: \(acceptedForms)")
                 }
                 var index = first
                 days.insert(index)
@@ -175,7 +174,7 @@ public enum WeekdayList {
     }
 }
 
-/// When an alarm alerts, as written on the command line (`alarmctl alarm`, `alarmctl preview`).
+/// When an alarm alerts, as people write it (`alarmctl alarm`, `alarmctl preview`, ``RequestLine``).
 public enum ScheduleExpression: Hashable, Sendable {
     /// A time of day in the node's zone, once or on weekdays.
     case relative(Alarm.Schedule.Relative)
@@ -193,10 +192,10 @@ public enum ScheduleExpression: Hashable, Sendable {
 
     /// Reads the words of a schedule: `["07:00", "mon,wed,fri"]`, `["07:00 weekdays"]`,
     /// `["2026-12-24T18:00"]` or `["2026-12-24", "18:00"]`.
-    public static func parse(_ words: [String]) throws(AlarmctlError) -> ScheduleExpression {
+    public static func parse(_ words: [String]) throws(HumanSyntaxError) -> ScheduleExpression {
         var tokens = words.flatMap { $0.split(whereSeparator: \.isWhitespace).map(String.init) }
         guard let first = tokens.first else {
-            throw .usage("a schedule is missing; accepted forms:\n\(acceptedForms)")
+            throw .unreadable("a schedule is missing; accepted forms:\n\(acceptedForms)")
         }
         if first.count >= 10, first.prefix(4).allSatisfy(\.isNumber), first.dropFirst(4).first == "-" {
             var text = first
@@ -205,16 +204,16 @@ public enum ScheduleExpression: Hashable, Sendable {
                 tokens.removeFirst()
             }
             guard let dateTime = LocalDateTime(parsing: text) else {
-                throw .usage("'\(text)' is not a date and time; accepted forms:\n\(acceptedForms)")
+                throw .unreadable("'\(text)' is not a date and time; accepted forms:\n\(acceptedForms)")
             }
             guard tokens.count == 1 else {
-                throw .usage("a fixed date does not repeat: remove '\(tokens.dropFirst().joined(separator: " "))', "
+                throw .unreadable("a fixed date does not repeat: remove '\(tokens.dropFirst().joined(separator: " "))', "
                     + "or schedule a time of day such as 07:00 mon,wed,fri")
             }
             return .fixed(dateTime)
         }
         guard let time = TimeOfDay.parse(first) else {
-            throw .usage("'\(first)' is not a time of day or a date; accepted forms:\n\(acceptedForms)")
+            throw .unreadable("'\(first)' is not a time of day or a date; accepted forms:\n\(acceptedForms)")
         }
         return .relative(.init(time: time, repeats: try WeekdayList.recurrence(Array(tokens.dropFirst()))))
     }
@@ -233,6 +232,6 @@ public enum ScheduleExpression: Hashable, Sendable {
     }
 }
 
-func twoDigits(_ value: Int) -> String {
+private func twoDigits(_ value: Int) -> String {
     value < 10 ? "0\(value)" : "\(value)"
 }

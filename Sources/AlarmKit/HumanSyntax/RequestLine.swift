@@ -1,0 +1,77 @@
+import FoundationEssentials
+
+/// A timer or an alarm asked for in one line of human syntax, then a title:
+/// `10m Tea`, `1 hour 30 min Roast`, `07:00 weekdays Work`, `6:45 mon,wed,fri`, `2026-12-24T18:00 Eve`.
+///
+/// The defaults are `alarmctl`'s: a timer's Repeat counts its duration again; an alarm snoozes
+/// for nine minutes; the title is "Timer" or "Alarm" when none is written.
+public enum RequestLine: Hashable, Sendable {
+    /// A countdown of `duration` seconds that starts now.
+    case timer(duration: TimeInterval, title: String?)
+    /// An alarm on `schedule`.
+    case alarm(ScheduleExpression, title: String?)
+
+    /// The accepted forms, for error messages and help.
+    public static let acceptedForms = """
+        write a duration, a time of day with optional days, or a date, then an optional title: \
+        10m Tea | 1h30m Roast | 07:00 Wake | 07:00 weekdays Work | 6:45 mon,wed,fri | 2026-12-24T18:00 Eve \
+        (durations 1s to 7d; days mon..sun, mon-fri, weekdays, weekends, daily)
+        """
+
+    /// Reads one line; the words after the duration, time and days, or date are the title.
+    public init(parsing text: String) throws(HumanSyntaxError) {
+        let words = text.split(whereSeparator: \.isWhitespace).map(String.init)
+        guard let first = words.first else {
+            throw .unreadable("nothing to schedule: \(Self.acceptedForms)")
+        }
+        func title(after count: Int) -> String? {
+            count < words.count ? words[count...].joined(separator: " ") : nil
+        }
+        if first.first?.isNumber == true, first.contains("-") {
+            var dateWords = 1
+            if !first.contains(where: { $0 == "T" || $0 == "t" }), words.count > 1, TimeOfDay.parse(words[1]) != nil {
+                dateWords = 2
+            }
+            guard let expression = try? ScheduleExpression.parse(Array(words.prefix(dateWords))) else {
+                throw .unreadable("'\(words.prefix(dateWords).joined(separator: " "))' is not a date and time: \(Self.acceptedForms)")
+            }
+            self = .alarm(expression, title: title(after: dateWords))
+        } else if let time = TimeOfDay.parse(first) {
+            var dayWords = 1
+            while dayWords < words.count, (try? WeekdayList.recurrence([words[dayWords]])) != nil {
+                dayWords += 1
+            }
+            let repeats = (try? WeekdayList.recurrence(Array(words[1..<dayWords]))) ?? .never
+            self = .alarm(.relative(.init(time: time, repeats: repeats)), title: title(after: dayWords))
+        } else {
+            // The longest run of leading words that reads as a duration: `10 min Tea` is 10 minutes.
+            guard let durationWords = (1...words.count).reversed().first(where: { count in
+                let candidate = words.prefix(count).joined(separator: " ")
+                return !DurationText.isPlainNumber(candidate) && DurationText.seconds(from: candidate) != nil
+            }) else {
+                if DurationText.isPlainNumber(first) {
+                    throw .unreadable("'\(first)' has no unit: write \(first)s, \(first)m or \(first)h (\(Self.acceptedForms))")
+                }
+                throw .unreadable("'\(first)' is not a duration, a time of day or a date: \(Self.acceptedForms)")
+            }
+            let duration = try DurationArgument.seconds(words.prefix(durationWords).joined(separator: " "), option: "the duration")
+            self = .timer(duration: duration, title: title(after: durationWords))
+        }
+    }
+
+    /// Whether the line needs the node's time zone to become an instant: a date written without offset.
+    public var needsTimeZone: Bool {
+        if case .alarm(let expression, _) = self { expression.needsTimeZone } else { false }
+    }
+
+    /// The configuration to schedule, with `alarmctl`'s defaults; a date without offset is read in `timeZone`.
+    public func configuration(in timeZone: TimeZone) throws(HumanSyntaxError) -> AlarmManager.AlarmConfiguration<JSONValue> {
+        switch self {
+        case .timer(let duration, let title):
+            try AlarmRequest.timer(duration: duration, title: title, snooze: nil, sound: nil)
+        case .alarm(let expression, let title):
+            try AlarmRequest.alarm(schedule: expression.schedule(in: timeZone), title: title,
+                                   snooze: AlarmRequest.defaultAlarmSnooze, preAlert: nil, sound: nil)
+        }
+    }
+}

@@ -1,0 +1,74 @@
+import AlarmKit
+import Foundation
+import Testing
+
+@Suite("One line of human syntax: a timer or an alarm, then a title")
+struct RequestLineTests {
+    let berlin = TimeZone(identifier: "Europe/Berlin")!
+
+    @Test("Timers: the longest leading duration, then the title", arguments: [
+        ("10m Tea", 600.0, "Tea" as String?), ("10 min Tea", 600, "Tea"), ("1h30m Slow roast", 5400, "Slow roast"),
+        ("1 hour 30 minutes", 5400, nil), ("  90s   Eggs  ", 90, "Eggs"),
+    ])
+    func timers(text: String, seconds: TimeInterval, title: String?) throws {
+        #expect(try RequestLine(parsing: text) == .timer(duration: seconds, title: title))
+    }
+
+    @Test("Alarms: a time of day, the days that follow, then the title")
+    func alarms() throws {
+        let weekdays = try WeekdayList.recurrence(["weekdays"])
+        #expect(try RequestLine(parsing: "07:00 weekdays Work")
+            == .alarm(.relative(.init(time: .init(hour: 7, minute: 0), repeats: weekdays)), title: "Work"))
+        #expect(try RequestLine(parsing: "6:45 mon,wed fri")
+            == .alarm(.relative(.init(time: .init(hour: 6, minute: 45), repeats: .weekly([.monday, .wednesday, .friday]))), title: nil))
+        #expect(try RequestLine(parsing: "07:00 Wake up")
+            == .alarm(.relative(.init(time: .init(hour: 7, minute: 0))), title: "Wake up"))
+    }
+
+    @Test("Dates: in the node's zone unless written with an offset")
+    func dates() throws {
+        let eve = try RequestLine(parsing: "2026-12-24T18:00 Eve")
+        #expect(eve.needsTimeZone)
+        #expect(try eve.configuration(in: berlin).schedule == .fixed(AlarmJSON.date(from: "2026-12-24T17:00:00Z")!))
+        #expect(try eve.configuration(in: berlin).attributes.presentation.alert.title == "Eve")
+        let spaced = try RequestLine(parsing: "2026-12-24 18:00 Eve")
+        #expect(spaced == eve)
+        let exact = try RequestLine(parsing: "2026-12-24T17:00Z")
+        #expect(!exact.needsTimeZone)
+        #expect(try exact.configuration(in: .gmt).attributes.presentation.alert.title == "Alarm")
+    }
+
+    @Test("The configurations carry alarmctl's defaults")
+    func defaults() throws {
+        let timer = try RequestLine(parsing: "10m Tea").configuration(in: .gmt)
+        #expect(timer == (try AlarmRequest.timer(duration: 600, title: "Tea", snooze: nil, sound: nil)))
+        let alarm = try RequestLine(parsing: "07:00 weekdays").configuration(in: .gmt)
+        #expect(alarm.countdownDuration?.postAlert == AlarmRequest.defaultAlarmSnooze)
+        #expect(alarm.attributes.presentation.alert.title == "Alarm")
+        #expect(alarm.attributes.presentation.alert.secondaryButton?.text == "Snooze")
+    }
+
+    @Test("Unreadable lines are errors that name the accepted forms", arguments: [
+        "", "   ", "Tea", "10 Tea", "25:00 Late", "2026-02-30T07:00 Never", "8d Long",
+    ])
+    func unreadable(text: String) {
+        #expect {
+            try RequestLine(parsing: text)
+        } throws: { error in
+            guard case .unreadable(let message)? = error as? HumanSyntaxError else { return false }
+            return message.contains(text == "8d Long" ? DurationArgument.acceptedForms : RequestLine.acceptedForms)
+        }
+    }
+
+    @Test("What the node would refuse names the part to change")
+    func refused() throws {
+        #expect(throws: HumanSyntaxError.refused(part: .title, reason: "must be 1 to 128 UTF-8 bytes, is 129")) {
+            try RequestLine(parsing: "10m " + String(repeating: "x", count: 129)).configuration(in: .gmt)
+        }
+        #expect {
+            try RequestLine(parsing: "2020-01-01T07:00Z Past").configuration(in: .gmt)
+        } throws: { error in
+            (error as? HumanSyntaxError)?.message.hasSuffix("give a date in the future") == true
+        }
+    }
+}
