@@ -80,8 +80,8 @@ public final class CompanionAccess: Sendable {
         }
     }
 
-    /// Refuses a POST that is not the page's own: from another origin, or (for actions, when
-    /// `token` is given) without the session's token.
+    /// Refuses a POST from another site: an `Origin` that is not this server's, or a
+    /// `Sec-Fetch-Site` other than `same-origin` (or `none`, a request the user typed).
     public func checkSameOrigin(host: String?, origin: String?, fetchSite: String?) throws(CompanionError) {
         if let fetchSite, fetchSite != "same-origin", fetchSite != "none" {
             throw .forbidden("a request from another site (\(fetchSite)) cannot act on the alarms")

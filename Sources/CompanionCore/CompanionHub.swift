@@ -6,7 +6,7 @@ import Synchronization
 /// and followed by each page's event stream.
 public final class CompanionHub: Sendable {
     /// Every node's status and alarms, by node id.
-    public let nodes = Broadcast<[String: NodeState]>([:])
+    public let nodes = Broadcast<[String: KnownNode]>([:])
 
     public init() {}
 
@@ -50,10 +50,10 @@ public final class CompanionHub: Sendable {
     /// here is serialized by the lock so that no update is lost between two feeds.
     private let changes = Mutex(())
 
-    private func change(_ node: String, _ body: (inout NodeState) -> Void) {
+    private func change(_ node: String, _ body: (inout KnownNode) -> Void) {
         changes.withLock { _ in
             var all = nodes.value
-            var state = all[node] ?? NodeState()
+            var state = all[node] ?? KnownNode()
             body(&state)
             guard all[node] != state else { return }
             all[node] = state

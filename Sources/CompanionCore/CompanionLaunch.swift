@@ -48,8 +48,8 @@ public struct CompanionLaunch: Sendable, Equatable {
         guard let data = FileManager.default.contents(atPath: path), let text = String(data: data, encoding: .utf8) else {
             throw .usage("--password-file \(path) cannot be read: check the path and that this user may read it")
         }
-        let password = String(text.split(separator: "\n", maxSplits: 1, omittingEmptySubsequences: false).first ?? "")
-            .trimmingCharacters(in: CharacterSet(charactersIn: "\r"))
+        // "\r\n" is one Character: split on any line break.
+        let password = String(text.split(maxSplits: 1, omittingEmptySubsequences: false, whereSeparator: \.isNewline).first ?? "")
         guard !password.isEmpty else {
             throw .usage("--password-file \(path) is empty: write the password on its first line")
         }

@@ -17,7 +17,7 @@ public enum CompanionRequests {
 
     /// Checks `POST /api/nodes/<node>/alarms/<id>/<action>` against the nodes' current state.
     public static func alarmAction(
-        node: String, alarm: String, action: String, nodes: [String: NodeState]
+        node: String, alarm: String, action: String, nodes: [String: KnownNode]
     ) throws(CompanionError) -> AlarmAction {
         guard let known = nodes[node] else { throw .unknownNode(node) }
         guard let action = CompanionAction(rawValue: action) else {
@@ -34,7 +34,7 @@ public enum CompanionRequests {
 
     /// Checks `POST /api/nodes/<node>/alarms` (a new timer or alarm in the human syntax): the
     /// node must be online, and the body a form or JSON with a non-empty `text`.
-    public static func newAlarmText(node: String, body: Data, contentType: String?, nodes: [String: NodeState]) throws(CompanionError) -> String {
+    public static func newAlarmText(node: String, body: Data, contentType: String?, nodes: [String: KnownNode]) throws(CompanionError) -> String {
         guard let known = nodes[node] else { throw .unknownNode(node) }
         let fields = try formFields(body, contentType: contentType)
         guard let text = fields["text"]?.trimmingCharacters(in: .whitespacesAndNewlines), !text.isEmpty else {

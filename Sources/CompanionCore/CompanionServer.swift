@@ -32,7 +32,7 @@ public struct CompanionServer: Sendable {
         router.get("/companion.js") { _, _ in Self.asset(PageAssets.script, type: "text/javascript; charset=utf-8") }
         router.post("/login") { request, _ in try await signIn(request) }
         router.post("/logout") { request, _ in
-            var response = Response.redirect(to: "/", type: .found)
+            var response = Response.redirect(to: "/", type: .normal)
             response.headers[.setCookie] = access.signOut(cookie: request.headers[.cookie])
             return response
         }
@@ -95,7 +95,7 @@ public struct CompanionServer: Sendable {
                 response.status = .unauthorized
                 return response
             }
-            var response = Response.redirect(to: "/", type: .found)
+            var response = Response.redirect(to: "/", type: .normal)
             response.headers[.setCookie] = cookie
             return response
         }

@@ -6,24 +6,19 @@ import Foundation
 /// presentations say. Sent to the page as JSON on every change; the page counts down by itself
 /// from the countdowns' dates, corrected by `serverTime` for its own clock's difference.
 public struct CompanionSnapshot: Codable, Sendable, Equatable {
-    /// The server's clock when the snapshot was made.
-    public var serverTime: Date
+    /// The server's clock when the snapshot was made (ISO 8601, as every time here).
+    public var serverTime: String
     public var nodes: [NodeView]
 
-    public init(serverTime: Date, nodes: [NodeView]) {
-        self.serverTime = serverTime
-        self.nodes = nodes
-    }
-
     /// The snapshot of `nodes` (the latest status and alarms of each), nodes in id order.
-    public init(nodes: [String: NodeState], now: Date) {
-        serverTime = now
+    public init(nodes: [String: KnownNode], now: Date) {
+        serverTime = AlarmJSON.string(from: now)
         self.nodes = nodes.keys.sorted().map { NodeView(id: $0, state: nodes[$0]!, now: now) }
     }
 }
 
 /// What the companion knows of one node: its retained status and alarm documents.
-public struct NodeState: Sendable, Equatable {
+public struct KnownNode: Sendable, Equatable {
     public var status: NodeStatus?
     public var documents: [AlarmDocument]
 
@@ -45,7 +40,7 @@ public struct NodeView: Codable, Sendable, Equatable {
     /// The node's alarms; while it is not online they are its last known state and `stale`.
     public var alarms: [AlarmView]
 
-    public init(id: String, state: NodeState, now: Date) {
+    public init(id: String, state: KnownNode, now: Date) {
         self.id = id
         let zone = state.status?.timeZone.flatMap(TimeZone.init(identifier:)) ?? .current
         let online = state.status?.isOnline ?? false
@@ -76,7 +71,7 @@ public struct AlarmView: Codable, Sendable, Equatable {
     public var tint: String
     /// A running or paused countdown; nil otherwise.
     public var countdown: CountdownView?
-    /// When a scheduled alarm next alerts, in the node's time zone (`tomorrow 07:00 CET`).
+    /// When a scheduled alarm next alerts, in the node's time zone (`tomorrow 07:00`).
     public var nextAlert: String?
     /// `once`, `daily`, `weekdays`, `mon,wed,fri`; nil for a timer.
     public var repeats: String?
@@ -99,7 +94,7 @@ public struct AlarmView: Codable, Sendable, Equatable {
             title = presentation.countdown?.title ?? presentation.alert.title
             self.countdown = CountdownView(
                 total: countdown.totalCountdownDuration, elapsed: countdown.previouslyElapsedDuration,
-                startDate: countdown.startDate, fireDate: countdown.fireDate)
+                startDate: AlarmJSON.string(from: countdown.startDate), fireDate: AlarmJSON.string(from: countdown.fireDate))
             let pause = presentation.countdown?.pauseButton
             buttons = [ButtonView(action: .pause, button: pause, defaultText: "Pause"), cancel]
         case .paused(let paused)?:
@@ -122,19 +117,17 @@ public struct AlarmView: Codable, Sendable, Equatable {
             countdown = nil
             buttons = [cancel]
         }
-        nextAlert = document.state == .scheduled ? document.nextAlertDate.map {
-            "\(AlarmText.wallClock($0, now: now, timeZone: timeZone)) \(timeZone.abbreviation(for: $0) ?? timeZone.identifier)"
-        } : nil
+        nextAlert = document.state == .scheduled ? document.nextAlertDate.map { AlarmText.wallClock($0, now: now, timeZone: timeZone) } : nil
         if stale { buttons = [] }
     }
 }
 
-/// A countdown's numbers: running when it has dates, paused otherwise.
+/// A countdown's numbers: running when it has dates (ISO 8601), paused otherwise.
 public struct CountdownView: Codable, Sendable, Equatable {
     public var total: TimeInterval
     public var elapsed: TimeInterval
-    public var startDate: Date?
-    public var fireDate: Date?
+    public var startDate: String?
+    public var fireDate: String?
 }
 
 /// A button: what it does, its text and colour. `action` is nil for a button only the node runs.

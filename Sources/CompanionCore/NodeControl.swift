@@ -30,7 +30,7 @@ public struct FleetControl: NodeControl {
     public func schedule(_ text: String, node: String) async throws(CompanionError) {
         let connection = try connection(node)
         let zone = connection.statusUpdates.value?.timeZone.flatMap(TimeZone.init(identifier:)) ?? .current
-        let configuration = try NewAlarmText.configuration(text, timeZone: zone, now: Date())
+        let configuration = try NewAlarmText.configuration(text, timeZone: zone)
         do {
             _ = try await connection.schedule(id: UUID(), configuration: configuration)
         } catch {

@@ -45,13 +45,13 @@ enum Fixtures {
                              presentationState: .alert(.init(time: .init(hour: 7, minute: 55))), nextAlertDate: nil)
     }
 
-    static func online(_ documents: [AlarmDocument]) -> NodeState {
-        NodeState(status: NodeStatus(state: "online", since: now.addingTimeInterval(-3600), timeZone: "Europe/Berlin",
+    static func online(_ documents: [AlarmDocument]) -> KnownNode {
+        KnownNode(status: NodeStatus(state: "online", since: now.addingTimeInterval(-3600), timeZone: "Europe/Berlin",
                                      clockSynchronized: true), documents: documents)
     }
 
-    static func offline(_ documents: [AlarmDocument]) -> NodeState {
-        NodeState(status: .offline(since: now.addingTimeInterval(-60)), documents: documents)
+    static func offline(_ documents: [AlarmDocument]) -> KnownNode {
+        KnownNode(status: .offline(since: now.addingTimeInterval(-60)), documents: documents)
     }
 }
 

@@ -3,7 +3,7 @@ import Foundation
 import Testing
 
 @Suite struct RequestTests {
-    let nodes: [String: NodeState]
+    let nodes: [String: KnownNode]
 
     init() throws {
         nodes = ["kitchen": Fixtures.online([try Fixtures.runningTimer()]), "attic": Fixtures.offline([try Fixtures.pausedTimer()])]
@@ -72,4 +72,30 @@ import AlarmKit
 
 enum NodeFailureSample {
     static let invalidState = NodeFailure(code: .invalidState, message: "alarm is countdown, not alerting: stop needs an alerting alarm")
+}
+
+@Suite struct NewAlarmTextTests {
+    @Test func aTimerAndAWeeklyAlarmReadAsAlarmctlReadsThem() throws {
+        let timer = try NewAlarmText.configuration("10m Tea", timeZone: TimeZone(identifier: "Europe/Berlin")!)
+        #expect(timer.countdownDuration?.preAlert == 600)
+        #expect(timer.schedule == nil)
+        #expect(timer.attributes.presentation.alert.title == "Tea")
+        let alarm = try NewAlarmText.configuration("07:00 weekdays Work", timeZone: TimeZone(identifier: "Europe/Berlin")!)
+        guard case .relative(let relative)? = alarm.schedule else {
+            Issue.record("not a time of day: \(String(describing: alarm.schedule))")
+            return
+        }
+        #expect(relative.time == .init(hour: 7, minute: 0))
+        #expect(WeekdayList.describe(relative.repeats) == "weekdays")
+        #expect(alarm.attributes.presentation.alert.title == "Work")
+    }
+
+    @Test func anUnreadableLineSaysWhatItTakes() {
+        let error = #expect(throws: CompanionError.self) {
+            try NewAlarmText.configuration("tea in ten", timeZone: .gmt)
+        }
+        #expect(error?.status == .badRequest)
+        #expect(error?.code == "unreadable")
+        #expect(error?.message.contains("10m") == true)
+    }
 }

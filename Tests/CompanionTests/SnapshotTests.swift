@@ -10,7 +10,7 @@ import Testing
         #expect(view.state == "countdown")
         #expect(view.title == "Tea")
         #expect(view.tint == Color.orange.hex)
-        #expect(view.countdown?.fireDate == Fixtures.now.addingTimeInterval(272))
+        #expect(view.countdown?.fireDate == "2026-11-22T07:04:32.000Z")
         #expect(view.countdown?.total == 600)
         #expect(view.buttons.map(\.action) == [.pause, .cancel])
         #expect(view.buttons.first?.text == "Pause")
@@ -46,7 +46,7 @@ import Testing
     @Test func scheduledShowsTheNextAlertInTheNodesTimeZoneAndItsDays() throws {
         let view = try #require(CompanionSnapshot(nodes: ["bedroom": Fixtures.online([Fixtures.weeklyAlarm()])], now: Fixtures.now)
             .nodes.first?.alarms.first)
-        #expect(view.nextAlert == "tomorrow 07:00 CET")
+        #expect(view.nextAlert == "tomorrow 07:00")
         #expect(view.repeats == "mon,wed,fri")
         #expect(view.buttons.map(\.action) == [.cancel])
     }
@@ -59,12 +59,12 @@ import Testing
     }
 
     @Test func nodesAreInIdOrderWithTheirStatus() {
-        let snapshot = CompanionSnapshot(nodes: ["b": Fixtures.online([]), "a": NodeState()], now: Fixtures.now)
+        let snapshot = CompanionSnapshot(nodes: ["b": Fixtures.online([]), "a": KnownNode()], now: Fixtures.now)
         #expect(snapshot.nodes.map(\.id) == ["a", "b"])
         #expect(snapshot.nodes.map(\.state) == ["unknown", "online"])
         #expect(snapshot.nodes[1].timeZone == "Europe/Berlin")
         #expect(snapshot.nodes[1].clockSynchronized == true)
-        #expect(snapshot.serverTime == Fixtures.now)
+        #expect(snapshot.serverTime == "2026-11-22T07:00:00.000Z")
     }
 
     @Test func theSnapshotIsJSONWithISODates() throws {
@@ -81,7 +81,7 @@ import Testing
         hub.update(node: "kitchen", documents: [try Fixtures.runningTimer()])
         var changes = hub.nodes.stream().makeAsyncIterator()
         let nodes = await changes.next()
-        #expect(nodes?["attic"] == NodeState())
+        #expect(nodes?["attic"] == KnownNode())
         #expect(nodes?["kitchen"]?.status?.isOnline == true)
         #expect(nodes?["kitchen"]?.documents.map(\.id) == [Fixtures.timerID])
         hub.finish()

@@ -63,10 +63,13 @@ def alarmctl(node, *arguments):
     return json.loads(result.stdout)
 
 
+def alarms(node):
+    """The node's alarm documents (`alarmctl list --json`)."""
+    return alarmctl(node, "list")
+
+
 def alarm_ids(node):
-    reply = alarmctl(node, "list")
-    alarms = reply["alarms"] if isinstance(reply, dict) else reply
-    return {alarm["id"] for alarm in alarms}
+    return {alarm["id"] for alarm in alarms(node)}
 
 
 def viewport(driver, size):
@@ -128,7 +131,7 @@ def main():
         run(driver)
     finally:
         driver.quit()
-    print(f"{passed} passed, {failed} failed")
+    print(f"companion browser test: {passed} passed, {failed} failed")
     return 0 if failed == 0 else 1
 
 
@@ -141,8 +144,8 @@ def run(driver):
                lambda: pill(driver, "kitchen").startswith("online") and pill(driver, "attic").startswith("online"), 30)
 
     # A timer scheduled with alarmctl counts down on the page by itself.
-    work = alarmctl("attic", "alarm", "07:00", "weekdays", "--title", "Work")["alarm"]["id"]
-    tea = alarmctl("kitchen", "timer", "5m", "--title", "Tea")["alarm"]["id"]
+    work = alarmctl("attic", "alarm", "07:00", "weekdays", "--title", "Work")["id"]
+    tea = alarmctl("kitchen", "timer", "5m", "--title", "Tea")["id"]
     first = wait_until("the timer appears with its remaining time", lambda: remaining(driver, tea))
     check(f"despite a browser clock 7 min ahead, it shows about 5 minutes ({first})", first and 285 <= seconds(first) <= 300)
     time.sleep(2.2)
@@ -169,11 +172,25 @@ def run(driver):
     paused_at = remaining(driver, tea)
     time.sleep(1.5)
     check(f"a paused countdown stands still ({paused_at})", remaining(driver, tea) == paused_at)
-    check("the node holds it paused", any(a["id"] == tea and a["state"] == "paused" for a in alarmctl("kitchen", "list")["alarms"]))
+    check("the node holds it paused", any(a["id"] == tea and a["state"] == "paused" for a in alarms("kitchen")))
     button(driver, f"{tea}/resume").click()
     wait_until("Resume on the page resumes it", lambda: button(driver, f"{tea}/pause"))
     time.sleep(1.2)
     check("it counts down again", seconds(remaining(driver, tea)) < seconds(paused_at))
+
+    # A new timer typed in alarmctl's syntax; a line it cannot read is answered in its words.
+    field = driver.find_element(By.ID, "new-text")
+    driver.execute_script('document.getElementById("new-node").value = "kitchen"')
+    field.send_keys("2m Soup")
+    driver.find_element(By.CSS_SELECTOR, "#new-alarm button[type=submit]").click()
+    wait_until("a timer typed on the page ('2m Soup') appears", lambda: "Soup" in driver.find_element(By.TAG_NAME, "main").text)
+    check("the node holds it", any(a["attributes"]["presentation"]["alert"]["title"] == "Soup"
+                                   for a in alarms("kitchen")))
+    field.send_keys("soup in ten")
+    driver.find_element(By.CSS_SELECTOR, "#new-alarm button[type=submit]").click()
+    wait_until("a line it cannot read shows the forms it takes",
+               lambda: "10m Tea" in driver.find_element(By.ID, "new-error").text)
+    field.clear()
 
     # The kiosk: the countdowns, then an alert full screen, stopped from the page.
     viewport(driver, KIOSK)
@@ -181,7 +198,7 @@ def run(driver):
     check("nothing scrolls sideways at 800 px",
           driver.execute_script("return document.documentElement.scrollWidth <= window.innerWidth"))
     driver.save_screenshot(os.path.join(SHOTS, "companion-kiosk.png"))
-    pasta = alarmctl("kitchen", "timer", "3s", "--title", "Pasta")["alarm"]["id"]
+    pasta = alarmctl("kitchen", "timer", "3s", "--title", "Pasta")["id"]
     wait_until("the alert covers the whole screen",
                lambda: driver.execute_script(
                    'const a = document.getElementById("alert"); const r = a.getBoundingClientRect();'
