@@ -15,8 +15,14 @@ public final class CompanionHub: Sendable {
         change(node) { _ in }
     }
 
+    /// Records a node's status. An offline status (the will, a clean shutdown) names no time
+    /// zone: the last one known is kept, so its times stay in the node's zone.
     public func update(node: String, status: NodeStatus?) {
-        change(node) { $0.status = status }
+        change(node) { known in
+            var status = status
+            if status != nil, status?.timeZone == nil { status?.timeZone = known.status?.timeZone }
+            known.status = status
+        }
     }
 
     public func update(node: String, documents: [AlarmDocument]) {

@@ -46,8 +46,10 @@ public struct NodeView: Codable, Sendable, Equatable {
         let online = state.status?.isOnline ?? false
         self.state = state.status.map { $0.isOnline ? "online" : "offline" } ?? "unknown"
         if let status = state.status {
-            let since = (status.isOnline ? status.since : status.since ?? status.lastOnline)
-                .map { " since \(AlarmText.wallClock($0, now: now, timeZone: zone))" } ?? ""
+            // To the minute: the seconds of a status change are noise on a display.
+            let since = (status.isOnline ? status.since : status.since ?? status.lastOnline).map {
+                " since \(AlarmText.wallClock(Date(timeIntervalSince1970: ($0.timeIntervalSince1970 / 60).rounded(.down) * 60), now: now, timeZone: zone))"
+            } ?? ""
             stateText = "\(self.state)\(since)"
         } else {
             stateText = "no status yet"

@@ -77,6 +77,14 @@ extension PageAssets {
             return box;
           }
 
+          // A clock face (a scheduled alarm) or an exclamation mark (alerting), in the tint.
+          function badge(alerting) {
+            const box = svg("svg", { class: "badge", viewBox: "0 0 100 100", "aria-hidden": "true" });
+            box.append(svg("circle", { class: "badge-face", cx: 50, cy: 50, r: 46 }));
+            box.append(svg("path", { class: "badge-hands", d: alerting ? "M50 26 V58 M50 72 V74" : "M50 24 V50 L68 62" }));
+            return box;
+          }
+
           function actionButton(node, alarm, button, extraClass) {
             const label = button.action ? button.text : `${button.text} (on the node only)`;
             const b = element("button", {
@@ -104,7 +112,7 @@ extension PageAssets {
                 if (alarm.state === "paused") text.append(element("p", { class: "detail", text: "Paused" }));
               }
             } else {
-              card.append(element("div", { class: "badge", "aria-hidden": "true", text: alarm.state === "alerting" ? "!" : "⏰" }));
+              card.append(badge(alarm.state === "alerting"));
               text.append(element("p", { class: "alarm-title", text: alarm.title }));
               if (alarm.state === "alerting") text.append(element("p", { class: "remaining small", text: "Alerting" }));
               else text.append(element("p", { class: "remaining small", text: alarm.nextAlert || "–" }));
@@ -232,6 +240,8 @@ extension PageAssets {
               button.disabled = false;
             }
           }
+
+          document.getElementById("new-text").addEventListener("input", () => { newError.textContent = ""; });
 
           newForm.addEventListener("submit", async (event) => {
             event.preventDefault();

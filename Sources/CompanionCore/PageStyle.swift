@@ -30,7 +30,7 @@ extension PageAssets {
         .connection.lost { color: var(--danger); font-weight: 600; }
         .nodes { display: grid; gap: 14px; }
         .empty { color: var(--muted); }
-        .node { display: grid; gap: 8px; }
+        .node { display: grid; gap: 8px; align-content: start; }
         .node-head { display: flex; flex-wrap: wrap; align-items: center; gap: 4px 10px; }
         .pill {
           display: inline-flex; align-items: center; gap: 6px; padding: 2px 10px; border-radius: 12px;
@@ -51,11 +51,11 @@ extension PageAssets {
         .ring circle { fill: none; stroke-width: 9; }
         .ring .track { stroke: #3a3a3c; }
         .ring .progress { stroke: var(--tint, #888); stroke-linecap: round; transform: rotate(-90deg); transform-origin: 50% 50%; }
-        .badge {
-          grid-area: ring; width: 56px; height: 56px; border-radius: 50%; display: grid; place-items: center;
-          background: color-mix(in srgb, var(--tint, #888) 25%, transparent); color: var(--tint, #888);
-          font-size: 1.5rem; font-weight: 700;
-        }
+        .badge { grid-area: ring; width: 56px; height: 56px; }
+        .badge-face { fill: color-mix(in srgb, var(--tint, #888) 22%, transparent); }
+        .badge-hands { fill: none; stroke: var(--tint, #888); stroke-width: 8; stroke-linecap: round; stroke-linejoin: round; }
+        .alarm.stale .ring .progress, .alarm.stale .badge-hands { stroke: var(--offline); }
+        .alarm.stale .badge-face { fill: #2c2c2e; }
         .alarm-text { grid-area: text; min-width: 0; }
         .alarm-title { margin: 0; font-size: .95rem; color: var(--muted); overflow-wrap: anywhere; }
         .remaining { margin: 0; font-size: 2.1rem; font-weight: 600; font-variant-numeric: tabular-nums; line-height: 1.1; }
@@ -93,7 +93,8 @@ extension PageAssets {
           body { padding: 16px 20px; }
           .nodes { grid-template-columns: repeat(auto-fit, minmax(320px, 1fr)); }
           .alarm { grid-template-columns: auto 1fr auto; grid-template-areas: "ring text buttons"; }
-          .remaining { font-size: 2.4rem; }
+          .buttons { flex-direction: column; flex-wrap: nowrap; }
+          .buttons button { padding: 6px 14px; }
           .alert-title { font-size: 3.4rem; }
         }
         @media (prefers-reduced-motion: reduce) { * { transition: none !important; } }

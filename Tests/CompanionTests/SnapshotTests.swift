@@ -88,3 +88,14 @@ import Testing
         #expect(await changes.next() == nil)
     }
 }
+
+@Suite struct OfflineTimeZoneTests {
+    @Test func anOfflineStatusKeepsTheNodesTimeZone() throws {
+        let hub = CompanionHub()
+        hub.update(node: "attic", status: NodeStatus(state: "online", since: Fixtures.now, timeZone: "Europe/Berlin"))
+        hub.update(node: "attic", status: .offline(since: Fixtures.now.addingTimeInterval(125)))
+        let node = try #require(CompanionSnapshot(nodes: hub.nodes.value, now: Fixtures.now.addingTimeInterval(130)).nodes.first)
+        #expect(node.timeZone == "Europe/Berlin")
+        #expect(node.stateText == "offline since today 08:02")
+    }
+}
