@@ -169,7 +169,7 @@ let package = Package(
                 "CompanionCore", "AlarmKit",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
-                .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "Logging", package: "swift-log"),
             ]
         ),
         .testTarget(name: "LinuxSystemTests", dependencies: ["LinuxSystem", .product(name: "Logging", package: "swift-log")]),

@@ -24,9 +24,10 @@ public struct CompanionServer: Sendable {
         self.heartbeat = heartbeat
     }
 
-    public func router() -> Router<BasicRequestContext> {
-        let router = Router()
-        router.add(middleware: GuardMiddleware(access: access))
+    /// The routes, for any request context (the server uses `BasicRequestContext`).
+    public func router<Context: RequestContext>(context: Context.Type = BasicRequestContext.self) -> Router<Context> {
+        let router = Router(context: Context.self)
+        router.add(middleware: GuardMiddleware<Context>(access: access))
         router.get("/") { request, _ in page(request) }
         router.get("/companion.css") { _, _ in Self.asset(PageAssets.style, type: "text/css; charset=utf-8") }
         router.get("/companion.js") { _, _ in Self.asset(PageAssets.script, type: "text/javascript; charset=utf-8") }
@@ -202,8 +203,7 @@ public struct CompanionServer: Sendable {
 
 /// On every request: the host check (loopback names only without a password), and headers that
 /// keep the page out of other sites' frames and away from any script but its own.
-struct GuardMiddleware: RouterMiddleware {
-    typealias Context = BasicRequestContext
+struct GuardMiddleware<Context: RequestContext>: RouterMiddleware {
     let access: CompanionAccess
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {

@@ -3,7 +3,6 @@ import CompanionCore
 import Foundation
 import HTTPTypes
 import Hummingbird
-import HummingbirdTesting
 import Testing
 
 /// The routes, driven without sockets: what reaches the node control and what the page gets back.
@@ -15,9 +14,8 @@ import Testing
         hub.update(node: "kitchen", documents: [try Fixtures.runningTimer()])
     }
 
-    func application(password: String? = nil, control: RecordingControl) -> some ApplicationProtocol {
-        let server = CompanionServer(hub: hub, access: CompanionAccess(password: password), control: control, failedSignInDelay: .zero)
-        return Application(router: server.router())
+    func application(password: String? = nil, control: RecordingControl) -> RouterClient {
+        RouterClient(CompanionServer(hub: hub, access: CompanionAccess(password: password), control: control, failedSignInDelay: .zero).router(context: RouterClient.Context.self))
     }
 
     /// The page's token, read from its HTML as the script reads it.
@@ -28,7 +26,7 @@ import Testing
     }
 
     @Test func thePageCarriesItsTokenAndStrictHeaders() async throws {
-        try await application(control: RecordingControl()).test(.router) { client in
+        try await application(control: RecordingControl()).run { client in
             try await client.execute(uri: "/", method: .get) { response in
                 #expect(response.status == .ok)
                 #expect(response.headers[.contentType] == "text/html; charset=utf-8")
@@ -47,7 +45,7 @@ import Testing
 
     @Test func anActionWithTheTokenReachesTheNode() async throws {
         let control = RecordingControl()
-        try await application(control: control).test(.router) { client in
+        try await application(control: control).run { client in
             let page = try await client.execute(uri: "/", method: .get) { String(buffer: $0.body) }
             let headers: HTTPFields = [HTTPField.Name("X-Companion-Token")!: try token(in: page), .origin: "http://localhost"]
             try await client.execute(uri: "/api/nodes/kitchen/alarms/\(Fixtures.timerID.uuidString)/pause", method: .post, headers: headers) { response in
@@ -60,7 +58,7 @@ import Testing
 
     @Test func aCrossSitePostIsRefusedAndChangesNothing() async throws {
         let control = RecordingControl()
-        try await application(control: control).test(.router) { client in
+        try await application(control: control).run { client in
             let page = try await client.execute(uri: "/", method: .get) { String(buffer: $0.body) }
             let token = try token(in: page)
             let uri = "/api/nodes/kitchen/alarms/\(Fixtures.timerID.uuidString)/cancel"
@@ -86,7 +84,7 @@ import Testing
 
     @Test func badRequestsGetClearErrorsAndChangeNothing() async throws {
         let control = RecordingControl()
-        try await application(control: control).test(.router) { client in
+        try await application(control: control).run { client in
             let page = try await client.execute(uri: "/", method: .get) { String(buffer: $0.body) }
             let headers: HTTPFields = [HTTPField.Name("X-Companion-Token")!: try token(in: page), .contentType: "application/json"]
             let cases: [(String, HTTPResponse.Status, String)] = [
@@ -118,7 +116,7 @@ import Testing
         let refusal = CompanionError(node: NodeFailure(code: .invalidConfiguration, message: "the title is longer than 128 bytes: shorten it",
                                                        field: "configuration.attributes.presentation.alert.title"))
         let control = RecordingControl(failure: refusal)
-        try await application(control: control).test(.router) { client in
+        try await application(control: control).run { client in
             let page = try await client.execute(uri: "/", method: .get) { String(buffer: $0.body) }
             let headers: HTTPFields = [HTTPField.Name("X-Companion-Token")!: try token(in: page), .contentType: "application/json"]
             try await client.execute(uri: "/api/nodes/kitchen/alarms", method: .post, headers: headers,
@@ -135,7 +133,7 @@ import Testing
 
     @Test func withAPasswordThePageAsksForItAndTheSessionIsStrict() async throws {
         let control = RecordingControl()
-        try await application(password: "pw", control: control).test(.router) { client in
+        try await application(password: "pw", control: control).run { client in
             try await client.execute(uri: "/", method: .get) { response in
                 #expect(String(buffer: response.body).contains(#"type="password""#))
                 #expect(!String(buffer: response.body).contains("companion-token"))
@@ -174,7 +172,7 @@ import Testing
     }
 
     @Test func theStateNeverCarriesBrokerCredentials() async throws {
-        try await application(control: RecordingControl()).test(.router) { client in
+        try await application(control: RecordingControl()).run { client in
             try await client.execute(uri: "/api/state", method: .get) { response in
                 let text = String(buffer: response.body)
                 #expect(text.contains("\"nodes\""))
