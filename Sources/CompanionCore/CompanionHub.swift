@@ -29,6 +29,17 @@ public final class CompanionHub: Sendable {
         change(node) { $0.documents = documents }
     }
 
+    /// Records whether the companion reaches the broker; while it does not, every node is unknown.
+    public func update(brokerConnected: Bool) {
+        changes.withLock { brokerLost in
+            brokerLost = !brokerConnected
+            var all = nodes.value
+            for node in all.keys { all[node]?.brokerLost = !brokerConnected }
+            guard all != nodes.value else { return }
+            nodes.send(all)
+        }
+    }
+
     /// Ends every follower's stream (the pages' event streams), at shutdown.
     public func finish() {
         nodes.finish()
@@ -37,6 +48,9 @@ public final class CompanionHub: Sendable {
     /// Follows every node of `fleet` (its status and alarms) until the fleet closes.
     public func follow(_ fleet: RemoteFleet) async {
         await withDiscardingTaskGroup { group in
+            group.addTask {
+                for await connected in fleet.brokerConnected.stream() { self.update(brokerConnected: connected) }
+            }
             var followed = Set<String>()
             for await connections in fleet.connections.stream() {
                 for (node, connection) in connections where followed.insert(node).inserted {
@@ -53,13 +67,14 @@ public final class CompanionHub: Sendable {
     }
 
     /// One change at a time: `Broadcast` delivers in the senders' order, and the read-modify-send
-    /// here is serialized by the lock so that no update is lost between two feeds.
-    private let changes = Mutex(())
+    /// here is serialized by the lock so that no update is lost between two feeds. It holds
+    /// whether the broker is lost, for the nodes found after that.
+    private let changes = Mutex(false)
 
     private func change(_ node: String, _ body: (inout KnownNode) -> Void) {
-        changes.withLock { _ in
+        changes.withLock { brokerLost in
             var all = nodes.value
-            var state = all[node] ?? KnownNode()
+            var state = all[node] ?? KnownNode(brokerLost: brokerLost)
             body(&state)
             guard all[node] != state else { return }
             all[node] = state

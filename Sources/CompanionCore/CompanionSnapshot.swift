@@ -21,10 +21,14 @@ public struct CompanionSnapshot: Codable, Sendable, Equatable {
 public struct KnownNode: Sendable, Equatable {
     public var status: NodeStatus?
     public var documents: [AlarmDocument]
+    /// True while the companion's own connection to the broker is down: then nothing it knows of
+    /// the node is current.
+    public var brokerLost: Bool
 
-    public init(status: NodeStatus? = nil, documents: [AlarmDocument] = []) {
+    public init(status: NodeStatus? = nil, documents: [AlarmDocument] = [], brokerLost: Bool = false) {
         self.status = status
         self.documents = documents
+        self.brokerLost = brokerLost
     }
 }
 
@@ -43,9 +47,11 @@ public struct NodeView: Codable, Sendable, Equatable {
     public init(id: String, state: KnownNode, now: Date) {
         self.id = id
         let zone = state.status?.timeZone.flatMap(TimeZone.init(identifier:)) ?? .current
-        let online = state.status?.isOnline ?? false
-        self.state = state.status.map { $0.isOnline ? "online" : "offline" } ?? "unknown"
-        if let status = state.status {
+        let online = !state.brokerLost && state.status?.isOnline == true
+        self.state = state.brokerLost ? "unknown" : state.status.map { $0.isOnline ? "online" : "offline" } ?? "unknown"
+        if state.brokerLost {
+            stateText = "not known: the companion cannot reach the broker"
+        } else if let status = state.status {
             // To the minute: the seconds of a status change are noise on a display.
             let since = (status.isOnline ? status.since : status.since ?? status.lastOnline).map {
                 " since \(AlarmText.wallClock(Date(timeIntervalSince1970: ($0.timeIntervalSince1970 / 60).rounded(.down) * 60), now: now, timeZone: zone))"

@@ -99,3 +99,21 @@ import Testing
         #expect(node.stateText == "offline since today 08:02")
     }
 }
+
+@Suite struct BrokerLostTests {
+    @Test func whileTheCompanionCannotReachTheBrokerEveryNodeIsUnknownAndStale() throws {
+        let hub = CompanionHub()
+        hub.update(node: "kitchen", status: NodeStatus(state: "online", timeZone: "Europe/Berlin"))
+        hub.update(node: "kitchen", documents: [try Fixtures.runningTimer()])
+        hub.update(brokerConnected: false)
+        hub.add(node: "attic")
+        let lost = CompanionSnapshot(nodes: hub.nodes.value, now: Fixtures.now)
+        #expect(lost.nodes.map(\.state) == ["unknown", "unknown"])
+        #expect(lost.nodes[1].stateText.contains("cannot reach the broker"))
+        #expect(lost.nodes[1].alarms.allSatisfy { $0.stale && $0.buttons.isEmpty })
+        hub.update(brokerConnected: true)
+        let back = CompanionSnapshot(nodes: hub.nodes.value, now: Fixtures.now)
+        #expect(back.nodes.first { $0.id == "kitchen" }?.state == "online")
+        #expect(back.nodes.first { $0.id == "kitchen" }?.alarms.first?.stale == false)
+    }
+}

@@ -21,6 +21,7 @@ ALARMCTL = os.environ["ALARMCTL"]
 BROKER = os.environ["ALARMD_BROKER"]
 SHOTS = os.environ["SCREENSHOTS"]
 ATTIC_PID = int(os.environ["ATTIC_PID"])
+BROKER_PID = int(os.environ["BROKER_PID"])
 PHONE = (360, 740)
 KIOSK = (800, 480)
 SKEW_MS = 7 * 60 * 1000
@@ -230,6 +231,13 @@ def run(driver):
     finally:
         server.shutdown()
     check("the timer is still there", tea in alarm_ids("kitchen"))
+
+    # The companion loses the broker: no node is shown as current, no countdown runs.
+    driver.get(URL)
+    wait_until("the page is back", lambda: pill(driver, "kitchen").startswith("online"))
+    os.kill(BROKER_PID, signal.SIGTERM)
+    wait_until("without the broker every node is 'not known', with no countdown",
+               lambda: pill(driver, "kitchen").startswith("not known") and not driver.find_elements(By.CSS_SELECTOR, "[data-remaining]"), 20)
 
 
 if __name__ == "__main__":

@@ -3,7 +3,8 @@
 # real alarmd nodes, the real alarmd-companion, and Debian's headless Chromium driven through
 # Selenium (companion_browser.py). It schedules a timer with alarmctl and watches it count down on
 # the page, pauses and resumes it from the page, stops an alert from the full-screen view, sees a
-# node go offline, and has another site's page POST to the companion (refused). It takes
+# node go offline, has another site's page POST to the companion (refused), and stops the broker
+# (no node is then shown as current). It takes
 # screenshots at phone (360×740) and kiosk (800×480) sizes.
 #
 #   Tests/companion/test-companion.sh                 screenshots into a temporary folder
@@ -61,7 +62,8 @@ wait_for() {  # wait_for SECONDS COMMAND...: true once COMMAND succeeds
 broker_port=$(free_port)
 printf 'listener %s 127.0.0.1\nallow_anonymous true\npersistence false\n' "$broker_port" > "$work/mosquitto.conf"
 mosquitto -c "$work/mosquitto.conf" > "$work/mosquitto.log" 2>&1 &
-pids+=($!)
+broker_pid=$!
+pids+=("$broker_pid")
 wait_for 10 bash -c "</dev/tcp/127.0.0.1/$broker_port" 2> /dev/null || { echo "mosquitto did not start"; exit 2; }
 broker="127.0.0.1:$broker_port"
 
@@ -87,7 +89,7 @@ echo "companion at $url, broker $broker"
 shots="${screenshots:-$work/screenshots}"
 mkdir -p "$shots"
 status=0
-ALARMD_BROKER="$broker" COMPANION_URL="$url" ALARMCTL="$bin/alarmctl" ATTIC_PID="$attic_pid" \
+ALARMD_BROKER="$broker" COMPANION_URL="$url" ALARMCTL="$bin/alarmctl" ATTIC_PID="$attic_pid" BROKER_PID="$broker_pid" \
     SCREENSHOTS="$shots" "$venv/bin/python" "$root/Tests/companion/companion_browser.py" || status=$?
 if [ "$status" -ne 0 ]; then
     for log in "$work"/*.log; do echo "--- $log"; tail -n 40 "$log"; done

@@ -15,6 +15,9 @@ public final class RemoteFleet: Sendable {
     public let chosenNodes: [String]?
     /// The nodes known so far, by id.
     public let connections = Broadcast<[String: RemoteNodeConnection]>([:])
+    /// Whether the fleet's own connection to the broker is up: while it is down, no node's
+    /// status or alarms can be trusted to be current.
+    public let brokerConnected = Broadcast<Bool>(false)
 
     private let logger: Logger
     private let state = Mutex(State())
@@ -37,26 +40,29 @@ public final class RemoteFleet: Sendable {
         connections.value[node]
     }
 
-    /// Connects the chosen nodes, or starts watching for nodes under the prefix.
+    /// Connects the chosen nodes, or starts watching for nodes under the prefix; either way a
+    /// client of its own follows the broker connection (``brokerConnected``).
     public func start() throws(AlarmNodeError) {
-        if let chosenNodes {
-            chosenNodes.forEach(add)
-            return
-        }
+        chosenNodes?.forEach(add)
         let client: MQTTClient
         do throws(MQTTError) {
             client = try MQTTClient(configuration: settings.mqttConfiguration(), logger: logger)
-            try client.subscribe(NodeTopics.statusFilter(prefix: settings.topicPrefix), qos: 1)
+            if chosenNodes == nil { try client.subscribe(NodeTopics.statusFilter(prefix: settings.topicPrefix), qos: 1) }
             try client.connect()
         } catch {
             throw .unavailable("cannot set up a connection to the broker \(settings.brokerDescription): \(error)")
         }
         let prefix = settings.topicPrefix
+        // One task reads the client's events, so nodes are added one at a time.
         let loop = Task { [weak self] in
             for await event in client.events {
-                guard case .message(let message) = event, !message.payload.isEmpty,
-                      let node = NodeTopics.nodeID(inStatusTopic: message.topic, prefix: prefix) else { continue }
-                self?.add(node)
+                switch event {
+                case .connected: self?.brokerConnected.send(true)
+                case .disconnected: self?.brokerConnected.send(false)
+                case .message(let message):
+                    guard !message.payload.isEmpty, let node = NodeTopics.nodeID(inStatusTopic: message.topic, prefix: prefix) else { continue }
+                    self?.add(node)
+                }
             }
         }
         state.withLock { state in
@@ -75,6 +81,7 @@ public final class RemoteFleet: Sendable {
         loop?.cancel()
         for connection in connections.value.values { await connection.close() }
         connections.finish()
+        brokerConnected.finish()
     }
 
     private func add(_ node: String) {
