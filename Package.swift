@@ -9,6 +9,7 @@ let package = Package(
         .executable(name: "alarmd", targets: ["alarmd"]),
         .executable(name: "alarmctl", targets: ["alarmctl"]),
         .executable(name: "alarmd-bench", targets: ["alarmd-bench"]),
+        .executable(name: "alarmd-companion", targets: ["alarmd-companion"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-collections", from: "1.6.0"),
@@ -16,6 +17,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
         .package(url: "https://github.com/LebJe/TOMLKit", from: "0.6.0"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
+        .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
     ],
     targets: [
         // MARK: Pure logic
@@ -102,6 +105,28 @@ let package = Package(
             dependencies: ["AlarmctlCore", "AlarmKit", .product(name: "ArgumentParser", package: "swift-argument-parser")]
         ),
 
+        // The companion display (docs/companion.md): the page's view of the nodes, request checks,
+        // sessions and the HTTP routes, testable without sockets; and its thin main.
+        .target(
+            name: "CompanionCore",
+            dependencies: [
+                "AlarmKit", "AlarmctlCore",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .executableTarget(
+            name: "alarmd-companion",
+            dependencies: [
+                "CompanionCore", "AlarmKit", "AlarmctlCore",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+
         // The benchmark of SPEC §9 (scripts/bench, docs/performance.md): the real daemon as a black
         // box against a real mosquitto, with baselines measured in the same run.
         .executableTarget(
@@ -137,6 +162,15 @@ let package = Package(
         .testTarget(
             name: "AlarmctlTests",
             dependencies: ["AlarmctlCore", "AlarmKit", "MosquittoTestSupport", "Mosquitto", "alarmctl", "alarmd"]
+        ),
+        .testTarget(
+            name: "CompanionTests",
+            dependencies: [
+                "CompanionCore", "AlarmKit",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
         ),
         .testTarget(name: "LinuxSystemTests", dependencies: ["LinuxSystem", .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "AlarmHardwareTests", dependencies: ["AlarmHardware", .product(name: "Logging", package: "swift-log")]),

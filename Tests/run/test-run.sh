@@ -51,6 +51,11 @@ check "the buzzer goes silent" wait_for 5 grep -q "buzzer silent, LED dark" "$wo
 hardware_lines=$(grep -c '^\[simulated hardware\]' "$work/out")
 check "a countdown and 3 s of ringing print a handful of hardware lines ($hardware_lines)" test "$hardware_lines" -le 6
 
+# The companion page that the banner names answers (docs/companion.md).
+companion_url="$(grep -o 'http://127\.0\.0\.1:[0-9]*/' <<<"$banner" | head -1)"
+check "the banner names the companion page ($companion_url), and it answers" \
+    wait_for 20 python3 -c "import sys, urllib.request; sys.exit(b'companion-token' not in urllib.request.urlopen(sys.argv[1], timeout=2).read())" "$companion_url"
+
 # Ctrl-C: alarmd says goodbye on the broker, then the private broker stops.
 kill -INT -- "-$run_pid"
 check "Ctrl-C ends scripts/run with status 0" wait "$run_pid"

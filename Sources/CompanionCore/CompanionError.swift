@@ -1,0 +1,67 @@
+import AlarmKit
+import AlarmctlCore
+import Hummingbird
+
+/// Why the companion refused a request or an option: a code for scripts, the HTTP status, and a
+/// message that says what went wrong and what to do. The node's own refusals keep its words.
+public struct CompanionError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// `unknownNode`, `unknownAlarm`, `badRequest`, `tooLarge`, `forbidden`, `unauthenticated`,
+    /// `usage`, or the node's code (`invalidState`, `notFound`, …).
+    public var code: String
+    public var status: HTTPResponse.Status
+    public var message: String
+
+    public init(code: String, status: HTTPResponse.Status, message: String) {
+        self.code = code
+        self.status = status
+        self.message = message
+    }
+
+    public var description: String { message }
+
+    public static func unknownNode(_ node: String) -> Self {
+        Self(code: "unknownNode", status: .notFound,
+             message: "no node '\(node)' is known under this companion's topic prefix: reload the page")
+    }
+
+    public static func unknownAlarm(_ id: String, node: String) -> Self {
+        Self(code: "unknownAlarm", status: .notFound, message: "node '\(node)' has no alarm \(id): it may have ended; reload the page")
+    }
+
+    public static func badRequest(_ message: String) -> Self {
+        Self(code: "badRequest", status: .badRequest, message: message)
+    }
+
+    public static func forbidden(_ message: String) -> Self {
+        Self(code: "forbidden", status: .forbidden, message: message)
+    }
+
+    public static func usage(_ message: String) -> Self {
+        Self(code: "usage", status: .internalServerError, message: message)
+    }
+
+    public static let tooLarge = Self(
+        code: "tooLarge", status: .contentTooLarge,
+        message: "the request body is larger than \(CompanionRequests.maximumBodySize) bytes: send less")
+
+    public static let unauthenticated = Self(
+        code: "unauthenticated", status: .unauthorized, message: "sign in first: open the page and give the companion's password")
+
+    /// A node's refusal or an unreachable node, in the node's words.
+    public init(node failure: NodeFailure) {
+        let status: HTTPResponse.Status = switch failure.code {
+        case .notFound: .notFound
+        case .invalidState, .maximumLimitReached: .conflict
+        case .invalidConfiguration, .badRequest: .unprocessableContent
+        case .unauthorized: .forbidden
+        case .unavailable: .serviceUnavailable
+        case .internal: .badGateway
+        }
+        self.init(code: failure.code.rawValue, status: status, message: failure.message)
+    }
+
+    /// A command-line style refusal (the human syntax), as a malformed request.
+    public init(_ error: AlarmctlError) {
+        self.init(code: "badRequest", status: .badRequest, message: error.message)
+    }
+}

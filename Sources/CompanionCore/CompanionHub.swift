@@ -1,0 +1,84 @@
+import AlarmKit
+import Foundation
+import Synchronization
+
+/// The latest state of every node the companion shows, fed by a ``RemoteFleet`` (or by a test),
+/// and followed by each page's event stream.
+public final class CompanionHub: Sendable {
+    /// Every node's status and alarms, by node id.
+    public let nodes = Broadcast<[String: KnownNode]>([:])
+
+    public init() {}
+
+    /// Records a node that was found, before its status arrives.
+    public func add(node: String) {
+        change(node) { _ in }
+    }
+
+    /// Records a node's status. An offline status (the will, a clean shutdown) names no time
+    /// zone: the last one known is kept, so its times stay in the node's zone.
+    public func update(node: String, status: NodeStatus?) {
+        change(node) { known in
+            var status = status
+            if status != nil, status?.timeZone == nil { status?.timeZone = known.status?.timeZone }
+            known.status = status
+        }
+    }
+
+    public func update(node: String, documents: [AlarmDocument]) {
+        change(node) { $0.documents = documents }
+    }
+
+    /// Records whether the companion reaches the broker; while it does not, every node is unknown.
+    public func update(brokerConnected: Bool) {
+        changes.withLock { brokerLost in
+            brokerLost = !brokerConnected
+            var all = nodes.value
+            for node in all.keys { all[node]?.brokerLost = !brokerConnected }
+            guard all != nodes.value else { return }
+            nodes.send(all)
+        }
+    }
+
+    /// Ends every follower's stream (the pages' event streams), at shutdown.
+    public func finish() {
+        nodes.finish()
+    }
+
+    /// Follows every node of `fleet` (its status and alarms) until the fleet closes.
+    public func follow(_ fleet: RemoteFleet) async {
+        await withDiscardingTaskGroup { group in
+            group.addTask {
+                for await connected in fleet.brokerConnected.stream() { self.update(brokerConnected: connected) }
+            }
+            var followed = Set<String>()
+            for await connections in fleet.connections.stream() {
+                for (node, connection) in connections where followed.insert(node).inserted {
+                    add(node: node)
+                    group.addTask {
+                        for await status in connection.statusUpdates.stream() { self.update(node: node, status: status) }
+                    }
+                    group.addTask {
+                        for await documents in connection.documentUpdates.stream() { self.update(node: node, documents: documents) }
+                    }
+                }
+            }
+        }
+    }
+
+    /// One change at a time: `Broadcast` delivers in the senders' order, and the read-modify-send
+    /// here is serialized by the lock so that no update is lost between two feeds. It holds
+    /// whether the broker is lost, for the nodes found after that.
+    private let changes = Mutex(false)
+
+    private func change(_ node: String, _ body: (inout KnownNode) -> Void) {
+        changes.withLock { brokerLost in
+            var all = nodes.value
+            var state = all[node] ?? KnownNode(brokerLost: brokerLost)
+            body(&state)
+            guard all[node] != state else { return }
+            all[node] = state
+            nodes.send(all)
+        }
+    }
+}

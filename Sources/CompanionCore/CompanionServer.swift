@@ -1,0 +1,234 @@
+import AlarmKit
+import Foundation
+import HTTPTypes
+import Hummingbird
+
+/// The companion's HTTP routes: the page and its assets, sign-in, the live event stream and the
+/// actions. Everything but the sockets: tests drive the router directly.
+public struct CompanionServer: Sendable {
+    public let hub: CompanionHub
+    public let access: CompanionAccess
+    public let control: any NodeControl
+    /// How long a wrong password waits before its answer, to slow guessing.
+    public let failedSignInDelay: Duration
+    /// How often the event stream repeats the state when nothing changes, so that a dropped
+    /// connection is noticed and the page's clock correction stays fresh.
+    public let heartbeat: Duration
+
+    public init(hub: CompanionHub, access: CompanionAccess, control: any NodeControl,
+                failedSignInDelay: Duration = .seconds(1), heartbeat: Duration = .seconds(20)) {
+        self.hub = hub
+        self.access = access
+        self.control = control
+        self.failedSignInDelay = failedSignInDelay
+        self.heartbeat = heartbeat
+    }
+
+    /// The routes, for any request context (the server uses `BasicRequestContext`).
+    public func router<Context: RequestContext>(context: Context.Type = BasicRequestContext.self) -> Router<Context> {
+        let router = Router(context: Context.self)
+        router.add(middleware: GuardMiddleware<Context>(access: access))
+        router.get("/") { request, _ in page(request) }
+        router.get("/companion.css") { _, _ in Self.asset(PageAssets.style, type: "text/css; charset=utf-8") }
+        router.get("/companion.js") { _, _ in Self.asset(PageAssets.script, type: "text/javascript; charset=utf-8") }
+        router.post("/login") { request, _ in try await signIn(request) }
+        router.post("/logout") { request, _ in
+            var response = Response.redirect(to: "/", type: .normal)
+            response.headers[.setCookie] = access.signOut(cookie: request.headers[.cookie])
+            return response
+        }
+        router.get("/api/state") { request, _ in
+            try respond { () throws(CompanionError) in
+                try session(request)
+                return Self.json(CompanionSnapshot(nodes: hub.nodes.value, now: Date()))
+            }
+        }
+        router.get("/api/events") { request, _ in
+            try respond { () throws(CompanionError) in
+                try session(request)
+                return events()
+            }
+        }
+        router.post("/api/nodes/{node}/alarms/{alarm}/{action}") { request, context in
+            try await respondAsync { () async throws(CompanionError) in
+                try checkAction(request)
+                let action = try CompanionRequests.alarmAction(
+                    node: context.parameters.get("node") ?? "", alarm: context.parameters.get("alarm") ?? "",
+                    action: context.parameters.get("action") ?? "", nodes: hub.nodes.value)
+                try await control.perform(action.action.operation, node: action.node, id: action.alarmID)
+                return Self.json(APIReply(ok: true, error: nil))
+            }
+        }
+        router.post("/api/nodes/{node}/alarms") { request, context in
+            try await respondAsync { () async throws(CompanionError) in
+                try checkAction(request)
+                var request = request
+                let body = try await Self.body(of: &request)
+                let text = try CompanionRequests.newAlarmText(
+                    node: context.parameters.get("node") ?? "", body: body,
+                    contentType: request.headers[.contentType], nodes: hub.nodes.value)
+                try await control.schedule(text, node: context.parameters.get("node") ?? "")
+                return Self.json(APIReply(ok: true, error: nil))
+            }
+        }
+        return router
+    }
+
+    // MARK: Pages
+
+    private func page(_ request: Request) -> Response {
+        guard let token = access.token(cookie: request.headers[.cookie], now: Date()) else {
+            return Self.html(PageAssets.signInPage(error: nil))
+        }
+        return Self.html(PageAssets.page(token: token, canSignOut: access.requiresPassword))
+    }
+
+    private func signIn(_ request: Request) async throws -> Response {
+        var request = request
+        return try await respondAsync { () async throws(CompanionError) in
+            try access.checkSameOrigin(host: Self.host(request), origin: request.headers[.origin],
+                                       fetchSite: request.headers[Self.fetchSite])
+            let body = try await Self.body(of: &request)
+            let password = try CompanionRequests.formFields(body, contentType: request.headers[.contentType])["password"] ?? ""
+            guard let cookie = access.signIn(password: password, now: Date()) else {
+                try? await Task.sleep(for: failedSignInDelay)
+                var response = Self.html(PageAssets.signInPage(error: "That password is not the companion's. Try again."))
+                response.status = .unauthorized
+                return response
+            }
+            var response = Response.redirect(to: "/", type: .normal)
+            response.headers[.setCookie] = cookie
+            return response
+        }
+    }
+
+    /// The event stream: the state now, then on every change (and at each heartbeat).
+    private func events() -> Response {
+        let nodes = hub.nodes
+        let heartbeat = heartbeat
+        let body = ResponseBody { writer in
+            let changes = nodes.stream()
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                let (ticks, tick) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
+                group.addTask {
+                    for await _ in changes { tick.yield() }
+                    tick.finish()
+                }
+                group.addTask {
+                    while !Task.isCancelled {
+                        try await Task.sleep(for: heartbeat)
+                        tick.yield()
+                    }
+                }
+                for await _ in ticks {
+                    let snapshot = CompanionSnapshot(nodes: nodes.value, now: Date())
+                    let data = (try? AlarmJSON.encoder.encode(snapshot)) ?? Data()
+                    try await writer.write(ByteBuffer(string: "data: \(String(decoding: data, as: UTF8.self))\n\n"))
+                }
+                group.cancelAll()
+            }
+            try await writer.finish(nil)
+        }
+        var headers = HTTPFields()
+        headers[.contentType] = "text/event-stream"
+        headers[.cacheControl] = "no-store"
+        return Response(status: .ok, headers: headers, body: body)
+    }
+
+    // MARK: Checks
+
+    private func session(_ request: Request) throws(CompanionError) {
+        guard access.token(cookie: request.headers[.cookie], now: Date()) != nil else { throw .unauthenticated }
+    }
+
+    /// The checks every action passes before its body is read: same origin, and the page's token.
+    private func checkAction(_ request: Request) throws(CompanionError) {
+        try access.checkSameOrigin(host: Self.host(request), origin: request.headers[.origin], fetchSite: request.headers[Self.fetchSite])
+        try access.checkToken(request.headers[Self.tokenField], cookie: request.headers[.cookie], now: Date())
+    }
+
+    static let fetchSite = HTTPField.Name("Sec-Fetch-Site")!
+    static let tokenField = HTTPField.Name(CompanionAccess.tokenHeader)!
+
+    static func host(_ request: Request) -> String? {
+        request.head.authority ?? request.headers[HTTPField.Name("Host")!]
+    }
+
+    private static func body(of request: inout Request) async throws(CompanionError) -> Data {
+        do {
+            return Data(buffer: try await request.collectBody(upTo: CompanionRequests.maximumBodySize))
+        } catch {
+            throw .tooLarge
+        }
+    }
+
+    // MARK: Responses
+
+    private func respond(_ body: () throws(CompanionError) -> Response) throws -> Response {
+        do { return try body() } catch { return Self.failure(error) }
+    }
+
+    private func respondAsync(_ body: () async throws(CompanionError) -> Response) async throws -> Response {
+        do { return try await body() } catch { return Self.failure(error) }
+    }
+
+    static func failure(_ error: CompanionError) -> Response {
+        var response = json(APIReply(ok: false, error: .init(code: error.code, message: error.message)))
+        response.status = error.status
+        return response
+    }
+
+    static func json(_ value: some Encodable) -> Response {
+        let data = (try? AlarmJSON.encoder.encode(value)) ?? Data()
+        var headers = HTTPFields()
+        headers[.contentType] = "application/json; charset=utf-8"
+        headers[.cacheControl] = "no-store"
+        return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: data)))
+    }
+
+    static func html(_ text: String) -> Response {
+        var headers = HTTPFields()
+        headers[.contentType] = "text/html; charset=utf-8"
+        headers[.cacheControl] = "no-store"
+        return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(string: text)))
+    }
+
+    static func asset(_ text: String, type: String) -> Response {
+        var headers = HTTPFields()
+        headers[.contentType] = type
+        headers[.cacheControl] = "no-cache"
+        return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(string: text)))
+    }
+}
+
+/// On every request: the host check (loopback names only without a password), and headers that
+/// keep the page out of other sites' frames and away from any script but its own.
+struct GuardMiddleware<Context: RequestContext>: RouterMiddleware {
+    let access: CompanionAccess
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        var response: Response
+        do {
+            try access.checkHost(CompanionServer.host(request))
+            response = try await next(request, context)
+        } catch let error as CompanionError {
+            response = CompanionServer.failure(error)
+        }
+        response.headers[.contentSecurityPolicy] = "default-src 'self'; frame-ancestors 'none'; form-action 'self'; base-uri 'none'"
+        response.headers[HTTPField.Name("X-Frame-Options")!] = "DENY"
+        response.headers[HTTPField.Name("X-Content-Type-Options")!] = "nosniff"
+        response.headers[HTTPField.Name("Referrer-Policy")!] = "no-referrer"
+        return response
+    }
+}
+
+/// An action's answer: `{"ok":true}`, or `{"ok":false,"error":{"code":…,"message":…}}`.
+public struct APIReply: Codable, Sendable, Equatable {
+    public struct Failure: Codable, Sendable, Equatable {
+        public var code: String
+        public var message: String
+    }
+
+    public var ok: Bool
+    public var error: Failure?
+}

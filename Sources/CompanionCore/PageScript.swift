@@ -1,0 +1,288 @@
+extension PageAssets {
+    /// The page's script: follows the server's event stream, draws the nodes and alarms, counts
+    /// down by itself (corrected for this clock's difference from the server's), and sends the
+    /// actions with the page's token.
+    public static let script = #"""
+        "use strict";
+        (() => {
+          const token = document.querySelector('meta[name="companion-token"]').content;
+          const nodesView = document.getElementById("nodes");
+          const alertView = document.getElementById("alert");
+          const alertList = document.getElementById("alert-list");
+          const connection = document.getElementById("connection");
+          const announcer = document.getElementById("announcer");
+          const newForm = document.getElementById("new-alarm");
+          const newNode = document.getElementById("new-node");
+          const newError = document.getElementById("new-error");
+          const RING = 2 * Math.PI * 40;
+
+          let snapshot = null;        // the server's latest state
+          let offset = 0;             // server clock minus this clock, in ms
+          let connected = false;
+          let drawnKey = "";          // what is drawn, to redraw only on a change
+          let previousStates = new Map();
+
+          const now = () => Date.now() + offset;
+          const seconds = (ms) => Math.max(0, Math.ceil(ms / 1000));
+
+          function clock(total) {
+            const d = Math.floor(total / 86400), h = Math.floor(total % 86400 / 3600);
+            const m = Math.floor(total % 3600 / 60), s = total % 60;
+            const two = (n) => String(n).padStart(2, "0");
+            const day = d > 0 ? d + "d " : "";
+            return d > 0 || h > 0 ? `${day}${h}:${two(m)}:${two(s)}` : `${m}:${two(s)}`;
+          }
+
+          function spoken(total) {
+            const h = Math.floor(total / 3600), m = Math.floor(total % 3600 / 60), s = total % 60;
+            const parts = [];
+            if (h) parts.push(h + (h === 1 ? " hour" : " hours"));
+            if (m) parts.push(m + (m === 1 ? " minute" : " minutes"));
+            if (!h && (s || !m)) parts.push(s + (s === 1 ? " second" : " seconds"));
+            return parts.join(" ") + " left";
+          }
+
+          function remainingOf(alarm) {
+            const c = alarm.countdown;
+            if (!c) return null;
+            if (c.fireDate) return seconds(Date.parse(c.fireDate) - now());
+            return seconds((c.total - c.elapsed) * 1000);
+          }
+
+          function element(tag, props = {}, children = []) {
+            const node = document.createElement(tag);
+            for (const [key, value] of Object.entries(props)) {
+              if (key === "class") node.className = value;
+              else if (key === "text") node.textContent = value;
+              else if (key === "tint") node.style.setProperty("--tint", value);
+              else if (key.startsWith("aria-") || key.startsWith("data-") || key === "role") node.setAttribute(key, value);
+              else node[key] = value;
+            }
+            for (const child of children) if (child) node.append(child);
+            return node;
+          }
+
+          function svg(tag, attributes) {
+            const node = document.createElementNS("http://www.w3.org/2000/svg", tag);
+            for (const [key, value] of Object.entries(attributes)) node.setAttribute(key, value);
+            return node;
+          }
+
+          function ring(alarm) {
+            const box = svg("svg", { class: "ring", viewBox: "0 0 100 100", "aria-hidden": "true" });
+            box.append(svg("circle", { class: "track", cx: 50, cy: 50, r: 40 }));
+            const progress = svg("circle", { class: "progress", cx: 50, cy: 50, r: 40, "stroke-dasharray": RING });
+            progress.dataset.ring = alarm.id;
+            box.append(progress);
+            return box;
+          }
+
+          // A clock face (a scheduled alarm) or an exclamation mark (alerting), in the tint.
+          function badge(alerting) {
+            const box = svg("svg", { class: "badge", viewBox: "0 0 100 100", "aria-hidden": "true" });
+            box.append(svg("circle", { class: "badge-face", cx: 50, cy: 50, r: 46 }));
+            box.append(svg("path", { class: "badge-hands", d: alerting ? "M50 26 V58 M50 72 V74" : "M50 24 V50 L68 62" }));
+            return box;
+          }
+
+          function actionButton(node, alarm, button, extraClass) {
+            const label = button.action ? button.text : `${button.text} (on the node only)`;
+            const b = element("button", {
+              type: "button", class: extraClass || "", text: button.text,
+              "aria-label": `${label}: ${alarm.title}`, "data-key": `${alarm.id}/${button.action || "node"}`,
+            });
+            b.style.color = button.textColor;
+            if (!button.action) b.disabled = true;
+            else b.addEventListener("click", () => act(node, alarm, button.action, b));
+            return b;
+          }
+
+          function alarmCard(node, alarm) {
+            const card = element("li", { class: "alarm" + (alarm.stale ? " stale" : ""), tint: alarm.tint, "data-alarm": alarm.id });
+            const text = element("div", { class: "alarm-text" });
+            if (alarm.countdown) {
+              card.append(ring(alarm));
+              text.append(element("p", { class: "alarm-title", text: alarm.title }));
+              if (alarm.stale) {
+                text.append(element("p", { class: "remaining small", text: "not known" }));
+                text.append(element("p", { class: "detail", text: "the node is offline" }));
+              } else {
+                const remaining = element("p", { class: "remaining", role: "timer", "data-remaining": alarm.id });
+                text.append(remaining);
+                if (alarm.state === "paused") text.append(element("p", { class: "detail", text: "Paused" }));
+              }
+            } else {
+              card.append(badge(alarm.state === "alerting"));
+              text.append(element("p", { class: "alarm-title", text: alarm.title }));
+              if (alarm.state === "alerting") text.append(element("p", { class: "remaining small", text: "Alerting" }));
+              else text.append(element("p", { class: "remaining small", text: alarm.nextAlert || "–" }));
+              if (alarm.repeats) text.append(element("p", { class: "detail", text: `repeats ${alarm.repeats}` }));
+              if (alarm.stale) text.append(element("p", { class: "detail", text: "the node is offline: last known" }));
+            }
+            text.append(element("p", { class: "error", role: "alert", "data-error": alarm.id }));
+            card.append(text);
+            const buttons = element("div", { class: "buttons" });
+            for (const button of alarm.buttons) buttons.append(actionButton(node, alarm, button));
+            card.append(buttons);
+            return card;
+          }
+
+          function nodeSection(node) {
+            const headingID = `node-${node.id}`;
+            const section = element("section", { class: "node", "aria-labelledby": headingID });
+            const facts = [];
+            if (node.timeZone) facts.push(node.timeZone);
+            if (node.clockSynchronized === true) facts.push("clock synchronized");
+            if (node.clockSynchronized === false) facts.push("clock not synchronized");
+            section.append(element("div", { class: "node-head" }, [
+              element("h2", { id: headingID, text: node.id }),
+              element("span", { class: "pill " + node.state, text: node.stateText }),
+              facts.length ? element("p", { class: "node-facts", text: facts.join(" · ") }) : null,
+            ]));
+            const list = element("ul", { class: "alarms", "aria-label": `Alarms of ${node.id}` });
+            for (const alarm of node.alarms) list.append(alarmCard(node, alarm));
+            if (!node.alarms.length) list.append(element("li", { class: "empty", text: "No alarms." }));
+            section.append(list);
+            return section;
+          }
+
+          function alertItem(node, alarm) {
+            const item = element("div", { class: "alert-item", tint: alarm.tint });
+            item.append(element("p", { class: "alert-node", text: node.id }));
+            item.append(element("p", { class: "alert-title", text: alarm.title }));
+            const buttons = element("div", { class: "alert-buttons" });
+            alarm.buttons.forEach((button, index) =>
+              buttons.append(actionButton(node, alarm, button, index === 0 ? "stop" : "secondary")));
+            item.append(buttons);
+            item.append(element("p", { class: "error", role: "alert", "data-error": alarm.id }));
+            return item;
+          }
+
+          function draw() {
+            const nodes = snapshot ? snapshot.nodes.map((n) => connected ? n : {
+              ...n, alarms: n.alarms.map((a) => ({ ...a, stale: true, buttons: [] })),
+            }) : [];
+            const key = JSON.stringify(nodes);
+            if (key === drawnKey) return;
+            drawnKey = key;
+            const focused = document.activeElement && document.activeElement.dataset ? document.activeElement.dataset.key : null;
+
+            nodesView.replaceChildren(...(nodes.length ? nodes.map(nodeSection) : [element("p", { class: "empty", text: "No node has published its status yet." })]));
+            const alerting = nodes.flatMap((n) => n.alarms.filter((a) => a.state === "alerting" && !a.stale).map((a) => [n, a]));
+            alertList.replaceChildren(...alerting.map(([n, a]) => alertItem(n, a)));
+            const wasHidden = alertView.hidden;
+            alertView.hidden = alerting.length === 0;
+            if (alerting.length) alertView.style.setProperty("--tint", alerting[0][1].tint);
+
+            const selected = newNode.value;
+            newNode.replaceChildren(...nodes.map((n) => element("option", { value: n.id, text: n.id })));
+            if (selected) newNode.value = selected;
+            newNode.hidden = nodes.length < 2;
+
+            const target = focused && document.querySelector(`[data-key="${CSS.escape(focused)}"]`);
+            if (!wasHidden || alertView.hidden) { if (target) target.focus(); }
+            else { const stop = alertList.querySelector("button.stop"); if (stop) stop.focus(); }
+            announceChanges(nodes);
+            tick();
+          }
+
+          function announceChanges(nodes) {
+            const states = new Map();
+            const said = [];
+            for (const n of nodes) for (const a of n.alarms) {
+              states.set(a.id, a.state);
+              const before = previousStates.get(a.id);
+              if (before && before !== a.state && !a.stale) said.push(`${a.title}: ${a.state === "alerting" ? "alerting" : a.state}`);
+            }
+            previousStates = states;
+            if (said.length) announcer.textContent = said.join(". ");
+          }
+
+          function tick() {
+            if (!snapshot || !connected) return;
+            for (const n of snapshot.nodes) for (const a of n.alarms) {
+              if (!a.countdown || a.stale) continue;
+              const left = remainingOf(a);
+              const label = document.querySelector(`[data-remaining="${a.id}"]`);
+              if (label && label.textContent !== clock(left)) {
+                label.textContent = clock(left);
+                label.setAttribute("aria-label", spoken(left));
+              }
+              const progress = document.querySelector(`[data-ring="${a.id}"]`);
+              if (progress) {
+                const fraction = a.countdown.total > 0 ? Math.min(1, left / a.countdown.total) : 0;
+                progress.setAttribute("stroke-dashoffset", String(RING * (1 - fraction)));
+              }
+            }
+          }
+
+          async function post(url, body) {
+            const headers = { "X-Companion-Token": token };
+            if (body) headers["Content-Type"] = "application/json";
+            const response = await fetch(url, { method: "POST", headers, body: body ? JSON.stringify(body) : undefined, credentials: "same-origin" });
+            if (response.status === 401) { location.reload(); return null; }
+            let reply = null;
+            try { reply = await response.json(); } catch { /* not JSON */ }
+            if (!response.ok || !reply || !reply.ok) {
+              throw new Error(reply && reply.error ? reply.error.message : `the companion answered ${response.status}`);
+            }
+            return reply;
+          }
+
+          async function act(node, alarm, action, button) {
+            button.disabled = true;
+            const errors = document.querySelectorAll(`[data-error="${alarm.id}"]`);
+            errors.forEach((e) => { e.textContent = ""; });
+            try {
+              await post(`/api/nodes/${encodeURIComponent(node.id)}/alarms/${alarm.id}/${action}`);
+            } catch (error) {
+              document.querySelectorAll(`[data-error="${alarm.id}"]`).forEach((e) => { e.textContent = error.message; });
+              button.disabled = false;
+            }
+          }
+
+          document.getElementById("new-text").addEventListener("input", () => { newError.textContent = ""; });
+
+          newForm.addEventListener("submit", async (event) => {
+            event.preventDefault();
+            newError.textContent = "";
+            const input = document.getElementById("new-text");
+            const node = newNode.value;
+            if (!node) { newError.textContent = "No node to add it to yet."; return; }
+            try {
+              await post(`/api/nodes/${encodeURIComponent(node)}/alarms`, { text: input.value });
+              input.value = "";
+            } catch (error) {
+              newError.textContent = error.message;
+            }
+          });
+
+          function follow() {
+            const events = new EventSource("/api/events");
+            events.onopen = () => {
+              connected = true;
+              connection.textContent = "Live";
+              connection.classList.remove("lost");
+            };
+            events.onmessage = (message) => {
+              const next = JSON.parse(message.data);
+              offset = Date.parse(next.serverTime) - Date.now();
+              snapshot = next;
+              connected = true;
+              connection.textContent = "Live";
+              connection.classList.remove("lost");
+              draw();
+            };
+            events.onerror = () => {
+              connected = false;
+              connection.textContent = "Connection to the companion lost: reconnecting…";
+              connection.classList.add("lost");
+              draw();
+            };
+          }
+
+          follow();
+          setInterval(tick, 250);
+        })();
+        """#
+}

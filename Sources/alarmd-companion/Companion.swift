@@ -1,0 +1,124 @@
+import AlarmKit
+import AlarmctlCore
+import ArgumentParser
+import CompanionCore
+import Foundation
+import Hummingbird
+import Logging
+import ServiceLifecycle
+
+@main
+struct Companion: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "alarmd-companion",
+        abstract: "Serve a web page that shows the alarms of alarmd nodes live and controls them.",
+        discussion: """
+            Examples:
+              alarmd-companion --broker 127.0.0.1:1883
+              alarmd-companion --node kitchen --node bedroom
+              alarmd-companion --listen 0.0.0.0:8080 --password-file /etc/alarmd/companion-password
+
+            The broker options and ALARMD_BROKER, ALARMD_PREFIX, ALARMD_USERNAME, ALARMD_PASSWORD
+            and ALARMD_CA_FILE are alarmctl's. Without --node it shows every node under the prefix.
+            It listens on 127.0.0.1:8080; any other address needs --password-file. More in
+            docs/companion.md.
+            """)
+
+    @Option(help: ArgumentHelp("The MQTT broker (default: ALARMD_BROKER, or localhost:1883).", valueName: "host:port"))
+    var broker: String?
+
+    @Option(help: ArgumentHelp("A node to show (repeatable; default: every node under the prefix).", valueName: "id"))
+    var node: [String] = []
+
+    @Option(help: ArgumentHelp("The topic prefix (default: ALARMD_PREFIX, or alarmd).", valueName: "prefix"))
+    var prefix: String?
+
+    @Option(help: "The broker username (default: ALARMD_USERNAME).")
+    var username: String?
+
+    @Option(help: "The broker password (default: ALARMD_PASSWORD, which keeps it out of the process list).")
+    var password: String?
+
+    @Option(name: .customLong("ca-file"), help: ArgumentHelp("Connect with TLS, trusting this CA certificate (default: ALARMD_CA_FILE).", valueName: "pem"))
+    var caFile: String?
+
+    @Option(name: .customLong("cert-file"), help: ArgumentHelp("A client certificate for TLS (with --key-file).", valueName: "pem"))
+    var certFile: String?
+
+    @Option(name: .customLong("key-file"), help: ArgumentHelp("The client certificate's private key.", valueName: "pem"))
+    var keyFile: String?
+
+    @Option(help: ArgumentHelp("Where the page is served (port 0 picks a free one).", valueName: "host:port"))
+    var listen = CompanionLaunch.defaultListen
+
+    @Option(name: .customLong("password-file"), help: ArgumentHelp(
+        "A file whose first line is the password the page asks for (required with an address other than loopback).",
+        valueName: "file"))
+    var passwordFile: String?
+
+    @Flag(help: "Log the MQTT clients and the HTTP server at debug level.")
+    var verbose = false
+
+    func run() async throws {
+        let launch: CompanionLaunch
+        let settings: RemoteNodeSettings
+        do {
+            launch = try CompanionLaunch(listen: listen, passwordFile: passwordFile)
+            for id in node where !NodeTopics.isValidNodeID(id) {
+                throw CompanionError.usage("--node '\(id)' is not a node id: use letters, digits, '_' and '-' (at most 64)")
+            }
+            // The node is chosen by --node (or every node), never by ALARMD_NODE.
+            var environment = ProcessInfo.processInfo.environment
+            environment["ALARMD_NODE"] = node.first ?? "companion"
+            settings = try ConnectionOptionValues(
+                broker: broker, prefix: prefix, username: username, password: password,
+                caFile: caFile, certFile: certFile, keyFile: keyFile
+            ).settings(environment: environment)
+        } catch let error as AlarmctlError {
+            throw ValidationError(error.message)
+        } catch let error as CompanionError {
+            throw ValidationError(error.message)
+        }
+
+        var logger = Logger(label: "alarmd-companion")
+        logger.logLevel = verbose ? .debug : .info
+        let fleet = RemoteFleet(settings: settings, nodes: node, logger: logger)
+        do {
+            try fleet.start()
+        } catch {
+            throw ValidationError(error.message)
+        }
+        let hub = CompanionHub()
+        let server = CompanionServer(hub: hub, access: CompanionAccess(password: launch.password), control: FleetControl(fleet: fleet))
+        let application = Application(
+            router: server.router(),
+            configuration: .init(address: .hostname(launch.host, port: launch.port), serverName: "alarmd-companion"),
+            onServerRunning: { channel in
+                let port = channel.localAddress?.port ?? launch.port
+                let host = launch.host.contains(":") ? "[\(launch.host)]" : launch.host
+                let line = "alarmd-companion: serving http://\(host):\(port)/ (nodes from broker \(settings.host):\(settings.port))\n"
+                FileHandle.standardOutput.write(Data(line.utf8))
+            },
+            logger: logger)
+        // Shut down in reverse order: the fleet first, which ends the pages' event streams, so
+        // that the HTTP server's graceful shutdown does not wait for them.
+        let group = ServiceGroup(configuration: .init(
+            services: [application, FleetService(fleet: fleet, hub: hub)],
+            gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
+        try await group.run()
+    }
+}
+
+/// Follows the fleet's nodes into the hub until shutdown, then disconnects and ends the streams.
+struct FleetService: Service {
+    let fleet: RemoteFleet
+    let hub: CompanionHub
+
+    func run() async throws {
+        let following = Task { await hub.follow(fleet) }
+        try? await gracefulShutdown()
+        hub.finish()
+        await fleet.close()
+        following.cancel()
+    }
+}

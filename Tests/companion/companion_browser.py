@@ -1,0 +1,244 @@
+"""Drives the companion's page in Debian's headless Chromium (run by test-companion.sh).
+
+The browser's clock is set 7 minutes ahead of the machine's, so every countdown check also
+checks that the page corrects for the difference between its clock and the server's.
+"""
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
+
+from selenium import webdriver
+from selenium.webdriver.chrome.service import Service
+from selenium.webdriver.common.by import By
+
+URL = os.environ["COMPANION_URL"]
+ALARMCTL = os.environ["ALARMCTL"]
+BROKER = os.environ["ALARMD_BROKER"]
+SHOTS = os.environ["SCREENSHOTS"]
+ATTIC_PID = int(os.environ["ATTIC_PID"])
+BROKER_PID = int(os.environ["BROKER_PID"])
+PHONE = (360, 740)
+KIOSK = (800, 480)
+SKEW_MS = 7 * 60 * 1000
+
+passed = 0
+failed = 0
+
+
+def check(what, condition):
+    global passed, failed
+    if condition:
+        passed += 1
+        print(f"PASS companion: {what}", flush=True)
+    else:
+        failed += 1
+        print(f"FAIL companion: {what}", flush=True)
+    return condition
+
+
+def wait_until(what, probe, timeout=15.0):
+    deadline = time.monotonic() + timeout
+    value = None
+    while time.monotonic() < deadline:
+        try:
+            value = probe()
+        except Exception:  # the element is being redrawn
+            value = None
+        if value:
+            return check(what, True) and value
+        time.sleep(0.1)
+    check(f"{what} (within {timeout:.0f} s)", False)
+    return None
+
+
+def alarmctl(node, *arguments):
+    environment = dict(os.environ, ALARMD_BROKER=BROKER, ALARMD_NODE=node)
+    result = subprocess.run([ALARMCTL, *arguments, "--json"], capture_output=True, text=True, env=environment, timeout=30)
+    if result.returncode != 0:
+        raise RuntimeError(f"alarmctl {' '.join(arguments)}: {result.stderr.strip()}")
+    return json.loads(result.stdout)
+
+
+def alarms(node):
+    """The node's alarm documents (`alarmctl list --json`)."""
+    return alarmctl(node, "list")
+
+
+def alarm_ids(node):
+    return {alarm["id"] for alarm in alarms(node)}
+
+
+def viewport(driver, size):
+    driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride",
+                           {"width": size[0], "height": size[1], "deviceScaleFactor": 1, "mobile": size == PHONE})
+
+
+def remaining(driver, alarm_id):
+    return driver.find_element(By.CSS_SELECTOR, f'[data-remaining="{alarm_id}"]').text
+
+
+def seconds(clock):
+    parts = [int(part) for part in clock.split(":")]
+    total = 0
+    for part in parts:
+        total = total * 60 + part
+    return total
+
+
+def button(driver, key):
+    return driver.find_element(By.CSS_SELECTOR, f'button[data-key="{key}"]')
+
+
+def pill(driver, node):
+    return driver.find_element(By.XPATH, f'//h2[text()="{node}"]/following-sibling::span').text
+
+
+def cross_site_page(companion, target):
+    """Another site (another origin) whose page POSTs to the companion as soon as it opens."""
+    page = f"""<!doctype html><title>Another site</title>
+<form id="f" method="post" action="{companion}{target}" enctype="text/plain"><input name="x" value="1"></form>
+<script>fetch("{companion}{target}", {{method: "POST", mode: "no-cors"}}).finally(() => document.getElementById("f").submit());</script>"""
+
+    class Handler(SimpleHTTPRequestHandler):
+        def do_GET(self):
+            body = page.encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "text/html")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *arguments):
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server, f"http://localhost:{server.server_address[1]}/"
+
+
+def main():
+    options = webdriver.ChromeOptions()
+    options.binary_location = "/usr/bin/chromium"
+    for argument in ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+                     "--hide-scrollbars", "--force-color-profile=srgb", "--lang=en-US"]:
+        options.add_argument(argument)
+    driver = webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
+    try:
+        run(driver)
+    finally:
+        driver.quit()
+    print(f"companion browser test: {passed} passed, {failed} failed")
+    return 0 if failed == 0 else 1
+
+
+def run(driver):
+    driver.execute_cdp_cmd("Page.addScriptToEvaluateOnNewDocument",
+                           {"source": f"const realNow = Date.now; Date.now = () => realNow() + {SKEW_MS};"})
+    viewport(driver, PHONE)
+    driver.get(URL)
+    wait_until("the page shows both nodes online",
+               lambda: pill(driver, "kitchen").startswith("online") and pill(driver, "attic").startswith("online"), 30)
+
+    # A timer scheduled with alarmctl counts down on the page by itself.
+    work = alarmctl("attic", "alarm", "07:00", "weekdays", "--title", "Work")["id"]
+    tea = alarmctl("kitchen", "timer", "5m", "--title", "Tea")["id"]
+    first = wait_until("the timer appears with its remaining time", lambda: remaining(driver, tea))
+    check(f"despite a browser clock 7 min ahead, it shows about 5 minutes ({first})", first and 285 <= seconds(first) <= 300)
+    time.sleep(2.2)
+    later = remaining(driver, tea)
+    check(f"it counts down by itself ({first} → {later})", first and seconds(later) <= seconds(first) - 2)
+    offset = driver.find_element(By.CSS_SELECTOR, f'[data-ring="{tea}"]').get_attribute("stroke-dashoffset")
+    check("its progress ring is drawn", offset is not None and float(offset) > 0)
+    wait_until("the scheduled alarm shows its next alert and days",
+               lambda: "weekdays" in driver.find_element(By.CSS_SELECTOR, f'[data-alarm="{work}"]').text)
+    check("the countdown is a timer for screen readers, not a live region",
+          driver.execute_script(f'const e = document.querySelector(\'[data-remaining="{tea}"]\');'
+                                'return e.getAttribute("role") === "timer" && !e.hasAttribute("aria-live") '
+                                '&& /left$/.test(e.getAttribute("aria-label"))'))
+    check("every control is a button or a labelled field",
+          driver.execute_script('return [...document.querySelectorAll("button")].every(b => (b.getAttribute("aria-label") || b.textContent).trim())'
+                                ' && document.querySelector("label[for=new-text]") !== null'))
+    check("nothing scrolls sideways at 360 px",
+          driver.execute_script("return document.documentElement.scrollWidth <= window.innerWidth"))
+    driver.save_screenshot(os.path.join(SHOTS, "companion-phone.png"))
+
+    # Pause and resume from the page.
+    button(driver, f"{tea}/pause").click()
+    wait_until("Pause on the page pauses it (the Resume button shows)", lambda: button(driver, f"{tea}/resume"))
+    paused_at = remaining(driver, tea)
+    time.sleep(1.5)
+    check(f"a paused countdown stands still ({paused_at})", remaining(driver, tea) == paused_at)
+    check("the node holds it paused", any(a["id"] == tea and a["state"] == "paused" for a in alarms("kitchen")))
+    button(driver, f"{tea}/resume").click()
+    wait_until("Resume on the page resumes it", lambda: button(driver, f"{tea}/pause"))
+    time.sleep(1.2)
+    check("it counts down again", seconds(remaining(driver, tea)) < seconds(paused_at))
+
+    # A new timer typed in alarmctl's syntax; a line it cannot read is answered in its words.
+    field = driver.find_element(By.ID, "new-text")
+    driver.execute_script('document.getElementById("new-node").value = "kitchen"')
+    field.send_keys("2m Soup")
+    driver.find_element(By.CSS_SELECTOR, "#new-alarm button[type=submit]").click()
+    wait_until("a timer typed on the page ('2m Soup') appears", lambda: "Soup" in driver.find_element(By.TAG_NAME, "main").text)
+    check("the node holds it", any(a["attributes"]["presentation"]["alert"]["title"] == "Soup"
+                                   for a in alarms("kitchen")))
+    field.send_keys("soup in ten")
+    driver.find_element(By.CSS_SELECTOR, "#new-alarm button[type=submit]").click()
+    wait_until("a line it cannot read shows the forms it takes",
+               lambda: "10m Tea" in driver.find_element(By.ID, "new-error").text)
+    field.clear()
+
+    # The kiosk: the countdowns, then an alert full screen, stopped from the page.
+    viewport(driver, KIOSK)
+    time.sleep(0.5)
+    check("nothing scrolls sideways at 800 px",
+          driver.execute_script("return document.documentElement.scrollWidth <= window.innerWidth"))
+    driver.save_screenshot(os.path.join(SHOTS, "companion-kiosk.png"))
+    pasta = alarmctl("kitchen", "timer", "3s", "--title", "Pasta")["id"]
+    wait_until("the alert covers the whole screen",
+               lambda: driver.execute_script(
+                   'const a = document.getElementById("alert"); const r = a.getBoundingClientRect();'
+                   'return !a.hidden && r.width === innerWidth && r.height === innerHeight && a.textContent.includes("Pasta")'), 20)
+    check("the alert's stop button has the focus", driver.execute_script(
+        'return document.activeElement && document.activeElement.classList.contains("stop")'))
+    driver.save_screenshot(os.path.join(SHOTS, "companion-alert.png"))
+    driver.find_element(By.CSS_SELECTOR, "#alert button.stop").click()
+    wait_until("Stop on the page ends the alert", lambda: driver.execute_script('return document.getElementById("alert").hidden'))
+    check("the node removed the stopped timer", pasta not in alarm_ids("kitchen"))
+
+    # A node going offline: shown as such, never as a frozen countdown.
+    viewport(driver, PHONE)
+    alarmctl("attic", "timer", "20m", "--title", "Bread")
+    wait_until("the attic's timer shows", lambda: "Bread" in driver.find_element(By.TAG_NAME, "main").text)
+    os.kill(ATTIC_PID, signal.SIGTERM)
+    wait_until("the stopped node shows offline", lambda: pill(driver, "attic").startswith("offline"), 20)
+    check("its alarms are marked stale, with no countdown and no buttons", driver.execute_script(
+        'const s = document.querySelector(\'[aria-labelledby="node-attic"]\');'
+        'return s.querySelectorAll(".alarm.stale").length === 2 && !s.querySelector("[data-remaining]") && !s.querySelector("button")'))
+    driver.save_screenshot(os.path.join(SHOTS, "companion-offline.png"))
+
+    # Another site's page POSTs to the companion: refused, and nothing changes.
+    server, evil = cross_site_page(URL.rstrip("/"), f"/api/nodes/kitchen/alarms/{tea}/cancel")
+    try:
+        driver.get(evil)
+        wait_until("the cross-site form lands on the companion's refusal",
+                   lambda: driver.current_url.startswith(URL) and "forbidden" in driver.find_element(By.TAG_NAME, "body").text, 15)
+    finally:
+        server.shutdown()
+    check("the timer is still there", tea in alarm_ids("kitchen"))
+
+    # The companion loses the broker: no node is shown as current, no countdown runs.
+    driver.get(URL)
+    wait_until("the page is back", lambda: pill(driver, "kitchen").startswith("online"))
+    os.kill(BROKER_PID, signal.SIGTERM)
+    wait_until("without the broker every node is 'not known', with no countdown",
+               lambda: pill(driver, "kitchen").startswith("not known") and not driver.find_elements(By.CSS_SELECTOR, "[data-remaining]"), 20)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
