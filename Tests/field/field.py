@@ -20,14 +20,17 @@ import argparse
 import json
 import os
 import random
+import re
 import select
 import signal
 import subprocess
 import sys
-import tempfile
 import time
 import uuid
 
+# The firmware's and the kernel's terminal escapes (a reset, clearing the screen) end up at the
+# start of the guest's first line.
+ESCAPES = re.compile(r"\x1b(\[[0-9;?]*[A-Za-z]|c)")
 QEMU = ["qemu-system-x86_64", "-accel", "tcg", "-cpu", "max", "-smp", "2", "-nographic", "-nic", "none"]
 
 
@@ -53,7 +56,7 @@ class Guest:
 
     def __init__(self, arguments, log):
         self.log = log
-        self.process = subprocess.Popen(QEMU + arguments, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+        self.process = subprocess.Popen(QEMU + arguments, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                         stderr=subprocess.STDOUT)
         self.buffer = b""
 
@@ -66,7 +69,7 @@ class Guest:
         while True:
             while b"\n" in self.buffer:
                 line, self.buffer = self.buffer.split(b"\n", 1)
-                text = line.decode("utf-8", "replace").rstrip("\r")
+                text = ESCAPES.sub("", line.decode("utf-8", "replace").rstrip("\r"))
                 self.log.write(text + "\n")
                 deadline = time.monotonic() + idle
                 yield text
@@ -84,6 +87,11 @@ class Guest:
                     return
                 self.buffer += chunk
 
+    def send(self, data):
+        """Types DATA on the guest's serial console."""
+        self.process.stdin.write(data)
+        self.process.stdin.flush()
+
     def kill(self):
         """Power cut: SIGKILL, so nothing the guest had not written to its disk survives."""
         if self.process.poll() is None:
@@ -94,7 +102,7 @@ class Guest:
         """The console output QEMU wrote before it died."""
         rest = self.process.stdout.read() or b""
         self.buffer += rest
-        lines = [line.decode("utf-8", "replace").rstrip("\r") for line in self.buffer.split(b"\n") if line]
+        lines = [ESCAPES.sub("", line.decode("utf-8", "replace").rstrip("\r")) for line in self.buffer.split(b"\n") if line]
         self.buffer = b""
         for line in lines:
             self.log.write(line + "\n")
@@ -242,126 +250,122 @@ def cuts(arguments):
     acknowledged_total = 0
     cut_positions = []
     started = time.monotonic()
-    storm_file = tempfile.NamedTemporaryFile(prefix="alarmd-storm-", suffix=".img", delete=False)
-    storm_file.close()
-    try:
-        for cycle in range(arguments.cuts + 1):
-            final = cycle == arguments.cuts
-            count = arguments.storm
-            commands = [] if final else Storm(rng, cycle).commands(model, count)
-            text = "".join(f"{number} {operation} {json.dumps(payload, separators=(',', ':'))}\n"
-                           for number, (operation, payload, _) in enumerate(commands))
-            data = text.encode() + b"\n" * (-len(text.encode()) % 512 or 512)
-            with open(storm_file.name, "wb") as handle:
-                handle.write(data)
-            log.write(f"=== boot {cycle}\n")
-            guest = Guest(["-m", "512", "-kernel", arguments.kernel, "-initrd", arguments.initrd,
-                           "-append", "console=ttyS0 quiet loglevel=3 panic=-1 no_timer_check",
-                           "-drive", f"file={arguments.disk},format=raw,if=virtio",
-                           "-drive", f"file={storm_file.name},format=raw,if=virtio,readonly=on"], log)
-            target = rng.randrange(0, count) if not final else None
-            delay = rng.uniform(0, arguments.jitter)
-            acknowledged = -1
-            restored = None
-            kill_at = None
-            problem = None
-            preen_ok = full_ok = False
-            damaged = files = -1
-            for line in guest.lines(arguments.timeout):
-                if line is None:
-                    problem = f"the guest was silent for {arguments.timeout:.0f} s"
-                    break
-                if "Kernel panic" in line:
-                    problem = f"the guest's kernel panicked: {line}"
-                    break
-                if line.startswith("STORM FSCK-PREEN "):
-                    # 0 clean, 1 repaired by itself (the journal replayed); 4 and up: manual repair.
-                    preen_ok = int(line.split()[2]) in (0, 1)
-                elif line.startswith("STORM FSCK-FULL "):
-                    full_ok = int(line.split()[2]) == 0
-                elif line.startswith("STORM DAMAGED "):
-                    damaged = int(line.split()[2])
-                elif line.startswith("STORM FILES "):
-                    files = int(line.split()[2])
-                elif line.startswith("STORM LIST "):
-                    try:
-                        restored = summary(alarms_by_id(line[len("STORM LIST "):]))
-                    except (ValueError, KeyError, TypeError) as error:
-                        problem = f"the restored list does not parse: {error}: {line[:300]}"
-                        break
-                elif line.startswith("STORM ERROR "):
-                    problem = line
-                    break
-                elif line.startswith("STORM READY") and final:
-                    break
-                elif line.startswith("STORM ACK "):
-                    _, _, seq, reply = line.split(" ", 3)
-                    number = int(seq)
-                    try:
-                        ok = json.loads(reply).get("ok") is True
-                    except ValueError:
-                        ok = False
-                    if not ok or number != acknowledged + 1:
-                        problem = f"command {number} ({commands[number][0]}) was not acknowledged as expected: {reply[:300]}"
-                        break
-                    acknowledged = number
-                    if number == target:
-                        # Acknowledgements that arrive during the delay are read after the cut.
-                        kill_at = time.monotonic() + delay
-                        cut_positions.append((number + 1) / count)
-                        break
-                elif line.startswith("STORM DONE"):
-                    kill_at = time.monotonic()
-                    cut_positions.append(1.0)
-                    break
-            if kill_at is not None:
-                remaining = kill_at - time.monotonic()
-                if remaining > 0:
-                    time.sleep(remaining)
-            guest.kill()
-            for line in guest.drain():
-                if line.startswith("STORM ACK "):
-                    number = int(line.split(" ", 3)[2])
-                    acknowledged = max(acknowledged, number)
-            if problem:
-                report.check(False, f"boot {cycle}: {problem}")
+    for cycle in range(arguments.cuts + 1):
+        final = cycle == arguments.cuts
+        count = arguments.storm
+        commands = []
+        log.write(f"=== boot {cycle}\n")
+        guest = Guest(["-m", "512", "-kernel", arguments.kernel, "-initrd", arguments.initrd,
+                       "-append", "console=ttyS0 quiet loglevel=3 panic=-1 no_timer_check",
+                       "-drive", f"file={arguments.disk},format=raw,if=virtio"], log)
+        target = rng.randrange(0, count) if not final else None
+        delay = rng.uniform(0, arguments.jitter)
+        acknowledged = -1
+        restored = None
+        kill_at = None
+        problem = None
+        preen_ok = full_ok = False
+        damaged = files = -1
+        for line in guest.lines(arguments.timeout):
+            if line is None:
+                problem = f"the guest was silent for {arguments.timeout:.0f} s"
                 break
-            if restored is None:
-                report.check(False, f"boot {cycle}: alarmd reported no restored state")
+            if "Kernel panic" in line:
+                problem = f"the guest's kernel panicked: {line}"
                 break
+            if line.startswith("STORM FSCK-PREEN "):
+                # 0 clean, 1 repaired by itself (the journal replayed); 4 and up: manual repair.
+                preen_ok = int(line.split()[2]) in (0, 1)
+            elif line.startswith("STORM FSCK-FULL "):
+                full_ok = int(line.split()[2]) == 0
+            elif line.startswith("STORM DAMAGED "):
+                damaged = int(line.split()[2])
+            elif line.startswith("STORM FILES "):
+                files = int(line.split()[2])
+            elif line.startswith("STORM LIST "):
+                try:
+                    restored = summary(alarms_by_id(line[len("STORM LIST "):]))
+                except (ValueError, KeyError, TypeError) as error:
+                    problem = f"the restored list does not parse: {error}: {line[:300]}"
+                    break
+            elif line.startswith("STORM ERROR "):
+                problem = line
+                break
+            elif line.startswith("STORM READY"):
+                if final or restored is None:
+                    break
+                # The storm starts from the state this boot restored; the guest reads it from
+                # its console, one command per line, and acknowledges each before the next.
+                commands = Storm(rng, cycle).commands(restored, count)
+                text = "".join(f"{number} {operation} {json.dumps(payload, separators=(',', ':'))}\n"
+                               for number, (operation, payload, _) in enumerate(commands)) + "END\n"
+                guest.send(text.encode())
+            elif line.startswith("STORM ACK "):
+                _, _, seq, reply = line.split(" ", 3)
+                number = int(seq)
+                try:
+                    ok = json.loads(reply).get("ok") is True
+                except ValueError:
+                    ok = False
+                if not ok or number != acknowledged + 1:
+                    problem = f"command {number} ({commands[number][0]}) was not acknowledged as expected: {reply[:300]}"
+                    break
+                acknowledged = number
+                if number == target:
+                    # Acknowledgements that arrive during the delay are read after the cut.
+                    kill_at = time.monotonic() + delay
+                    cut_positions.append((number + 1) / count)
+                    break
+            elif line.startswith("STORM DONE"):
+                kill_at = time.monotonic()
+                cut_positions.append(1.0)
+                break
+        if kill_at is not None:
+            remaining = kill_at - time.monotonic()
+            if remaining > 0:
+                time.sleep(remaining)
+        guest.kill()
+        for line in guest.drain():
+            if line.startswith("STORM ACK "):
+                number = int(line.split(" ", 3)[2])
+                acknowledged = max(acknowledged, number)
+        if problem:
+            report.check(False, f"boot {cycle}: {problem}")
+            break
+        if restored is None:
+            report.check(False, f"boot {cycle}: alarmd reported no restored state")
+            break
 
-            # What this boot found, against the storm before it.
-            clean = preen_ok and full_ok and damaged == 0 and files == len(restored)
-            if previous is None:
-                expected_ok = restored == model
-                prefix = None
-            else:
-                states, last_acknowledged = previous
-                candidates = [index for index in range(last_acknowledged, len(states)) if states[index] == restored]
-                expected_ok = bool(candidates)
-                prefix = candidates[0] if candidates else None
-            if not (clean and expected_ok) or arguments.verbose:
-                report.check(clean and expected_ok,
-                             f"boot {cycle}: fsck clean ({preen_ok and full_ok}), no damaged file ({damaged}), "
-                             f"{files} files = {len(restored)} alarms, restored state = a prefix of the storm "
-                             f"holding every acknowledged command (prefix {prefix}, acknowledged "
-                             f"{previous[1] if previous else '-'})")
-            if not (clean and expected_ok):
-                break
-            model = restored
-            if not final:
-                acknowledged_total += acknowledged + 1
-                # states[i]: after commands 0..i-1; the restored state must be states[j], j > last ack.
-                states = [dict(model)] + [state for _, _, state in commands]
-                previous = (states, acknowledged + 1)
-                print(f"    cut {cycle + 1}/{arguments.cuts}: after {acknowledged + 1} of {count} acknowledgements "
-                      f"(+{delay * 1000:.0f} ms), {len(model)} alarms before the storm", flush=True)
+        # What this boot found, against the storm before it.
+        clean = preen_ok and full_ok and damaged == 0 and files == len(restored)
+        if previous is None:
+            expected_ok = restored == model
+            prefix = None
         else:
-            report.check(True, f"{arguments.cuts} power cuts: every acknowledged change survived, nothing "
-                               f"doubled, every state parsed, fsck clean each boot "
-                               f"({acknowledged_total} acknowledged commands)")
-    finally:
-        os.unlink(storm_file.name)
+            states, last_acknowledged = previous
+            candidates = [index for index in range(last_acknowledged, len(states)) if states[index] == restored]
+            expected_ok = bool(candidates)
+            prefix = candidates[0] if candidates else None
+        if not (clean and expected_ok) or arguments.verbose:
+            report.check(clean and expected_ok,
+                         f"boot {cycle}: fsck clean ({preen_ok and full_ok}), no damaged file ({damaged}), "
+                         f"{files} files = {len(restored)} alarms, restored state = a prefix of the storm "
+                         f"holding every acknowledged command (prefix {prefix}, acknowledged "
+                         f"{previous[1] if previous else '-'})")
+        if not (clean and expected_ok):
+            break
+        model = restored
+        if not final:
+            acknowledged_total += acknowledged + 1
+            # states[i]: after commands 0..i-1; the restored state must be states[j], j > last ack.
+            states = [dict(model)] + [state for _, _, state in commands]
+            previous = (states, acknowledged + 1)
+            print(f"    cut {cycle + 1}/{arguments.cuts}: after {acknowledged + 1} of {count} acknowledgements "
+                  f"(+{delay * 1000:.0f} ms), {len(model)} alarms before the storm", flush=True)
+    else:
+        report.check(True, f"{arguments.cuts} power cuts: every acknowledged change survived, nothing "
+                           f"doubled, every state parsed, fsck clean each boot "
+                           f"({acknowledged_total} acknowledged commands)")
     if cut_positions:
         buckets = [0] * 4
         for position in cut_positions:

@@ -5,8 +5,9 @@
 #   1. checks the file system as a boot would (e2fsck -p replays the journal), then fully
 #      (e2fsck -fn must find nothing);
 #   2. starts mosquitto and alarmd on that state and prints what alarmd restored;
-#   3. runs the storm the host wrote to /dev/vdb, one command at a time, printing each
-#      acknowledgement as it arrives.
+#   3. reads the storm the host types on the console after STORM READY (made from the state
+#      printed here) and runs it one command at a time, printing each acknowledgement as it
+#      arrives.
 # Console lines: STORM FSCK-PREEN rc, STORM FSCK-FULL rc, STORM DAMAGED n, STORM FILES n,
 # STORM LIST <json>, STORM READY, STORM ACK <seq> <reply>, STORM DONE, STORM ERROR <text>.
 /bin/busybox mkdir -p /sbin /usr/bin /usr/sbin
@@ -24,9 +25,9 @@ while read -r module; do
     insmod "/storm/modules/$module" || error "insmod $module failed"
 done </storm/modules/order
 n=0
-until [ -b /dev/vda ] && [ -b /dev/vdb ]; do
+until [ -b /dev/vda ]; do
     n=$((n + 1))
-    [ "$n" -lt 100 ] || error "no /dev/vda and /dev/vdb"
+    [ "$n" -lt 100 ] || error "no /dev/vda"
     sleep 0.1
 done
 
@@ -40,25 +41,28 @@ mkdir -p /state
 mount -t ext4 /dev/vda /state || error "cannot mount /dev/vda"
 mkdir -p /state/alarmd
 
+ip link set lo up || error "cannot bring up the loopback interface"
 mosquitto -c /storm/mosquitto.conf >/tmp/mosquitto.log 2>&1 &
 alarmd --config /storm/alarmd.toml >/tmp/alarmd.log 2>&1 &
 n=0
-until mosquitto_sub -t alarmd/storm/status -C 1 -W 2 2>/dev/null | grep -q '"state":"online"'; do
+until mosquitto_sub -h 127.0.0.1 -t alarmd/storm/status -C 1 -W 2 2>/dev/null | grep -q '"state":"online"'; do
     n=$((n + 1))
     [ "$n" -lt 300 ] || { sed 's/^/STORM LOG /' /tmp/alarmd.log; error "alarmd did not come online"; }
 done
 echo "STORM DAMAGED $(ls /state/alarmd/alarms 2>/dev/null | grep -c damaged)"
 echo "STORM FILES $(ls /state/alarmd/alarms 2>/dev/null | grep -c '\.json$')"
-list="$(mosquitto_rr -q 1 -t alarmd/storm/cmd/list -e storm/list -m '' -W 30 2>&1)"
+list="$(mosquitto_rr -h 127.0.0.1 -q 1 -t alarmd/storm/cmd/list -e storm/list -m '' -W 30 2>&1)"
 echo "STORM LIST $list"
 grep -i damaged /tmp/alarmd.log | sed 's/^/STORM LOG /'
 
-tr -d '\000' </dev/vdb >/tmp/storm.txt
+# The storm arrives on the console: no echo, so the console carries only what this prints.
+stty -echo </dev/console
 echo "STORM READY"
 while read -r seq operation payload; do
+    [ "$seq" != END ] || break
     [ -n "$seq" ] || continue
-    reply="$(mosquitto_rr -q 1 -t "alarmd/storm/cmd/$operation" -e storm/reply -m "$payload" -W 30 2>&1)"
+    reply="$(mosquitto_rr -h 127.0.0.1 -q 1 -t "alarmd/storm/cmd/$operation" -e storm/reply -m "$payload" -W 30 2>&1)"
     echo "STORM ACK $seq $reply"
-done </tmp/storm.txt
+done </dev/console
 echo "STORM DONE"
 while true; do sleep 3600; done
