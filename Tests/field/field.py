@@ -31,6 +31,8 @@ import uuid
 # The firmware's and the kernel's terminal escapes (a reset, clearing the screen) end up at the
 # start of the guest's first line.
 ESCAPES = re.compile(r"\x1b(\[[0-9;?]*[A-Za-z]|c)")
+# What the guest reports starts a line, but the firmware's "Booting from ROM..." has no line end.
+REPORT = re.compile(r"(STORM |FIELD[ -]).*")
 QEMU = ["qemu-system-x86_64", "-accel", "tcg", "-cpu", "max", "-smp", "2", "-nographic", "-nic", "none"]
 
 
@@ -71,6 +73,8 @@ class Guest:
                 line, self.buffer = self.buffer.split(b"\n", 1)
                 text = ESCAPES.sub("", line.decode("utf-8", "replace").rstrip("\r"))
                 self.log.write(text + "\n")
+                report = REPORT.search(text)
+                text = report.group(0) if report else text
                 deadline = time.monotonic() + idle
                 yield text
             remaining = deadline - time.monotonic()
@@ -103,6 +107,7 @@ class Guest:
         rest = self.process.stdout.read() or b""
         self.buffer += rest
         lines = [ESCAPES.sub("", line.decode("utf-8", "replace").rstrip("\r")) for line in self.buffer.split(b"\n") if line]
+        lines = [(REPORT.search(line) or re.match(".*", line)).group(0) for line in lines]
         self.buffer = b""
         for line in lines:
             self.log.write(line + "\n")
