@@ -8,7 +8,8 @@
 #   3. reads the storm the host types on the console after STORM READY (made from the state
 #      printed here) and runs it one command at a time, printing each acknowledgement as it
 #      arrives.
-# Console lines: STORM FSCK-PREEN rc, STORM FSCK-FULL rc, STORM DAMAGED n, STORM FILES n,
+# Console lines: STORM FSCK-PREEN rc, STORM FSCK-FULL rc, STORM MOUNTED, STORM STARTED,
+# STORM WAITING <alarmd's last log line>, STORM DAMAGED n, STORM FILES n,
 # STORM LIST <json>, STORM READY, STORM ACK <seq> <reply>, STORM DONE, STORM ERROR <text>.
 /bin/busybox mkdir -p /sbin /usr/bin /usr/sbin
 /bin/busybox --install -s
@@ -40,13 +41,17 @@ echo "STORM FSCK-FULL $rc"
 mkdir -p /state
 mount -t ext4 /dev/vda /state || error "cannot mount /dev/vda"
 mkdir -p /state/alarmd
+echo "STORM MOUNTED"
 
 ip link set lo up || error "cannot bring up the loopback interface"
 mosquitto -c /storm/mosquitto.conf >/tmp/mosquitto.log 2>&1 &
 alarmd --config /storm/alarmd.toml >/tmp/alarmd.log 2>&1 &
+echo "STORM STARTED"
 n=0
+# Progress every 20 tries, so that a stall shows where it is.
 until mosquitto_sub -h 127.0.0.1 -t alarmd/storm/status -C 1 -W 2 2>/dev/null | grep -q '"state":"online"'; do
     n=$((n + 1))
+    [ $((n % 20)) -ne 0 ] || echo "STORM WAITING for alarmd: $(tail -1 /tmp/alarmd.log)"
     [ "$n" -lt 300 ] || { sed 's/^/STORM LOG /' /tmp/alarmd.log; error "alarmd did not come online"; }
 done
 echo "STORM DAMAGED $(ls /state/alarmd/alarms 2>/dev/null | grep -c damaged)"
