@@ -64,7 +64,7 @@ struct ServiceNotifierTests {
 }
 
 /// An AF_UNIX datagram socket the test binds, standing in for systemd.
-private final class DatagramListener {
+final class DatagramListener {
     private let descriptor: Int32
 
     /// - Parameter address: a path, or a name starting with "@" for the abstract namespace.

@@ -1,13 +1,16 @@
 #!/usr/bin/env bash
-# Tests deploy/: install.sh (into a throwaway root, and as root into a private mount namespace
-# whose /etc, /usr/local and /var are overlays, so the machine's users and files stay
-# untouched), the systemd unit (systemd-analyze verify and its security rating), the example
-# configurations, and the real alarmd as systemd would run it: the example config against a
-# broker set up from deploy/mosquitto/alarmd.conf, sd_notify READY/WATCHDOG/STOPPING, SIGHUP,
+# Tests deploy/: the Debian package of scripts/package, made from the binaries under test (its
+# contents, control file, conffile and lintian; as root, dpkg installs, removes and purges it in a
+# private mount namespace whose /etc, /usr and /var are overlays, so the machine's users and
+# files stay untouched), the systemd unit (systemd-analyze verify and its security rating), the
+# example configurations, and the real alarmd as systemd would run it: the example config against
+# a broker set up from deploy/mosquitto/alarmd.conf, sd_notify READY/WATCHDOG/STOPPING, SIGHUP,
 # SIGTERM, and (under strace) no system call or socket family the unit's filters forbid.
+# scripts/test-field installs the real package into a booted Debian system.
 #
 #   Tests/deploy/test-deploy.sh              uses the binaries of `swift build --show-bin-path`
 #   ALARMD_BIN_DIR=DIR Tests/deploy/test-deploy.sh
+#   ALARMD_PACKAGE_BIN_DIR=DIR    package the release binaries in DIR instead of building them
 #
 # scripts/test runs it after the Swift tests. It prints PASS/FAIL/SKIPPED lines and, last,
 # "N passed, M failed"; it exits 1 when a check failed.
@@ -23,16 +26,16 @@ max_exposure="2.0"
 # The checks below run `sh -c` on single-quoted text on purpose: it expands in the inner shell.
 # shellcheck disable=SC2016
 if [ "${1:-}" = "--inside-namespace" ]; then
-    bin_dir="$2" scratch="$3"
-    ok() { echo "PASS system install: $1"; }
-    bad() { echo "FAIL system install: $1"; }
+    deb="$2" scratch="$3"
+    ok() { echo "PASS dpkg: $1"; }
+    bad() { echo "FAIL dpkg: $1"; }
     expect() { # expect DESCRIPTION COMMAND...
         local description="$1"
         shift
         if "$@"; then ok "$description"; else bad "$description"; fi
     }
     mount -t tmpfs tmpfs "$scratch" || { echo "SETUP-FAILED cannot mount a tmpfs"; exit 3; }
-    for dir in /etc /usr/local /var; do
+    for dir in /etc /usr /var; do
         name="${dir//\//_}"
         mkdir -p "$scratch/$name.upper" "$scratch/$name.work"
         mount -t overlay overlay -o "lowerdir=$dir,upperdir=$scratch/$name.upper,workdir=$scratch/$name.work" "$dir" \
@@ -40,28 +43,39 @@ if [ "${1:-}" = "--inside-namespace" ]; then
     done
     # No systemd or udev in here, whatever the machine runs: nothing may reach the real ones.
     mount -t tmpfs tmpfs /run || { echo "SETUP-FAILED cannot mount a tmpfs on /run"; exit 3; }
+    # The machine may have them already; the package must create them.
+    if getent passwd alarmd >/dev/null; then userdel alarmd 2>/dev/null; fi
+    if getent group alarmd >/dev/null; then groupdel alarmd 2>/dev/null; fi
 
-    log="$scratch/install.log"
-    expect "install.sh exits 0" deploy/install.sh --skip-build "$bin_dir" --no-packages >"$log" 2>&1 || cat "$log"
+    log="$scratch/dpkg.log"
+    expect "dpkg -i exits 0" dpkg -i "$deb" >"$log" 2>&1 || cat "$log"
     expect "the gpio group exists" sh -c "getent group gpio >/dev/null"
     expect "the alarmd system user exists, in the gpio group" sh -c 'id -nG alarmd | tr " " "\n" | grep -qx gpio'
-    expect "alarmd's shell is nologin" sh -c 'getent passwd alarmd | grep -q ":/usr/sbin/nologin$"'
+    expect "alarmd's shell is nologin and its home /var/lib/alarmd" sh -c 'getent passwd alarmd | grep -q ":/var/lib/alarmd:/usr/sbin/nologin$"'
     expect "alarmd is a system user (uid below 1000)" sh -c '[ "$(id -u alarmd)" -lt 1000 ]'
     expect "/etc/alarmd/alarmd.toml is 0640 root:alarmd" sh -c '[ "$(stat -c "%a %U %G" /etc/alarmd/alarmd.toml)" = "640 root alarmd" ]'
     expect "/var/lib/alarmd is 0700 alarmd:alarmd" sh -c '[ "$(stat -c "%a %U %G" /var/lib/alarmd)" = "700 alarmd alarmd" ]'
-    expect "/usr/local/bin/alarmd is 0755 root:root" sh -c '[ "$(stat -c "%a %U %G" /usr/local/bin/alarmd)" = "755 root root" ]'
-    expect "the config was checked as the alarmd user" grep -q "alarmd.toml is valid" "$log"
-    expect "it says systemd is not running" grep -q "systemd is not running" "$log"
+    expect "/usr/bin/alarmd is 0755 root:root" sh -c '[ "$(stat -c "%a %U %G" /usr/bin/alarmd)" = "755 root root" ]'
+    expect "the service is enabled (deb-systemd-helper's link in multi-user.target.wants)" \
+        sh -c '[ "$(readlink /etc/systemd/system/multi-user.target.wants/alarmd.service)" = /lib/systemd/system/alarmd.service ]'
+    expect "the installed alarmd reads the installed configuration as the alarmd user" \
+        runuser -u alarmd -- /usr/bin/alarmd check-config /etc/alarmd/alarmd.toml
     uid_before="$(id -u alarmd)"
     echo "# edited" >>/etc/alarmd/alarmd.toml
-    expect "a second run exits 0" deploy/install.sh --skip-build "$bin_dir" --no-packages >"$log" 2>&1 || cat "$log"
-    expect "a second run keeps the user" sh -c "[ \"\$(id -u alarmd)\" = $uid_before ]"
-    expect "a second run keeps the edited config" grep -q "^# edited" /etc/alarmd/alarmd.toml
-    expect "alarmd.toml.new is 0640 root:alarmd" sh -c '[ "$(stat -c "%a %U %G" /etc/alarmd/alarmd.toml.new)" = "640 root alarmd" ]'
-    expect "--uninstall --purge exits 0" deploy/install.sh --uninstall --purge >"$log" 2>&1 || cat "$log"
-    expect "--purge removes the alarmd user" sh -c '! getent passwd alarmd >/dev/null'
-    expect "--purge removes /etc/alarmd and /var/lib/alarmd" sh -c '[ ! -e /etc/alarmd ] && [ ! -e /var/lib/alarmd ]'
-    expect "--purge keeps the gpio group" sh -c "getent group gpio >/dev/null"
+    mkdir -p /var/lib/alarmd/alarms
+    echo "{}" >/var/lib/alarmd/alarms/kept.json
+    expect "installing again exits 0" dpkg -i "$deb" >"$log" 2>&1 || cat "$log"
+    expect "installing again keeps the user" sh -c "[ \"\$(id -u alarmd)\" = $uid_before ]"
+    expect "installing again keeps the edited conffile" grep -q "^# edited" /etc/alarmd/alarmd.toml
+    expect "dpkg -r exits 0" dpkg -r alarmd >"$log" 2>&1 || cat "$log"
+    expect "remove deletes the programs and the unit" sh -c '[ ! -e /usr/bin/alarmd ] && [ ! -e /usr/bin/alarmctl ] && [ ! -e /lib/systemd/system/alarmd.service ]'
+    expect "remove keeps the state and the edited configuration" \
+        sh -c '[ -f /var/lib/alarmd/alarms/kept.json ] && grep -q "^# edited" /etc/alarmd/alarmd.toml'
+    expect "dpkg -P exits 0" dpkg -P alarmd >"$log" 2>&1 || cat "$log"
+    expect "purge deletes /var/lib/alarmd and /etc/alarmd" sh -c '[ ! -e /var/lib/alarmd ] && [ ! -e /etc/alarmd ]'
+    expect "purge removes the enablement link" sh -c '[ ! -e /etc/systemd/system/multi-user.target.wants/alarmd.service ]'
+    expect "purge keeps the alarmd user and the gpio group (Debian's rule for system users)" \
+        sh -c "getent passwd alarmd >/dev/null && getent group gpio >/dev/null"
     exit 0
 fi
 
@@ -88,7 +102,6 @@ check() {
     shift
     if "$@"; then pass "$description"; else fail "$description"; fi
 }
-mode_of() { stat -c %a "$1" 2>/dev/null; }
 
 work="$(mktemp -d)"
 chmod 0755 "$work" # mosquitto drops to its own user and must read its files in here
@@ -124,91 +137,110 @@ alarmd="$bin_dir/alarmd"
 
 users_before="$(getent passwd alarmd || true)|$(getent group gpio || true)"
 
-# --- 1. install.sh into a throwaway root -------------------------------------------------------
+# --- 1. The Debian package ------------------------------------------------------------------------
 
-root="$work/root"
-out="$work/install.out"
-if deploy/install.sh --root "$root" --skip-build "$bin_dir" >"$out" 2>&1; then
-    pass "install.sh --root exits 0"
+# scripts/package builds the static release binaries (in .build-hil, beside the HIL test's), or
+# packages those in ALARMD_PACKAGE_BIN_DIR: the debug build above links the Swift runtime
+# dynamically, which a package must not.
+package_options=(--out "$work/dist" --no-lintian)
+[ -n "${ALARMD_PACKAGE_BIN_DIR:-}" ] && package_options+=(--bin-dir "$ALARMD_PACKAGE_BIN_DIR")
+deb=""
+if ! command -v dpkg-deb >/dev/null 2>&1; then
+    skip "the Debian package" "dpkg-deb is missing (this is not a Debian machine)"
+elif deb="$(scripts/package "${package_options[@]}" 2>"$work/package.err")"; then
+    pass "scripts/package makes $(basename "$deb")"
 else
-    fail "install.sh --root exits 0" "$(tail -5 "$out")"
+    fail "scripts/package" "$(tail -5 "$work/package.err")"
+    deb=""
 fi
-check "alarmd is installed, mode 755, identical" \
-    sh -c "[ \"$(mode_of "$root/usr/local/bin/alarmd")\" = 755 ] && cmp -s '$alarmd' '$root/usr/local/bin/alarmd'"
-if [ -x "$bin_dir/alarmctl" ]; then
-    check "alarmctl is installed, mode 755, identical" \
-        sh -c "[ \"$(mode_of "$root/usr/local/bin/alarmctl")\" = 755 ] && cmp -s '$bin_dir/alarmctl' '$root/usr/local/bin/alarmctl'"
-else
-    skip "alarmctl is installed" "$bin_dir has no alarmctl"
+if [ -n "$deb" ]; then
+    arch="$(dpkg --print-architecture)"
+    version="$(sed -n 's/.*static let current = "\([^"]*\)".*/\1/p' Sources/AlarmNode/Runtime/AlarmDaemon.swift)"
+    check "it is named alarmd_<version>_<arch>.deb" test "$(basename "$deb")" = "alarmd_${version}_$arch.deb"
+    dpkg-deb -x "$deb" "$work/unpacked"
+    dpkg-deb -e "$deb" "$work/unpacked/DEBIAN"
+    listing="$(dpkg-deb -c "$deb" | awk '{ print $1, $2, $6 }')"
+    if grep -qxF -- '-rwxr-xr-x root/root ./usr/bin/alarmd' <<<"$listing" \
+        && grep -qxF -- '-rwxr-xr-x root/root ./usr/bin/alarmctl' <<<"$listing"; then
+        pass "it holds /usr/bin/alarmd and /usr/bin/alarmctl, 0755 root"
+    else
+        fail "it holds /usr/bin/alarmd and /usr/bin/alarmctl, 0755 root" "$(grep usr/bin <<<"$listing")"
+    fi
+    check "it holds the unit in /lib/systemd/system, with ExecStart=/usr/bin/alarmd" \
+        grep -qx 'ExecStart=/usr/bin/alarmd --config /etc/alarmd/alarmd.toml' "$work/unpacked/lib/systemd/system/alarmd.service"
+    check "it holds the udev rule in /lib/udev/rules.d, as in deploy/" \
+        cmp -s "$work/unpacked/lib/udev/rules.d/99-alarmd-gpio.rules" deploy/99-alarmd-gpio.rules
+    check "it holds /etc/alarmd/alarmd.toml as in deploy/, mode 0640, and marks it a conffile" \
+        sh -c "cmp -s '$work/unpacked/etc/alarmd/alarmd.toml' deploy/alarmd.toml && [ \"\$(stat -c %a '$work/unpacked/etc/alarmd/alarmd.toml')\" = 640 ] \
+            && grep -qx /etc/alarmd/alarmd.toml '$work/unpacked/DEBIAN/conffiles'"
+    check "its binaries are stripped" sh -c "! readelf -S --wide '$work/unpacked/usr/bin/alarmd' | grep -q ' .symtab '"
+    check "it has postinst, prerm and postrm, as in deploy/debian" \
+        sh -c "for s in postinst prerm postrm; do cmp -s '$work/unpacked/DEBIAN/'\$s deploy/debian/\$s || exit 1; done"
+    depends="$(dpkg-deb --field "$deb" Depends)"
+    echo "    Depends: $depends"
+    check "Depends: names libc6, libmosquitto1, libgpiod2, adduser and init-system-helpers" \
+        sh -c "for p in libc6 libmosquitto1 libgpiod2 adduser init-system-helpers; do echo '$depends' | grep -q \"\$p\" || exit 1; done"
+    if command -v dpkg-shlibdeps >/dev/null 2>&1; then
+        # dpkg-shlibdeps, Debian's own tool, must find no library package that Depends: lacks.
+        mkdir -p "$work/shlibs/debian" "$work/shlibs/bin"
+        printf 'Source: alarmd\n\nPackage: alarmd\nArchitecture: any\n' >"$work/shlibs/debian/control"
+        cp "$work/unpacked/usr/bin/alarmd" "$work/unpacked/usr/bin/alarmctl" "$work/shlibs/bin/"
+        shlibs="$(cd "$work/shlibs" && dpkg-shlibdeps -O bin/alarmd bin/alarmctl 2>/dev/null | sed 's/^shlibs:Depends=//')"
+        missing_packages=()
+        for package in $(tr ',' '\n' <<<"$shlibs" | awk '{ print $1 }'); do
+            grep -q -- "$package" <<<"$depends" || missing_packages+=("$package")
+        done
+        if [ -z "$shlibs" ]; then
+            fail "Depends: against dpkg-shlibdeps" "dpkg-shlibdeps printed nothing"
+        elif [ "${#missing_packages[@]}" -eq 0 ]; then
+            pass "Depends: covers what dpkg-shlibdeps finds ($shlibs)"
+        else
+            fail "Depends: covers what dpkg-shlibdeps finds" "missing ${missing_packages[*]} (dpkg-shlibdeps: $shlibs)"
+        fi
+    else
+        skip "Depends: against dpkg-shlibdeps" "dpkg-shlibdeps is missing (apt-get install dpkg-dev)"
+    fi
+    if command -v lintian >/dev/null 2>&1; then
+        lintian_out="$(lintian "$deb" 2>&1 || true)"
+        if grep -q '^E:' <<<"$lintian_out"; then
+            fail "lintian finds no error" "$(grep '^E:' <<<"$lintian_out")"
+        else
+            pass "lintian finds no error"
+        fi
+        while read -r tag; do
+            [ -n "$tag" ] || continue
+            check "lintian's warning $tag is explained in docs/install.md" grep -qF "\`$tag\`" docs/install.md
+        done < <(sed -n 's/^W: alarmd[^:]*: \([a-z0-9-]*\).*/\1/p' <<<"$lintian_out" | sort -u)
+    else
+        skip "lintian" "lintian is not installed (apt-get install lintian)"
+    fi
+    check "scripts/package --arch with an unknown architecture fails and says why" \
+        sh -c "! scripts/package --arch mips --out '$work/bad' >'$work/bad.out' 2>&1 && grep -q 'amd64 or arm64' '$work/bad.out'"
 fi
-check "the unit is installed, mode 644, as in deploy/" \
-    sh -c "[ \"$(mode_of "$root/etc/systemd/system/alarmd.service")\" = 644 ] && cmp -s deploy/alarmd.service '$root/etc/systemd/system/alarmd.service'"
-check "the udev rule is installed, mode 644" \
-    sh -c "[ \"$(mode_of "$root/etc/udev/rules.d/99-alarmd-gpio.rules")\" = 644 ] && cmp -s deploy/99-alarmd-gpio.rules '$root/etc/udev/rules.d/99-alarmd-gpio.rules'"
-check "the config is installed, mode 640, as in deploy/" \
-    sh -c "[ \"$(mode_of "$root/etc/alarmd/alarmd.toml")\" = 640 ] && cmp -s deploy/alarmd.toml '$root/etc/alarmd/alarmd.toml'"
-check "the state directory is created, mode 700" sh -c "[ \"$(mode_of "$root/var/lib/alarmd")\" = 700 ]"
-check "it says what it would do instead of useradd, groupadd, systemctl and udevadm" \
-    sh -c "grep -q 'would.*useradd' '$out' && grep -q 'would.*groupadd' '$out' && grep -q 'would run: systemctl' '$out' && grep -q 'would run: udevadm' '$out'"
-check "it installs nothing outside the root" sh -c "[ ! -e '$root$root' ]"
-
-echo "# my edit" >>"$root/etc/alarmd/alarmd.toml"
-if deploy/install.sh --root "$root" --skip-build "$bin_dir" >"$out" 2>&1; then
-    pass "a second run exits 0"
-else
-    fail "a second run exits 0" "$(tail -5 "$out")"
-fi
-check "a second run keeps the edited config" grep -q "^# my edit" "$root/etc/alarmd/alarmd.toml"
-check "a second run puts the example beside it as alarmd.toml.new (mode 640) and says so" \
-    sh -c "cmp -s deploy/alarmd.toml '$root/etc/alarmd/alarmd.toml.new' && [ \"$(mode_of "$root/etc/alarmd/alarmd.toml.new" || echo none)\" = 640 ] && grep -q 'alarmd.toml.new' '$out'"
-check "a third run exits 0 and still keeps the edit" \
-    sh -c "deploy/install.sh --root '$root' --skip-build '$bin_dir' >/dev/null 2>&1 && grep -q '^# my edit' '$root/etc/alarmd/alarmd.toml'"
-
-prefixed="$work/prefixed"
-check "--prefix /opt/alarmd installs there and points ExecStart at it" \
-    sh -c "deploy/install.sh --root '$prefixed' --prefix /opt/alarmd --skip-build '$bin_dir' >/dev/null 2>&1 \
-        && [ -x '$prefixed/opt/alarmd/bin/alarmd' ] \
-        && grep -qx 'ExecStart=/opt/alarmd/bin/alarmd --config /etc/alarmd/alarmd.toml' '$prefixed/etc/systemd/system/alarmd.service'"
-check "DESTDIR= works like --root" \
-    sh -c "DESTDIR='$work/destdir' deploy/install.sh --skip-build '$bin_dir' >/dev/null 2>&1 && [ -x '$work/destdir/usr/local/bin/alarmd' ]"
-
-if deploy/install.sh --root "$root" --uninstall >"$out" 2>&1; then
-    pass "--uninstall exits 0"
-else
-    fail "--uninstall exits 0" "$(tail -5 "$out")"
-fi
-check "--uninstall removes the programs, the unit and the rule" \
-    sh -c "[ ! -e '$root/usr/local/bin/alarmd' ] && [ ! -e '$root/usr/local/bin/alarmctl' ] && [ ! -e '$root/etc/systemd/system/alarmd.service' ] && [ ! -e '$root/etc/udev/rules.d/99-alarmd-gpio.rules' ]"
-check "--uninstall keeps the config and the state directory" \
-    sh -c "grep -q '^# my edit' '$root/etc/alarmd/alarmd.toml' && [ -d '$root/var/lib/alarmd' ]"
-check "--uninstall --purge removes /etc/alarmd and /var/lib/alarmd" \
-    sh -c "deploy/install.sh --root '$root' --uninstall --purge >/dev/null 2>&1 && [ ! -e '$root/etc/alarmd' ] && [ ! -e '$root/var/lib/alarmd' ]"
-check "--skip-build with a missing folder fails and says why" \
-    sh -c "! deploy/install.sh --root '$work/bad' --skip-build '$work/nowhere' >'$work/bad.out' 2>&1 && grep -q 'nowhere' '$work/bad.out'"
-check "an unknown option fails and says why" \
-    sh -c "! deploy/install.sh --root '$work/bad' --frobnicate >'$work/bad.out' 2>&1 && grep -q 'unknown option' '$work/bad.out'"
-
 if command -v shellcheck >/dev/null 2>&1; then
-    check "shellcheck deploy/install.sh" shellcheck deploy/install.sh
-    check "shellcheck Tests/deploy/test-deploy.sh" shellcheck Tests/deploy/test-deploy.sh
+    check "shellcheck: scripts/package, scripts/test-field, the maintainer scripts, the guest scripts, this test" \
+        shellcheck scripts/package scripts/test-field deploy/debian/postinst deploy/debian/prerm deploy/debian/postrm \
+        Tests/field/guest/check.sh Tests/field/guest/gpio-sim.sh Tests/deploy/test-deploy.sh
 else
     skip "shellcheck" "shellcheck is not installed (apt-get install shellcheck)"
 fi
 
-# --- 1b. install.sh as root, into a private mount namespace ------------------------------------
+# --- 1b. dpkg as root, in a private mount namespace ----------------------------------------------
 
-if [ "$(id -u)" -ne 0 ]; then
-    skip "system install (useradd, ownership, --purge)" "needs root, to overlay /etc, /usr/local and /var in a private mount namespace"
+if [ -z "$deb" ]; then
+    skip "dpkg install, remove, purge" "no package was made (above)"
+elif [ "$(id -u)" -ne 0 ]; then
+    skip "dpkg install, remove, purge" "needs root, to overlay /etc, /usr and /var in a private mount namespace"
 elif ! command -v unshare >/dev/null 2>&1; then
-    skip "system install (useradd, ownership, --purge)" "unshare (util-linux) is missing"
+    skip "dpkg install, remove, purge" "unshare (util-linux) is missing"
 else
     mkdir -p "$work/ns"
     ns_out="$work/ns.out"
-    unshare --mount --propagation private "$repo/Tests/deploy/test-deploy.sh" --inside-namespace "$bin_dir" "$work/ns" >"$ns_out" 2>&1
+    unshare --mount --propagation private "$repo/Tests/deploy/test-deploy.sh" --inside-namespace "$deb" "$work/ns" >"$ns_out" 2>&1
     if grep -q "^SETUP-FAILED" "$ns_out"; then
-        skip "system install (useradd, ownership, --purge)" "$(grep -m1 '^SETUP-FAILED' "$ns_out" | sed 's/^SETUP-FAILED //') (overlayfs or mount namespaces unavailable here)"
-    elif ! grep -q "^PASS system install" "$ns_out"; then
-        fail "system install" "no result from the namespace: $(tail -5 "$ns_out")"
+        skip "dpkg install, remove, purge" "$(grep -m1 '^SETUP-FAILED' "$ns_out" | sed 's/^SETUP-FAILED //') (overlayfs or mount namespaces unavailable here)"
+    elif ! grep -q "^PASS dpkg" "$ns_out"; then
+        fail "dpkg install" "no result from the namespace: $(tail -5 "$ns_out")"
     else
         while IFS= read -r line; do
             case "$line" in
@@ -235,23 +267,20 @@ if ! command -v systemd-analyze >/dev/null 2>&1; then
     skip "systemd-analyze verify" "$why"
     skip "systemd-analyze security" "$why"
 else
-    # verify: the unit as installed, with ExecStart pointing at the copy installed into a root.
-    unit_root="$work/unit-root"
-    deploy/install.sh --root "$unit_root" --skip-build "$bin_dir" >/dev/null 2>&1
+    # verify: the unit as packaged, with ExecStart pointing at the binary under test.
     mkdir -p "$work/unit"
-    sed "s|^ExecStart=/usr/local/bin/alarmd |ExecStart=$unit_root/usr/local/bin/alarmd |" \
-        "$unit_root/etc/systemd/system/alarmd.service" >"$work/unit/alarmd.service"
-    if ! grep -q "^ExecStart=$unit_root/usr/local/bin/alarmd " "$work/unit/alarmd.service"; then
-        fail "systemd-analyze verify" "could not point ExecStart at the installed binary"
+    sed "s|^ExecStart=/usr/bin/alarmd |ExecStart=$alarmd |" deploy/alarmd.service >"$work/unit/alarmd.service"
+    if ! grep -q "^ExecStart=$alarmd " "$work/unit/alarmd.service"; then
+        fail "systemd-analyze verify" "could not point ExecStart at the binary under test"
     elif verify_out="$(systemd-analyze verify "$work/unit/alarmd.service" 2>&1)" \
         && ! grep -q "alarmd.service" <<<"$verify_out"; then
-        pass "systemd-analyze verify deploy/alarmd.service (ExecStart at the installed copy)"
+        pass "systemd-analyze verify deploy/alarmd.service (ExecStart at the binary under test)"
     else
         fail "systemd-analyze verify deploy/alarmd.service" "$verify_out"
     fi
     # The same check must notice a broken unit, or it proves nothing.
     mkdir -p "$work/broken"
-    sed "s|^ExecStart=/usr/local/bin/alarmd |ExecStart=$work/missing/alarmd |" deploy/alarmd.service >"$work/broken/alarmd.service"
+    sed "s|^ExecStart=/usr/bin/alarmd |ExecStart=$work/missing/alarmd |" deploy/alarmd.service >"$work/broken/alarmd.service"
     check "systemd-analyze verify rejects the unit when ExecStart's binary is missing" \
         sh -c "! systemd-analyze verify '$work/broken/alarmd.service' >/dev/null 2>&1"
 
