@@ -98,7 +98,11 @@ let package = Package(
         // its thin ArgumentParser main.
         .target(
             name: "AlarmctlCore",
-            dependencies: ["AlarmKit", .product(name: "Logging", package: "swift-log")]
+            dependencies: [
+                "AlarmKit",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
         ),
         .executableTarget(
             name: "alarmctl",

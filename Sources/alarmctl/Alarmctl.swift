@@ -82,8 +82,7 @@ struct OutputOptions: ParsableArguments {
 
 /// Where the node is: options over the environment variables.
 struct ConnectionOptions: ParsableArguments {
-    @Option(help: ArgumentHelp("The MQTT broker (default: ALARMD_BROKER, or localhost:1883).", valueName: "host:port"))
-    var broker: String?
+    @OptionGroup var brokerOptions: BrokerOptions
 
     @Option(help: ArgumentHelp("The node id (default: ALARMD_NODE, or this host's name).", valueName: "id"))
     var node: String?
@@ -91,38 +90,14 @@ struct ConnectionOptions: ParsableArguments {
     @Option(help: ArgumentHelp("Send to every member of this group (node.groups) and print each member's answer.", valueName: "name"))
     var group: String?
 
-    @Option(help: ArgumentHelp("The topic prefix (default: ALARMD_PREFIX, or alarmd).", valueName: "prefix"))
-    var prefix: String?
-
-    @Option(help: "The broker username (default: ALARMD_USERNAME).")
-    var username: String?
-
-    @Option(help: "The broker password (default: ALARMD_PASSWORD, which keeps it out of the process list).")
-    var password: String?
-
-    @Option(name: .customLong("ca-file"), help: ArgumentHelp("Connect with TLS, trusting this CA certificate (default: ALARMD_CA_FILE).", valueName: "pem"))
-    var caFile: String?
-
-    @Option(name: .customLong("cert-file"), help: ArgumentHelp("A client certificate for TLS (with --key-file).", valueName: "pem"))
-    var certFile: String?
-
-    @Option(name: .customLong("key-file"), help: ArgumentHelp("The client certificate's private key.", valueName: "pem"))
-    var keyFile: String?
-
     @Option(help: ArgumentHelp("Seconds to wait for the node's answer (default: 5).", valueName: "seconds"))
     var timeout: Double?
-
-    @Option(name: .customLong("broker-protocol"), help: ArgumentHelp(
-        "auto (MQTT 5, falling back to 3.1.1), 5 or 3.1.1 (default: ALARMD_BROKER_PROTOCOL, or auto).", valueName: "version"))
-    var brokerProtocol: String?
 
     @Flag(help: "Write the MQTT client's log to standard error.")
     var verbose = false
 
     private var values: ConnectionOptionValues {
-        ConnectionOptionValues(
-            broker: broker, node: node, prefix: prefix, username: username, password: password,
-            caFile: caFile, certFile: certFile, keyFile: keyFile, timeout: timeout, brokerProtocol: brokerProtocol)
+        brokerOptions.values(node: node, timeout: timeout)
     }
 
     /// Runs `body` with the group of `--group`, and disconnects afterwards. Replies are collected

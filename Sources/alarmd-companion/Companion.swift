@@ -18,35 +18,16 @@ struct Companion: AsyncParsableCommand {
               alarmd-companion --node kitchen --node bedroom
               alarmd-companion --listen 0.0.0.0:8080 --password-file /etc/alarmd/companion-password
 
-            The broker options and ALARMD_BROKER, ALARMD_PREFIX, ALARMD_USERNAME, ALARMD_PASSWORD
-            and ALARMD_CA_FILE are alarmctl's. Without --node it shows every node under the prefix.
-            It listens on 127.0.0.1:8080; any other address needs --password-file. More in
-            docs/companion.md.
+            The broker options and ALARMD_BROKER, ALARMD_PREFIX, ALARMD_USERNAME, ALARMD_PASSWORD,
+            ALARMD_CA_FILE and ALARMD_BROKER_PROTOCOL are alarmctl's. Without --node it shows every
+            node under the prefix. It listens on 127.0.0.1:8080; any other address needs
+            --password-file. More in docs/companion.md.
             """)
 
-    @Option(help: ArgumentHelp("The MQTT broker (default: ALARMD_BROKER, or localhost:1883).", valueName: "host:port"))
-    var broker: String?
+    @OptionGroup var brokerOptions: BrokerOptions
 
     @Option(help: ArgumentHelp("A node to show (repeatable; default: every node under the prefix).", valueName: "id"))
     var node: [String] = []
-
-    @Option(help: ArgumentHelp("The topic prefix (default: ALARMD_PREFIX, or alarmd).", valueName: "prefix"))
-    var prefix: String?
-
-    @Option(help: "The broker username (default: ALARMD_USERNAME).")
-    var username: String?
-
-    @Option(help: "The broker password (default: ALARMD_PASSWORD, which keeps it out of the process list).")
-    var password: String?
-
-    @Option(name: .customLong("ca-file"), help: ArgumentHelp("Connect with TLS, trusting this CA certificate (default: ALARMD_CA_FILE).", valueName: "pem"))
-    var caFile: String?
-
-    @Option(name: .customLong("cert-file"), help: ArgumentHelp("A client certificate for TLS (with --key-file).", valueName: "pem"))
-    var certFile: String?
-
-    @Option(name: .customLong("key-file"), help: ArgumentHelp("The client certificate's private key.", valueName: "pem"))
-    var keyFile: String?
 
     @Option(help: ArgumentHelp("Where the page is served (port 0 picks a free one).", valueName: "host:port"))
     var listen = CompanionLaunch.defaultListen
@@ -70,10 +51,7 @@ struct Companion: AsyncParsableCommand {
             // The node is chosen by --node (or every node), never by ALARMD_NODE.
             var environment = ProcessInfo.processInfo.environment
             environment["ALARMD_NODE"] = node.first ?? "companion"
-            settings = try ConnectionOptionValues(
-                broker: broker, prefix: prefix, username: username, password: password,
-                caFile: caFile, certFile: certFile, keyFile: keyFile
-            ).settings(environment: environment)
+            settings = try brokerOptions.values().settings(environment: environment)
         } catch let error as AlarmctlError {
             throw ValidationError(error.message)
         } catch let error as CompanionError {
