@@ -30,7 +30,7 @@ struct RouterClient {
         let buffer = Mutex(ByteBuffer())
 
         func write(_ part: ByteBuffer) async throws {
-            buffer.withLock { $0.writeImmutableBuffer(part) }
+            buffer.withLock { _ = $0.writeImmutableBuffer(part) }
         }
 
         func finish(_ trailingHeaders: HTTPFields?) async throws {}

@@ -117,18 +117,10 @@ public final class RemoteGroup: Sendable {
             if case .failure(let error) = setup { logger.error("MQTT client not created", metadata: ["error": "\(error)"]) }
             return
         }
-        do {
-            try client.subscribe(NodeTopics.statusFilter(prefix: settings.topicPrefix), qos: 1)
-            try client.subscribe(replyTopic, qos: 1)
-            try client.connect()
-        } catch {
-            logger.error("MQTT connect failed", metadata: ["error": "\(error)"])
-        }
-        let loop = Task { [weak self] in
-            for await event in client.events {
-                guard let self else { return }
-                if case .message(let message) = event { self.receive(message) }
-            }
+        let filters = [NodeTopics.statusFilter(prefix: settings.topicPrefix), replyTopic]
+        let loop = client.receiveMessages(on: filters, logger: logger) { [weak self] message in
+            self?.receive(message)
+            return self != nil
         }
         state.withLock { $0.loop = loop }
     }

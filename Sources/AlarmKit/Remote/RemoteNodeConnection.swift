@@ -221,19 +221,10 @@ public final class RemoteNodeConnection: AlarmNodeConnection {
             }
             return
         }
-        do {
-            for filter in [topics.alarmsFilter, topics.status, topics.events, replyTopic] {
-                try client.subscribe(filter, qos: 1)
-            }
-            try client.connect()
-        } catch {
-            logger.error("MQTT connect failed", metadata: ["error": "\(error)"])
-        }
-        let loop = Task { [weak self] in
-            for await event in client.events {
-                guard let self else { return }
-                if case .message(let message) = event { self.receive(message) }
-            }
+        let filters = [topics.alarmsFilter, topics.status, topics.events, replyTopic]
+        let loop = client.receiveMessages(on: filters, logger: logger) { [weak self] message in
+            self?.receive(message)
+            return self != nil
         }
         state.withLock { $0.loop = loop }
     }
