@@ -25,15 +25,23 @@ public enum AlarmJSON {
         Array(try encoder.encode(value))
     }
 
-    /// Writes an instant as docs/mqtt.md says: UTC with milliseconds, e.g. `2026-11-22T07:00:00.000Z`.
+    /// Writes an instant as docs/mqtt.md says: UTC with milliseconds, e.g. `2026-11-22T07:00:00.000Z`,
+    /// rounded to the nearest millisecond.
     ///
-    /// The formatter truncates: `10.412` held in binary as `10.41199…` would be written `10.411`.
-    /// So the time is rounded to the nearest millisecond and moved half a microsecond on, past
-    /// any binary shortfall, before it is formatted (libFuzzer found a fixed date of `….002Z`
-    /// that came back as `….001Z` in its own document and state file).
+    /// The milliseconds are written from whole numbers: the format style truncates, so `10.412`,
+    /// held in binary as `10.41199…`, came back as `10.411` (libFuzzer found a fixed date of
+    /// `….002Z` that changed by 1 ms in its own document and state file, and then one in the year
+    /// 7962, where a double has no sub-microsecond room to nudge the time past the shortfall).
     public static func string(from date: Date) -> String {
-        let milliseconds = (date.timeIntervalSinceReferenceDate * 1000).rounded()
-        return Date(timeIntervalSinceReferenceDate: milliseconds / 1000 + 0.000_000_5).formatted(instantStyle)
+        guard var milliseconds = Int64(exactly: (date.timeIntervalSince1970 * 1000).rounded()) else {
+            return date.formatted(instantStyle)
+        }
+        var seconds = milliseconds / 1000
+        milliseconds %= 1000
+        if milliseconds < 0 { (seconds, milliseconds) = (seconds - 1, milliseconds + 1000) }
+        let whole = Date(timeIntervalSince1970: TimeInterval(seconds)).formatted(wholeSecondStyle)
+        let fraction = String(milliseconds)
+        return "\(whole.dropLast()).\(String(repeating: "0", count: 3 - fraction.count))\(fraction)Z"
     }
 
     /// Reads an ISO 8601 instant with any offset, with or without fractional seconds, rounded to
@@ -44,6 +52,7 @@ public enum AlarmJSON {
     }
 
     private static let instantStyle = Date.ISO8601FormatStyle(includingFractionalSeconds: true)
+    private static let wholeSecondStyle = Date.ISO8601FormatStyle()
 }
 
 extension CodingUserInfoKey {
