@@ -77,7 +77,7 @@ public final class MQTTBridge: Service, Sendable {
     /// Publishes what the engine's effects call for (documents, removals, events, intents) and
     /// what Home Assistant shows, together: the client sends them in one go.
     public func publish(_ effects: [AlarmEffect], engine: AlarmEngine, authorization: AlarmManager.AuthorizationState) {
-        var outgoing = EffectMessages(effects, topics: topics)
+        let outgoing = EffectMessages(effects, topics: topics)
         for intent in outgoing.intents {
             if let reason = intent.refusal {
                 logger.warning("intent not run: its topic is not allowed", metadata: [
@@ -86,15 +86,17 @@ public final class MQTTBridge: Service, Sendable {
                 logger.info("intent run", metadata: ["alarmID": "\(intent.alarmID)", "topic": "\(intent.topic)"])
             }
         }
-        if announcesToHomeAssistant {
-            outgoing.messages += homeAssistantMessages(engine: engine, alarmsChanged: !outgoing.knownChanges.isEmpty)
-        }
         // Known and sent in one step: see clearIfStale.
         knownAlarms.withLock { known in
             for (id, isKnown) in outgoing.knownChanges {
                 if isKnown { known.insert(id) } else { known.remove(id) }
             }
             send(outgoing.messages)
+        }
+        // After the change's own messages: Home Assistant's list of alarms visits every alarm, and
+        // an `alerting` event must not wait for it.
+        if announcesToHomeAssistant {
+            send(homeAssistantMessages(engine: engine, alarmsChanged: !outgoing.knownChanges.isEmpty))
         }
         updateStatus { status in
             status.alarms = engine.records.count
