@@ -154,7 +154,8 @@ mode = "simulated"
 # More than the broker grants the node (home/lights/set only): the broker has the last word.
 allow = ["home/#"]
 EOF
-as observer mosquitto_sub -v -t '#' >"$work/observed" 2>/dev/null &
+# Started directly, not through `as`: $! must be the client itself, which cleanup kills.
+mosquitto_sub -h 127.0.0.1 -p "$port" -u observer -P "$secret-observer" -v -t '#' >"$work/observed" 2>/dev/null &
 background+=($!)
 "$bin_dir/alarmd" --config "$work/alarmd.toml" >"$work/alarmd.log" 2>&1 &
 background+=($!)
