@@ -49,10 +49,8 @@ check() { # check DESCRIPTION COMMAND...
     local what="$1"; shift
     if "$@"; then echo "PASS $name: $what"; else echo "FAIL $name: $what"; failures=$((failures + 1)); fi
 }
-wait_for() { # wait_for SECONDS COMMAND...: true once COMMAND succeeds
-    local deadline=$((SECONDS + $1)); shift
-    until "$@"; do [ $SECONDS -ge $deadline ] && return 1; sleep 0.2; done
-}
+# shellcheck source=Tests/test-helpers.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../test-helpers.sh"
 
 started=$SECONDS
 build_status=0

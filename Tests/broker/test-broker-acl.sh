@@ -54,15 +54,8 @@ finish() {
     [ "$failed" -eq 0 ]
     exit
 }
-free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
-wait_for() { # wait_for SECONDS COMMAND...
-    local deadline=$((SECONDS + $1))
-    shift
-    until "$@"; do
-        [ "$SECONDS" -lt "$deadline" ] || return 1
-        sleep 0.2
-    done
-}
+# shellcheck source=Tests/test-helpers.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../test-helpers.sh"
 
 # --- A throwaway CA, the broker's certificate, and a client certificate for "alarmctl" ---------
 tls="$work/tls"

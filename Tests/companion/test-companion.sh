@@ -53,11 +53,8 @@ cleanup() {
     rm -rf "$work"
 }
 trap cleanup EXIT
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
-wait_for() {  # wait_for SECONDS COMMAND...: true once COMMAND succeeds
-    local deadline=$((SECONDS + $1)); shift
-    until "$@"; do [ $SECONDS -ge $deadline ] && return 1; sleep 0.2; done
-}
+# shellcheck source=Tests/test-helpers.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../test-helpers.sh"
 
 broker_port=$(free_port)
 printf 'listener %s 127.0.0.1\nallow_anonymous true\npersistence false\n' "$broker_port" > "$work/mosquitto.conf"

@@ -219,7 +219,7 @@ if [ -n "$deb" ]; then
 fi
 if command -v shellcheck >/dev/null 2>&1; then
     check "shellcheck: scripts/package, scripts/test-field, the maintainer scripts, the guest scripts, this test" \
-        shellcheck scripts/package scripts/test-field deploy/debian/postinst deploy/debian/prerm deploy/debian/postrm \
+        shellcheck -x scripts/package scripts/test-field deploy/debian/postinst deploy/debian/prerm deploy/debian/postrm \
         Tests/field/guest/check.sh Tests/field/guest/gpio-sim.sh Tests/deploy/test-deploy.sh
 else
     skip "shellcheck" "shellcheck is not installed (apt-get install shellcheck)"
@@ -358,15 +358,8 @@ if [ "${#needed[@]}" -gt 0 ]; then
     finish
 fi
 
-free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
-wait_for() { # wait_for SECONDS COMMAND...
-    local deadline=$((SECONDS + $1))
-    shift
-    until "$@"; do
-        [ "$SECONDS" -lt "$deadline" ] || return 1
-        sleep 0.2
-    done
-}
+# shellcheck source=Tests/test-helpers.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../test-helpers.sh"
 
 broker="$work/broker"
 mkdir -p "$broker"

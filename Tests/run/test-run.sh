@@ -22,10 +22,8 @@ check() {
     local what="$1"; shift
     if "$@"; then echo "PASS scripts/run: $what"; else echo "FAIL scripts/run: $what"; failures=$((failures + 1)); fi
 }
-wait_for() {  # wait_for SECONDS COMMAND...: true once COMMAND succeeds
-    local deadline=$((SECONDS + $1)); shift
-    until "$@"; do [ $SECONDS -ge $deadline ] && return 1; sleep 0.2; done
-}
+# shellcheck source=Tests/test-helpers.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../test-helpers.sh"
 
 # In a session of its own, as a terminal runs it: Ctrl-C is then a SIGINT to its whole group.
 setsid scripts/run --node "$node" --state-dir "$work/state" > "$work/out" 2>&1 &
