@@ -32,6 +32,10 @@ public final class MQTTBridge: Service, Sendable {
     private let scheduleResult = Mutex(HomeAssistantScheduleResult.ready)
     /// How many times the client connected: a republication stops when a newer connection starts its own.
     private let connections = Mutex(0)
+    private let listReplies = ListReplyEncoder()
+    /// A value each time the bridge sends (buffering one): the heap is tidied after bursts.
+    public let messagesSent: AsyncStream<Void>
+    private let messageSent: AsyncStream<Void>.Continuation
 
     /// A press of the virtual hardware, from `<base>/sim/press`.
     public struct SimulatedPress: Sendable, Decodable {
@@ -58,6 +62,7 @@ public final class MQTTBridge: Service, Sendable {
         self.homeAssistant = homeAssistant
         self.announcesToHomeAssistant = announcesToHomeAssistant
         self.homeAssistantState = Mutex(nil)
+        (messagesSent, messageSent) = AsyncStream.makeStream(bufferingPolicy: .bufferingNewest(1))
         self.homeAssistantAlarms = Mutex(nil)
         self.onSimulatedPress = onSimulatedPress
         self.logger = logger
@@ -167,6 +172,7 @@ public final class MQTTBridge: Service, Sendable {
     }
 
     private func send(_ message: MQTTMessage) {
+        messageSent.yield()
         do {
             try client.publish(message)
         } catch {
@@ -176,6 +182,7 @@ public final class MQTTBridge: Service, Sendable {
 
     /// Sends `messages` together (one wake-up of the client's network thread for all).
     private func send(_ messages: [MQTTMessage]) {
+        messageSent.yield()
         for (message, error) in client.publish(messages) {
             logPublishFailure(message, error)
         }
@@ -439,13 +446,17 @@ public final class MQTTBridge: Service, Sendable {
     private func reply(_ reply: NodeReply, to route: NodeCommand.ReplyRoute?, namesNode: Bool) {
         guard let route else { return }
         let node = namesNode ? nodeID : nil
+        var correlationID: JSONValue?, correlationData: [UInt8]?
         switch route.correlation {
-        case .data(let data)?:
-            send(MQTTMessage(topic: route.topic, payload: reply.payload(node: node), qos: 1, correlationData: data))
-        case .payload(let correlationID)?:
-            send(MQTTMessage(topic: route.topic, payload: reply.payload(correlationID: correlationID, node: node), qos: 1))
-        case nil:
-            send(MQTTMessage(topic: route.topic, payload: reply.payload(node: node), qos: 1))
+        case .data(let data)?: correlationData = data
+        case .payload(let id)?: correlationID = id
+        case nil: break
         }
+        let payload = if case .alarms(let documents) = reply {
+            listReplies.payload(documents, correlationID: correlationID, node: node)
+        } else {
+            reply.payload(correlationID: correlationID, node: node)
+        }
+        send(MQTTMessage(topic: route.topic, payload: payload, qos: 1, correlationData: correlationData))
     }
 }
