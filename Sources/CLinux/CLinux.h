@@ -1,11 +1,10 @@
 // Linux interfaces that Swift's Glibc module does not export: the module is
 // built without _GNU_SOURCE, and it leaves out <sys/timerfd.h>, <sys/timex.h>,
-// <sys/epoll.h>, <sys/eventfd.h> and <sys/inotify.h>; and <link.h>'s dl_iterate_phdr.
+// <sys/epoll.h>, <sys/eventfd.h> and <sys/inotify.h>; and <malloc.h>'s malloc_trim.
 // Only the Swift target LinuxSystem imports this module.
 #ifndef CLINUX_H
 #define CLINUX_H
 
-#include <link.h>
 #include <malloc.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
@@ -15,20 +14,6 @@
 #include <sys/timerfd.h>
 #include <sys/timex.h>
 #include <unistd.h>
-
-/// The first members of glibc's struct dl_phdr_info, which <link.h> declares only under
-/// _GNU_SOURCE: one object the dynamic loader has loaded (the executable, a library).
-struct clinux_loaded_object {
-    ElfW(Addr) dlpi_addr;          // load bias: add it to a segment's p_vaddr
-    const char *dlpi_name;
-    const ElfW(Phdr) *dlpi_phdr;   // its program headers
-    ElfW(Half) dlpi_phnum;
-};
-
-/// dl_iterate_phdr(3), declared with the struct above (same layout as far as it goes; the
-/// callback's size argument says how much glibc filled in). It calls `callback` for each
-/// loaded object while holding the loader's lock, so none is unloaded meanwhile.
-extern int dl_iterate_phdr(int (*callback)(struct clinux_loaded_object *info, size_t size, void *data), void *data);
 
 // glibc declares strerrorname_np (glibc 2.32+) only under _GNU_SOURCE.
 extern const char *strerrorname_np(int errnum);

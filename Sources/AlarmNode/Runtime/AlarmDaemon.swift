@@ -122,6 +122,7 @@ public final class AlarmDaemon: Sendable {
         var services: [any Service] = [
             NodeTimerService(node: node),
             StateRetryService(node: node, writeFailures: effects.writeFailures),
+            HeapReleaseService(bursts: bridge.messagesSent),
             TimeKeeperService(node: node, bridge: bridge, timeZone: timeZoneSource, logger: logger),
             bridge,
         ]

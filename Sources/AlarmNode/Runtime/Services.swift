@@ -38,6 +38,27 @@ struct StateRetryService: Service {
     }
 }
 
+/// Gives malloc's free pages back to the kernel a second after messages were sent, and at most
+/// once a second while they keep coming, so that the memory a burst of `list` replies or
+/// republished documents used does not stay with the node (``releaseFreeHeapPages()``).
+/// Nothing runs at idle.
+struct HeapReleaseService: Service {
+    let bursts: AsyncStream<Void>
+    var quietPeriod: Duration = .seconds(1)
+    var release: @Sendable () -> Void = { releaseFreeHeapPages() }
+
+    func run() async throws {
+        for await _ in bursts.cancelOnGracefulShutdown() {
+            do {
+                try await cancelWhenGracefulShutdown { try await TimerFDClock().sleep(for: quietPeriod) }
+            } catch is CancellationError {
+                return
+            }
+            release()
+        }
+    }
+}
+
 /// Keeps the node's sense of time right: wall-clock steps, the system's time zone, and the
 /// clock's synchronization status.
 struct TimeKeeperService: Service {
