@@ -10,6 +10,10 @@ import Testing
 @Suite("Groups of real alarmd processes", .serialized, .timeLimit(.minutes(5)))
 struct GroupTests {
     static let group = "house"
+    /// The p50 of a group timer's spread, in ms, that a quiet enough attempt stays under: with
+    /// sentAt 2–8 ms on this busy 2-core machine (21 ms once, a build on the cores); without it
+    /// 11–35 ms (docs/fleet.md).
+    static let timerSpreadBound = 10.0
 
     /// A broker, `count` alarmd members of ``group`` connected through a proxy (so a test can hold
     /// them off the broker), and an observer of every status and event. Cleans everything up.
@@ -107,40 +111,59 @@ struct GroupTests {
         let count = 20
         try await withMembers(count) { broker, proxy, _, events in
             let group = RemoteGroup(settings: settings(broker), group: Self.group)
-            let id = UUID()
-            let timer = AlarmManager.AlarmConfiguration<JSONValue>.timer(
-                duration: 3, attributes: AlarmAttributes(presentation: AlarmPresentation(alert: .init(title: "Together")), tintColor: .blue))
-            let replies = try await group.schedule(id: id, configuration: timer)
-            #expect(replies.answered.count == count, "every member answers")
-            #expect(replies.silent.isEmpty)
-            var fireDates: [Date] = []
-            for member in replies.answered {
-                guard case .alarm(let document?) = member.reply else {
-                    Issue.record("member \(member.node) answered \(member.reply)")
-                    continue
+            // A 3 s group timer, measured up to three times: 20 members waking at one instant share
+            // 2 cores with whatever else runs (another engineer's build took them for 20 ms once),
+            // so a spread over the bound is measured again on a new timer; every attempt is printed.
+            var spreads: [Double] = []
+            for attempt in 1...3 {
+                let id = UUID()
+                let timer = AlarmManager.AlarmConfiguration<JSONValue>.timer(
+                    duration: 3, attributes: AlarmAttributes(presentation: AlarmPresentation(alert: .init(title: "Together")), tintColor: .blue))
+                let replies = try await group.schedule(id: id, configuration: timer)
+                #expect(replies.answered.count == count, "every member answers")
+                #expect(replies.silent.isEmpty)
+                var fireDates: [Date] = []
+                for member in replies.answered {
+                    guard case .alarm(let document?) = member.reply else {
+                        Issue.record("member \(member.node) answered \(member.reply)")
+                        continue
+                    }
+                    #expect(document.id == id)
+                    #expect(document.group == Self.group)
+                    if let fire = document.nextAlertDate { fireDates.append(fire) }
                 }
-                #expect(document.id == id)
-                #expect(document.group == Self.group)
-                if let fire = document.nextAlertDate { fireDates.append(fire) }
-            }
-            let listed = try await group.list()
-            #expect(listed.answered.count == count)
-            #expect(listed.answered.allSatisfy { if case .alarms(let alarms) = $0.reply { alarms.contains { $0.id == id && $0.group == Self.group } } else { false } })
+                if attempt == 1 {
+                    let listed = try await group.list()
+                    #expect(listed.answered.count == count)
+                    #expect(listed.answered.allSatisfy { if case .alarms(let alarms) = $0.reply { alarms.contains { $0.id == id && $0.group == Self.group } } else { false } })
+                }
 
-            async let sleepLateness = nanosleepLateness(samples: 2000)
-            let alerts = try await alertingEvents(of: id, count: count, from: events, within: .seconds(20))
-            let sleeps = summary(await sleepLateness)
-            let ats = alerts.map(\.event.at)
-            let first = ats.min() ?? Date()
-            let spread = summary(ats.map { $0.timeIntervalSince(first) * 1000 })
-            let firstFire = fireDates.min() ?? Date()
-            let fireSpread = summary(fireDates.map { $0.timeIntervalSince(firstFire) * 1000 })
-            let late = summary(alerts.map { lateness(of: $0.event) * 1000 })
-            print("GROUP TIMING \(count) members: alerting 'at' spread p50 \(String(format: "%.1f", spread.p50)) ms, max \(String(format: "%.1f", spread.max)) ms; "
-                + "fire dates (the command's arrival) spread p50 \(String(format: "%.1f", fireSpread.p50)) ms, max \(String(format: "%.1f", fireSpread.max)) ms; "
-                + "each member's own lateness p50 \(String(format: "%.1f", late.p50)) ms, max \(String(format: "%.1f", late.max)) ms; "
-                + "clock_nanosleep 1 ms lateness in the same run p50 \(String(format: "%.3f", sleeps.p50)) ms, max \(String(format: "%.3f", sleeps.max)) ms")
-            #expect(spread.max < 1000, "a sanity bound only: the members alert within a second of each other")
+                async let sleepLateness = nanosleepLateness(samples: 2000)
+                let alerts = try await alertingEvents(of: id, count: count, from: events, within: .seconds(20))
+                let sleeps = summary(await sleepLateness)
+                let ats = alerts.map(\.event.at)
+                let first = ats.min() ?? Date()
+                let spread = summary(ats.map { $0.timeIntervalSince(first) * 1000 })
+                let firstFire = fireDates.min() ?? Date()
+                let fireSpread = summary(fireDates.map { $0.timeIntervalSince(firstFire) * 1000 })
+                let late = summary(alerts.map { lateness(of: $0.event) * 1000 })
+                print("GROUP TIMING \(count) members, attempt \(attempt): alerting 'at' spread p50 \(String(format: "%.1f", spread.p50)) ms, max \(String(format: "%.1f", spread.max)) ms; "
+                    + "fire dates (sentAt + 3 s) spread p50 \(String(format: "%.1f", fireSpread.p50)) ms, max \(String(format: "%.1f", fireSpread.max)) ms; "
+                    + "each member's own lateness p50 \(String(format: "%.1f", late.p50)) ms, max \(String(format: "%.1f", late.max)) ms; "
+                    + "clock_nanosleep 1 ms lateness in the same run p50 \(String(format: "%.3f", sleeps.p50)) ms, max \(String(format: "%.3f", sleeps.max)) ms")
+                // Every member counts from the request's sentAt, not from when the broker reached it
+                // (which spread the fire dates over 28–107 ms without sentAt).
+                #expect(fireDates.count == count && fireSpread.max == 0, "one fire date on every member")
+                #expect(spread.max < 1000, "a sanity bound: the members alert within a second of each other")
+                spreads.append(spread.p50)
+                // Silenced, so that 20 buzzers sounding do not load the next measurement.
+                _ = try await group.perform(.stop, id: id)
+                if spread.p50 < Self.timerSpreadBound { break }
+            }
+            // What is left is each member's wake-up, as for a fixed date (below). Without sentAt the
+            // broker's delivery to 20 members added to it: p50 11–35 ms.
+            #expect(spreads.contains { $0 < Self.timerSpreadBound },
+                    "the members alert within a few milliseconds of each other (p50 of each attempt: \(spreads) ms)")
 
             // A fixed-date alarm is due at one instant on every member: only their wake-ups differ.
             let fixedID = UUID()
@@ -158,6 +181,7 @@ struct GroupTests {
                 + "after the due instant p50 \(String(format: "%.1f", fixedLate.p50)) ms, max \(String(format: "%.1f", fixedLate.max)) ms; "
                 + "clock_nanosleep 1 ms lateness in the same run p50 \(String(format: "%.3f", fixedSleeps.p50)) ms, max \(String(format: "%.3f", fixedSleeps.max)) ms")
             #expect(fixedSpread.max < 1000, "a sanity bound only")
+            _ = try await group.perform(.stop, id: fixedID)
 
             // The broker goes away one second before the next alert and comes back ten seconds later.
             let second = UUID()
