@@ -106,7 +106,12 @@ struct GroupTests {
         }
     }
 
-    @Test("20 members: a group timer alerts on all of them together; with the broker gone from 1 s before the alert to 10 s after, all still alert on time")
+    /// It measures milliseconds across 20 processes on a 2-core machine: beside every other suite
+    /// (`swift test` runs them in parallel) a fixed-date alarm's spread reached p50 200 ms, so it
+    /// runs only when `ALARMD_GROUP_TIMING_TEST=1`: `scripts/test` runs it on its own after the main run.
+    @Test("20 members: a group timer alerts on all of them together; with the broker gone from 1 s before the alert to 10 s after, all still alert on time",
+          .enabled(if: ProcessInfo.processInfo.environment["ALARMD_GROUP_TIMING_TEST"] == "1",
+                   "measures milliseconds across 20 processes: run alone by scripts/test with ALARMD_GROUP_TIMING_TEST=1"))
     func twentyMembers() async throws {
         let count = 20
         try await withMembers(count) { broker, proxy, _, events in
@@ -209,6 +214,41 @@ struct GroupTests {
                 #expect(event.at < returnedAt, "\(node) alerted while the broker was away, and told it after its return")
                 #expect(event.at > killedAt, "\(node) alerted after the broker went away")
                 #expect(lateness(of: event) < 1, "\(node) alerted on time, by its own clock")
+            }
+        }
+    }
+
+    @Test("A member counts a group timer from sentAt near its clock, and from the command's arrival when sentAt is an hour off")
+    func sentAtBounds() async throws {
+        try await withMembers(2) { broker, _, members, _ in
+            try await withTestClients { clients in
+                let (requester, replies) = try clients.start(broker.clientConfiguration(clientID: "sentat-requester"))
+                try requester.subscribe("sentat/reply", qos: 1)
+                try await replies.connected()
+                /// Sends a group timer stamped `sentAt`; returns the instant each member counts from.
+                func startDates(sentAt: Date) async throws -> [Date] {
+                    let payload = ##"{"id":"\##(UUID().uuidString)","sentAt":"\##(AlarmJSON.string(from: sentAt))","replyTo":"sentat/reply","##
+                        + ##""configuration":{"countdownDuration":{"preAlert":600},"attributes":{"presentation":{"alert":{"title":"Tea"}},"tintColor":"#FFFFFF"}}}"##
+                    try requester.publish(MQTTMessage(topic: "alarmd/groups/\(Self.group)/cmd/schedule", payload: Array(payload.utf8), qos: 1))
+                    var dates: [Date] = []
+                    _ = try await replies.messages(on: "sentat/reply", within: .seconds(20)) { message in
+                        if case .alarm(let document?)? = try? NodeReply.decode(message.payload),
+                           case .countdown(let countdown)? = document.presentationState {
+                            dates.append(countdown.startDate)
+                        }
+                        return dates.count == members.count
+                    }
+                    return dates
+                }
+                let near = Date().addingTimeInterval(-2)
+                #expect(try await startDates(sentAt: near) == Array(repeating: AlarmJSON.date(from: AlarmJSON.string(from: near))!, count: members.count),
+                        "2 s old: every member counts from it")
+                let before = Date()
+                let stale = try await startDates(sentAt: before.addingTimeInterval(-3600))
+                #expect(stale.allSatisfy { $0 >= before.addingTimeInterval(-0.001) && $0 <= Date() }, "an hour old: each member counts from the arrival (\(stale))")
+                for member in members {
+                    #expect(member.log.contains("the command's sentAt is too far from this node's clock"), "\(member.node) says why in its log")
+                }
             }
         }
     }
