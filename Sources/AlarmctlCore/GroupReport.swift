@@ -1,5 +1,16 @@
 import AlarmKit
 import Foundation
+import Logging
+
+extension RemoteGroup {
+    /// The group for `alarmctl --group`: like a node's session, it writes the MQTT client's log
+    /// to standard error only with `--verbose`, so that the members' answers stand alone.
+    public static func forAlarmctl(_ group: String, settings: RemoteNodeSettings, verbose: Bool) -> RemoteGroup {
+        RemoteGroup(settings: settings, group: group, logger: Logger(label: "alarmctl") { label in
+            verbose ? StreamLogHandler.standardError(label: label) as any LogHandler : SwiftLogNoOpLogHandler()
+        })
+    }
+}
 
 /// What `alarmctl --group <name> …` prints for the replies of a group's members: one line per
 /// member that answered (its result), one per known member that stayed silent, and with `--json`

@@ -5,7 +5,7 @@ import Hummingbird
 /// Why the companion refused a request or an option: a code for scripts, the HTTP status, and a
 /// message that says what went wrong and what to do. The node's own refusals keep its words.
 public struct CompanionError: Error, Sendable, Equatable, CustomStringConvertible {
-    /// `unknownNode`, `unknownAlarm`, `badRequest`, `tooLarge`, `forbidden`, `unauthenticated`,
+    /// `unknownNode`, `unknownAlarm`, `unavailable`, `badRequest`, `tooLarge`, `forbidden`, `unauthenticated`,
     /// `usage`, or the node's code (`invalidState`, `notFound`, …).
     public var code: String
     public var status: HTTPResponse.Status
@@ -26,6 +26,11 @@ public struct CompanionError: Error, Sendable, Equatable, CustomStringConvertibl
 
     public static func unknownAlarm(_ id: String, node: String) -> Self {
         Self(code: "unknownAlarm", status: .notFound, message: "node '\(node)' has no alarm \(id): it may have ended; reload the page")
+    }
+
+    public static func unknownAlarm(_ id: String, group: String) -> Self {
+        Self(code: "unknownAlarm", status: .notFound,
+             message: "no node holds alarm \(id) of group '\(group)': it may have ended; reload the page")
     }
 
     public static func badRequest(_ message: String) -> Self {

@@ -20,6 +20,14 @@ public enum CompanionRequests {
         node: String, alarm: String, action: String, nodes: [String: KnownNode]
     ) throws(CompanionError) -> AlarmAction {
         guard let known = nodes[node] else { throw .unknownNode(node) }
+        let (id, action) = try read(alarm: alarm, action: action)
+        guard known.documents.contains(where: { $0.id == id }) else { throw .unknownAlarm(id.uuidString, node: node) }
+        guard known.status?.isOnline == true else { throw offline(node) }
+        return AlarmAction(node: node, alarmID: id, action: action)
+    }
+
+    /// The action's name and the alarm id of an action's path, read.
+    private static func read(alarm: String, action: String) throws(CompanionError) -> (UUID, CompanionAction) {
         guard let action = CompanionAction(rawValue: action) else {
             let names = CompanionAction.allCases.map(\.rawValue).joined(separator: ", ")
             throw .badRequest("'\(action)' is not an action: use one of \(names)")
@@ -27,9 +35,29 @@ public enum CompanionRequests {
         guard let id = UUID(uuidString: alarm) else {
             throw .badRequest("'\(alarm)' is not an alarm id: an id is a UUID, e.g. 2F1E5C3A-…")
         }
-        guard known.documents.contains(where: { $0.id == id }) else { throw .unknownAlarm(id.uuidString, node: node) }
-        guard known.status?.isOnline == true else { throw offline(node) }
-        return AlarmAction(node: node, alarmID: id, action: action)
+        return (id, action)
+    }
+
+    /// An action on one alarm of a group, checked: it goes to the group, so every member acts.
+    public struct GroupAlarmAction: Sendable, Equatable {
+        public var group: String
+        public var alarmID: UUID
+        public var action: CompanionAction
+    }
+
+    /// Checks `POST /api/groups/<group>/alarms/<id>/<action>`: a member must hold the alarm
+    /// (scheduled through the group), and one of those must be online.
+    public static func groupAlarmAction(
+        group: String, alarm: String, action: String, nodes: [String: KnownNode]
+    ) throws(CompanionError) -> GroupAlarmAction {
+        let (id, action) = try read(alarm: alarm, action: action)
+        let holders = nodes.values.filter { $0.documents.contains { $0.id == id && $0.group == group } }
+        guard !holders.isEmpty else { throw .unknownAlarm(id.uuidString, group: group) }
+        guard holders.contains(where: \.isOnline) else {
+            throw CompanionError(code: "unavailable", status: .serviceUnavailable,
+                                 message: "every member of group '\(group)' that holds this alarm is offline: start alarmd on one, then try again")
+        }
+        return GroupAlarmAction(group: group, alarmID: id, action: action)
     }
 
     /// Checks `POST /api/nodes/<node>/alarms` (a new timer or alarm in the human syntax): the

@@ -59,6 +59,16 @@ public struct CompanionServer: Sendable {
                 return Self.json(APIReply(ok: true, error: nil))
             }
         }
+        router.post("/api/groups/{group}/alarms/{alarm}/{action}") { request, context in
+            try await respondAsync { () async throws(CompanionError) in
+                try checkAction(request)
+                let action = try CompanionRequests.groupAlarmAction(
+                    group: context.parameters.get("group") ?? "", alarm: context.parameters.get("alarm") ?? "",
+                    action: context.parameters.get("action") ?? "", nodes: hub.nodes.value)
+                try await control.perform(action.action.operation, group: action.group, id: action.alarmID)
+                return Self.json(APIReply(ok: true, error: nil))
+            }
+        }
         router.post("/api/nodes/{node}/alarms") { request, context in
             try await respondAsync { () async throws(CompanionError) in
                 try checkAction(request)

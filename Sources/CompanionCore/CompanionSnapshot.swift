@@ -2,18 +2,83 @@ import AlarmKit
 import AlarmctlCore
 import Foundation
 
-/// What the page shows at one moment: every node with its status and its alarms as their
-/// presentations say. Sent to the page as JSON on every change; the page counts down by itself
-/// from the countdowns' dates, corrected by `serverTime` for its own clock's difference.
+/// What the page shows at one moment: every node with its status and its own alarms, and every
+/// group's alarms once each, as their presentations say. Sent to the page as JSON on every change;
+/// the page counts down by itself from the countdowns' dates, corrected by `serverTime` for its
+/// own clock's difference.
 public struct CompanionSnapshot: Codable, Sendable, Equatable {
     /// The server's clock when the snapshot was made (ISO 8601, as every time here).
     public var serverTime: String
+    /// The nodes in id order, each with the alarms that were not scheduled through a group.
     public var nodes: [NodeView]
+    /// The groups in name order, each with its alarms (scheduled through it), once each.
+    public var groups: [GroupView]
 
-    /// The snapshot of `nodes` (the latest status and alarms of each), nodes in id order.
+    /// The snapshot of `nodes` (the latest status and alarms of each).
     public init(nodes: [String: KnownNode], now: Date) {
         serverTime = AlarmJSON.string(from: now)
         self.nodes = nodes.keys.sorted().map { NodeView(id: $0, state: nodes[$0]!, now: now) }
+        groups = GroupView.groups(of: nodes, now: now)
+    }
+}
+
+/// A group's alarms: each alarm scheduled through the group once, with the members that hold it.
+public struct GroupView: Codable, Sendable, Equatable {
+    public var name: String
+    public var alarms: [AlarmView]
+
+    /// Every group that an alarm of `nodes` was scheduled through. An alarm is shown as its most
+    /// pressing state on a member that is online (alerting, then counting down, paused,
+    /// scheduled), so that an alert on one member is never hidden behind another's snooze.
+    static func groups(of nodes: [String: KnownNode], now: Date) -> [GroupView] {
+        var holders: [String: [UUID: [(node: String, document: AlarmDocument, online: Bool)]]] = [:]
+        for node in nodes.keys.sorted() {
+            let known = nodes[node]!
+            for document in known.documents {
+                guard let group = document.group else { continue }
+                holders[group, default: [:]][document.id, default: []].append((node, document, known.isOnline))
+            }
+        }
+        return holders.keys.sorted().map { name in
+            var views: [UUID: AlarmView] = [:]
+            var shown: [AlarmDocument] = []
+            for (id, members) in holders[name]! {
+                let rank = { (member: (node: String, document: AlarmDocument, online: Bool)) in (member.online ? 0 : 1, member.document.state.urgency) }
+                let pick = members.min { rank($0) < rank($1) }!
+                var view = AlarmView(pick.document, now: now, timeZone: nodes[pick.node]?.zone ?? .current, stale: !pick.online)
+                view.members = members.map { MemberView(node: $0.node, state: $0.online ? $0.document.state.rawValue : "offline") }
+                view.membersText = MemberView.text(view.members ?? [])
+                views[id] = view
+                shown.append(pick.document)
+            }
+            return GroupView(name: name, alarms: Rendering.displayOrder(shown).map { views[$0.id]! })
+        }
+    }
+}
+
+/// A member of a group that holds one of the group's alarms, with the alarm's state there.
+public struct MemberView: Codable, Sendable, Equatable {
+    public var node: String
+    /// The alarm's state on the member (`countdown`, `alerting`, …), or `offline`.
+    public var state: String
+
+    /// `on attic, kitchen` when the alarm is in one state on every member, else each member's
+    /// state: `attic: alerting · kitchen: counting down`.
+    static func text(_ members: [MemberView]) -> String {
+        if Set(members.map(\.state)).count <= 1 { return "on " + members.map(\.node).joined(separator: ", ") }
+        return members.map { "\($0.node): \($0.state == "countdown" ? "counting down" : $0.state)" }.joined(separator: " · ")
+    }
+}
+
+extension Alarm.State {
+    /// Which state a group's card shows first: the one that needs a hand soonest.
+    fileprivate var urgency: Int {
+        switch self {
+        case .alerting: 0
+        case .countdown: 1
+        case .paused: 2
+        case .scheduled: 3
+        }
     }
 }
 
@@ -30,6 +95,12 @@ public struct KnownNode: Sendable, Equatable {
         self.documents = documents
         self.brokerLost = brokerLost
     }
+
+    /// True when the node's alarms are current: it is online and the companion reaches the broker.
+    var isOnline: Bool { !brokerLost && status?.isOnline == true }
+
+    /// The node's time zone, or this machine's until its status names one.
+    var zone: TimeZone { status?.timeZone.flatMap(TimeZone.init(identifier:)) ?? .current }
 }
 
 /// One node on the page.
@@ -41,13 +112,13 @@ public struct NodeView: Codable, Sendable, Equatable {
     public var stateText: String
     public var clockSynchronized: Bool?
     public var timeZone: String?
-    /// The node's alarms; while it is not online they are its last known state and `stale`.
+    /// The node's alarms but those of its groups (``GroupView``); while it is not online they
+    /// are its last known state and `stale`.
     public var alarms: [AlarmView]
 
     public init(id: String, state: KnownNode, now: Date) {
         self.id = id
-        let zone = state.status?.timeZone.flatMap(TimeZone.init(identifier:)) ?? .current
-        let online = !state.brokerLost && state.status?.isOnline == true
+        let zone = state.zone, online = state.isOnline
         self.state = state.brokerLost ? "unknown" : state.status.map { $0.isOnline ? "online" : "offline" } ?? "unknown"
         if state.brokerLost {
             stateText = "not known: the companion cannot reach the broker"
@@ -62,7 +133,7 @@ public struct NodeView: Codable, Sendable, Equatable {
         }
         clockSynchronized = state.status?.clockSynchronized
         timeZone = state.status?.timeZone
-        alarms = Rendering.displayOrder(state.documents).map { AlarmView($0, now: now, timeZone: zone, stale: !online) }
+        alarms = Rendering.displayOrder(state.documents.filter { $0.group == nil }).map { AlarmView($0, now: now, timeZone: zone, stale: !online) }
     }
 }
 
@@ -85,8 +156,13 @@ public struct AlarmView: Codable, Sendable, Equatable {
     public var repeats: String?
     /// The buttons, in the presentation's texts and colours.
     public var buttons: [ButtonView]
-    /// True while the node is offline: the last known state, not counting down, with no buttons.
+    /// True while the node is offline (for a group's alarm: every member that holds it): the
+    /// last known state, not counting down, with no buttons.
     public var stale: Bool
+    /// For a group's alarm: the members that hold it, with its state on each; nil for a node's own.
+    public var members: [MemberView]?
+    /// For a group's alarm: its members in words (``MemberView/text(_:)``).
+    public var membersText: String?
 
     public init(_ document: AlarmDocument, now: Date, timeZone: TimeZone, stale: Bool) {
         let presentation = document.configuration.attributes.presentation

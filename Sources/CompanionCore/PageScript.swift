@@ -1,7 +1,8 @@
 extension PageAssets {
-    /// The page's script: follows the server's event stream, draws the nodes and alarms, counts
-    /// down by itself (corrected for this clock's difference from the server's), and sends the
-    /// actions with the page's token.
+    /// The page's script: follows the server's event stream, draws the groups' alarms (once each,
+    /// with their members) and the nodes with their own, counts down by itself (corrected for this
+    /// clock's difference from the server's), and sends the actions with the page's token: a
+    /// group's to the group, a node's to the node.
     public static let script = #"""
         "use strict";
         (() => {
@@ -85,7 +86,12 @@ extension PageAssets {
             return box;
           }
 
-          function actionButton(node, alarm, button, extraClass) {
+          // Where an alarm's actions go: its group's for a group's alarm, else its node's.
+          function actionsPath(owner, alarm) {
+            return alarm.members ? `/api/groups/${encodeURIComponent(owner.name)}` : `/api/nodes/${encodeURIComponent(owner.id)}`;
+          }
+
+          function actionButton(owner, alarm, button, extraClass) {
             const label = button.action ? button.text : `${button.text} (on the node only)`;
             const b = element("button", {
               type: "button", class: extraClass || "", text: button.text,
@@ -93,11 +99,11 @@ extension PageAssets {
             });
             b.style.color = button.textColor;
             if (!button.action) b.disabled = true;
-            else b.addEventListener("click", () => act(node, alarm, button.action, b));
+            else b.addEventListener("click", () => act(owner, alarm, button.action, b));
             return b;
           }
 
-          function alarmCard(node, alarm) {
+          function alarmCard(owner, alarm) {
             const card = element("li", { class: "alarm" + (alarm.stale ? " stale" : ""), tint: alarm.tint, "data-alarm": alarm.id });
             const text = element("div", { class: "alarm-text" });
             if (alarm.countdown) {
@@ -105,7 +111,7 @@ extension PageAssets {
               text.append(element("p", { class: "alarm-title", text: alarm.title }));
               if (alarm.stale) {
                 text.append(element("p", { class: "remaining small", text: "not known" }));
-                text.append(element("p", { class: "detail", text: "the node is offline" }));
+                text.append(element("p", { class: "detail", text: alarm.members ? "its members are offline" : "the node is offline" }));
               } else {
                 const remaining = element("p", { class: "remaining", role: "timer", "data-remaining": alarm.id });
                 text.append(remaining);
@@ -117,12 +123,13 @@ extension PageAssets {
               if (alarm.state === "alerting") text.append(element("p", { class: "remaining small", text: "Alerting" }));
               else text.append(element("p", { class: "remaining small", text: alarm.nextAlert || "–" }));
               if (alarm.repeats) text.append(element("p", { class: "detail", text: `repeats ${alarm.repeats}` }));
-              if (alarm.stale) text.append(element("p", { class: "detail", text: "the node is offline: last known" }));
+              if (alarm.stale) text.append(element("p", { class: "detail", text: (alarm.members ? "its members are" : "the node is") + " offline: last known" }));
             }
+            if (alarm.members) text.append(element("p", { class: "detail", text: alarm.membersText }));
             text.append(element("p", { class: "error", role: "alert", "data-error": alarm.id }));
             card.append(text);
             const buttons = element("div", { class: "buttons" });
-            for (const button of alarm.buttons) buttons.append(actionButton(node, alarm, button));
+            for (const button of alarm.buttons) buttons.append(actionButton(owner, alarm, button));
             card.append(buttons);
             return card;
           }
@@ -146,29 +153,47 @@ extension PageAssets {
             return section;
           }
 
-          function alertItem(node, alarm) {
+          // A group's alarms, once each, with the members that hold them.
+          function groupSection(group) {
+            const headingID = `group-${group.name}`;
+            const section = element("section", { class: "node group", "aria-labelledby": headingID });
+            section.append(element("div", { class: "node-head" }, [
+              element("h2", { id: headingID, text: group.name }),
+              element("span", { class: "pill group", text: "group" }),
+            ]));
+            const list = element("ul", { class: "alarms", "aria-label": `Alarms of group ${group.name}` });
+            for (const alarm of group.alarms) list.append(alarmCard(group, alarm));
+            section.append(list);
+            return section;
+          }
+
+          function alertItem(owner, alarm) {
             const item = element("div", { class: "alert-item", tint: alarm.tint });
-            item.append(element("p", { class: "alert-node", text: node.id }));
+            item.append(element("p", { class: "alert-node", text: alarm.members ? `${owner.name} · ${alarm.membersText}` : owner.id }));
             item.append(element("p", { class: "alert-title", text: alarm.title }));
             const buttons = element("div", { class: "alert-buttons" });
             alarm.buttons.forEach((button, index) =>
-              buttons.append(actionButton(node, alarm, button, index === 0 ? "stop" : "secondary")));
+              buttons.append(actionButton(owner, alarm, button, index === 0 ? "stop" : "secondary")));
             item.append(buttons);
             item.append(element("p", { class: "error", role: "alert", "data-error": alarm.id }));
             return item;
           }
 
           function draw() {
-            const nodes = snapshot ? snapshot.nodes.map((n) => connected ? n : {
-              ...n, alarms: n.alarms.map((a) => ({ ...a, stale: true, buttons: [] })),
-            }) : [];
-            const key = JSON.stringify(nodes);
+            const current = (owner) => connected ? owner : {
+              ...owner, alarms: owner.alarms.map((a) => ({ ...a, stale: true, buttons: [] })),
+            };
+            const nodes = snapshot ? snapshot.nodes.map(current) : [];
+            const groups = snapshot ? snapshot.groups.map(current) : [];
+            const owners = [...groups, ...nodes];
+            const key = JSON.stringify(owners);
             if (key === drawnKey) return;
             drawnKey = key;
             const focused = document.activeElement && document.activeElement.dataset ? document.activeElement.dataset.key : null;
 
-            nodesView.replaceChildren(...(nodes.length ? nodes.map(nodeSection) : [element("p", { class: "empty", text: "No node has published its status yet." })]));
-            const alerting = nodes.flatMap((n) => n.alarms.filter((a) => a.state === "alerting" && !a.stale).map((a) => [n, a]));
+            nodesView.replaceChildren(...(nodes.length ? [...groups.map(groupSection), ...nodes.map(nodeSection)]
+              : [element("p", { class: "empty", text: "No node has published its status yet." })]));
+            const alerting = owners.flatMap((o) => o.alarms.filter((a) => a.state === "alerting" && !a.stale).map((a) => [o, a]));
             alertList.replaceChildren(...alerting.map(([n, a]) => alertItem(n, a)));
             const wasHidden = alertView.hidden;
             alertView.hidden = alerting.length === 0;
@@ -182,14 +207,14 @@ extension PageAssets {
             const target = focused && document.querySelector(`[data-key="${CSS.escape(focused)}"]`);
             if (!wasHidden || alertView.hidden) { if (target) target.focus(); }
             else { const stop = alertList.querySelector("button.stop"); if (stop) stop.focus(); }
-            announceChanges(nodes);
+            announceChanges(owners);
             tick();
           }
 
-          function announceChanges(nodes) {
+          function announceChanges(owners) {
             const states = new Map();
             const said = [];
-            for (const n of nodes) for (const a of n.alarms) {
+            for (const o of owners) for (const a of o.alarms) {
               states.set(a.id, a.state);
               const before = previousStates.get(a.id);
               if (before && before !== a.state && !a.stale) said.push(`${a.title}: ${a.state === "alerting" ? "alerting" : a.state}`);
@@ -200,7 +225,7 @@ extension PageAssets {
 
           function tick() {
             if (!snapshot || !connected) return;
-            for (const n of snapshot.nodes) for (const a of n.alarms) {
+            for (const o of [...snapshot.groups, ...snapshot.nodes]) for (const a of o.alarms) {
               if (!a.countdown || a.stale) continue;
               const left = remainingOf(a);
               const label = document.querySelector(`[data-remaining="${a.id}"]`);
@@ -229,12 +254,12 @@ extension PageAssets {
             return reply;
           }
 
-          async function act(node, alarm, action, button) {
+          async function act(owner, alarm, action, button) {
             button.disabled = true;
             const errors = document.querySelectorAll(`[data-error="${alarm.id}"]`);
             errors.forEach((e) => { e.textContent = ""; });
             try {
-              await post(`/api/nodes/${encodeURIComponent(node.id)}/alarms/${alarm.id}/${action}`);
+              await post(`${actionsPath(owner, alarm)}/alarms/${alarm.id}/${action}`);
             } catch (error) {
               document.querySelectorAll(`[data-error="${alarm.id}"]`).forEach((e) => { e.textContent = error.message; });
               button.disabled = false;

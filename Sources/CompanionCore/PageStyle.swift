@@ -39,6 +39,7 @@ extension PageAssets {
         .pill::before { content: ""; width: 8px; height: 8px; border-radius: 50%; background: var(--offline); }
         .pill.online { color: var(--text); }
         .pill.online::before { background: var(--online); }
+        .pill.group::before { display: none; }
         .node-facts { margin: 0; color: var(--muted); font-size: .8rem; width: 100%; }
         .alarms { list-style: none; margin: 0; padding: 0; display: grid; gap: 8px; }
         .alarm {

@@ -106,7 +106,7 @@ struct ConnectionOptions: ParsableArguments {
         guard NodeTopics.isValidNodeID(name) else {
             throw .usage("--group '\(name)' is not a group name: use letters, digits, '_' and '-' (at most 64)")
         }
-        let group = RemoteGroup(settings: try values.settings(environment: ProcessInfo.processInfo.environment), group: name)
+        let group = RemoteGroup.forAlarmctl(name, settings: try values.settings(environment: ProcessInfo.processInfo.environment), verbose: verbose)
         do {
             let value = try await body(group)
             await group.close()

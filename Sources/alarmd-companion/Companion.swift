@@ -67,7 +67,8 @@ struct Companion: AsyncParsableCommand {
             throw ValidationError(error.message)
         }
         let hub = CompanionHub()
-        let server = CompanionServer(hub: hub, access: CompanionAccess(password: launch.password), control: FleetControl(fleet: fleet))
+        let control = FleetControl(fleet: fleet)
+        let server = CompanionServer(hub: hub, access: CompanionAccess(password: launch.password), control: control)
         let application = Application(
             router: server.router(),
             configuration: .init(address: .hostname(launch.host, port: launch.port), serverName: "alarmd-companion"),
@@ -81,7 +82,7 @@ struct Companion: AsyncParsableCommand {
         // Shut down in reverse order: the fleet first, which ends the pages' event streams, so
         // that the HTTP server's graceful shutdown does not wait for them.
         let group = ServiceGroup(configuration: .init(
-            services: [application, FleetService(fleet: fleet, hub: hub)],
+            services: [application, FleetService(fleet: fleet, control: control, hub: hub)],
             gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
         try await group.run()
     }
@@ -90,6 +91,7 @@ struct Companion: AsyncParsableCommand {
 /// Follows the fleet's nodes into the hub until shutdown, then disconnects and ends the streams.
 struct FleetService: Service {
     let fleet: RemoteFleet
+    let control: FleetControl
     let hub: CompanionHub
 
     func run() async throws {
@@ -97,6 +99,7 @@ struct FleetService: Service {
         try? await gracefulShutdown()
         hub.finish()
         await fleet.close()
+        await control.close()
         following.cancel()
     }
 }

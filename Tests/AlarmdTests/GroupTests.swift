@@ -10,6 +10,10 @@ import Testing
 @Suite("Groups of real alarmd processes", .serialized, .timeLimit(.minutes(5)))
 struct GroupTests {
     static let group = "house"
+    /// The p50 of a group timer's spread, in ms, that a quiet enough attempt stays under: with
+    /// sentAt 2–8 ms on this busy 2-core machine (21 ms once, a build on the cores); without it
+    /// 11–35 ms (docs/fleet.md).
+    static let timerSpreadBound = 10.0
 
     /// A broker, `count` alarmd members of ``group`` connected through a proxy (so a test can hold
     /// them off the broker), and an observer of every status and event. Cleans everything up.
@@ -102,45 +106,69 @@ struct GroupTests {
         }
     }
 
-    @Test("20 members: a group timer alerts on all of them together; with the broker gone from 1 s before the alert to 10 s after, all still alert on time")
+    /// It measures milliseconds across 20 processes on a 2-core machine: beside every other suite
+    /// (`swift test` runs them in parallel) a fixed-date alarm's spread reached p50 200 ms, so it
+    /// runs only when `ALARMD_GROUP_TIMING_TEST=1`: `scripts/test` runs it on its own after the main run.
+    @Test("20 members: a group timer alerts on all of them together; with the broker gone from 1 s before the alert to 10 s after, all still alert on time",
+          .enabled(if: ProcessInfo.processInfo.environment["ALARMD_GROUP_TIMING_TEST"] == "1",
+                   "measures milliseconds across 20 processes: run alone by scripts/test with ALARMD_GROUP_TIMING_TEST=1"))
     func twentyMembers() async throws {
         let count = 20
         try await withMembers(count) { broker, proxy, _, events in
             let group = RemoteGroup(settings: settings(broker), group: Self.group)
-            let id = UUID()
-            let timer = AlarmManager.AlarmConfiguration<JSONValue>.timer(
-                duration: 3, attributes: AlarmAttributes(presentation: AlarmPresentation(alert: .init(title: "Together")), tintColor: .blue))
-            let replies = try await group.schedule(id: id, configuration: timer)
-            #expect(replies.answered.count == count, "every member answers")
-            #expect(replies.silent.isEmpty)
-            var fireDates: [Date] = []
-            for member in replies.answered {
-                guard case .alarm(let document?) = member.reply else {
-                    Issue.record("member \(member.node) answered \(member.reply)")
-                    continue
+            // A 3 s group timer, measured up to three times: 20 members waking at one instant share
+            // 2 cores with whatever else runs (another engineer's build took them for 20 ms once),
+            // so a spread over the bound is measured again on a new timer; every attempt is printed.
+            var spreads: [Double] = []
+            for attempt in 1...3 {
+                let id = UUID()
+                let timer = AlarmManager.AlarmConfiguration<JSONValue>.timer(
+                    duration: 3, attributes: AlarmAttributes(presentation: AlarmPresentation(alert: .init(title: "Together")), tintColor: .blue))
+                let replies = try await group.schedule(id: id, configuration: timer)
+                #expect(replies.answered.count == count, "every member answers")
+                #expect(replies.silent.isEmpty)
+                var fireDates: [Date] = []
+                for member in replies.answered {
+                    guard case .alarm(let document?) = member.reply else {
+                        Issue.record("member \(member.node) answered \(member.reply)")
+                        continue
+                    }
+                    #expect(document.id == id)
+                    #expect(document.group == Self.group)
+                    if let fire = document.nextAlertDate { fireDates.append(fire) }
                 }
-                #expect(document.id == id)
-                #expect(document.group == Self.group)
-                if let fire = document.nextAlertDate { fireDates.append(fire) }
-            }
-            let listed = try await group.list()
-            #expect(listed.answered.count == count)
-            #expect(listed.answered.allSatisfy { if case .alarms(let alarms) = $0.reply { alarms.contains { $0.id == id && $0.group == Self.group } } else { false } })
+                if attempt == 1 {
+                    let listed = try await group.list()
+                    #expect(listed.answered.count == count)
+                    #expect(listed.answered.allSatisfy { if case .alarms(let alarms) = $0.reply { alarms.contains { $0.id == id && $0.group == Self.group } } else { false } })
+                }
 
-            async let sleepLateness = nanosleepLateness(samples: 2000)
-            let alerts = try await alertingEvents(of: id, count: count, from: events, within: .seconds(20))
-            let sleeps = summary(await sleepLateness)
-            let ats = alerts.map(\.event.at)
-            let first = ats.min() ?? Date()
-            let spread = summary(ats.map { $0.timeIntervalSince(first) * 1000 })
-            let firstFire = fireDates.min() ?? Date()
-            let fireSpread = summary(fireDates.map { $0.timeIntervalSince(firstFire) * 1000 })
-            let late = summary(alerts.map { lateness(of: $0.event) * 1000 })
-            print("GROUP TIMING \(count) members: alerting 'at' spread p50 \(String(format: "%.1f", spread.p50)) ms, max \(String(format: "%.1f", spread.max)) ms; "
-                + "fire dates (the command's arrival) spread p50 \(String(format: "%.1f", fireSpread.p50)) ms, max \(String(format: "%.1f", fireSpread.max)) ms; "
-                + "each member's own lateness p50 \(String(format: "%.1f", late.p50)) ms, max \(String(format: "%.1f", late.max)) ms; "
-                + "clock_nanosleep 1 ms lateness in the same run p50 \(String(format: "%.3f", sleeps.p50)) ms, max \(String(format: "%.3f", sleeps.max)) ms")
-            #expect(spread.max < 1000, "a sanity bound only: the members alert within a second of each other")
+                async let sleepLateness = nanosleepLateness(samples: 2000)
+                let alerts = try await alertingEvents(of: id, count: count, from: events, within: .seconds(20))
+                let sleeps = summary(await sleepLateness)
+                let ats = alerts.map(\.event.at)
+                let first = ats.min() ?? Date()
+                let spread = summary(ats.map { $0.timeIntervalSince(first) * 1000 })
+                let firstFire = fireDates.min() ?? Date()
+                let fireSpread = summary(fireDates.map { $0.timeIntervalSince(firstFire) * 1000 })
+                let late = summary(alerts.map { lateness(of: $0.event) * 1000 })
+                print("GROUP TIMING \(count) members, attempt \(attempt): alerting 'at' spread p50 \(String(format: "%.1f", spread.p50)) ms, max \(String(format: "%.1f", spread.max)) ms; "
+                    + "fire dates (sentAt + 3 s) spread p50 \(String(format: "%.1f", fireSpread.p50)) ms, max \(String(format: "%.1f", fireSpread.max)) ms; "
+                    + "each member's own lateness p50 \(String(format: "%.1f", late.p50)) ms, max \(String(format: "%.1f", late.max)) ms; "
+                    + "clock_nanosleep 1 ms lateness in the same run p50 \(String(format: "%.3f", sleeps.p50)) ms, max \(String(format: "%.3f", sleeps.max)) ms")
+                // Every member counts from the request's sentAt, not from when the broker reached it
+                // (which spread the fire dates over 28–107 ms without sentAt).
+                #expect(fireDates.count == count && fireSpread.max == 0, "one fire date on every member")
+                #expect(spread.max < 1000, "a sanity bound: the members alert within a second of each other")
+                spreads.append(spread.p50)
+                // Silenced, so that 20 buzzers sounding do not load the next measurement.
+                _ = try await group.perform(.stop, id: id)
+                if spread.p50 < Self.timerSpreadBound { break }
+            }
+            // What is left is each member's wake-up, as for a fixed date (below). Without sentAt the
+            // broker's delivery to 20 members added to it: p50 11–35 ms.
+            #expect(spreads.contains { $0 < Self.timerSpreadBound },
+                    "the members alert within a few milliseconds of each other (p50 of each attempt: \(spreads) ms)")
 
             // A fixed-date alarm is due at one instant on every member: only their wake-ups differ.
             let fixedID = UUID()
@@ -158,6 +186,7 @@ struct GroupTests {
                 + "after the due instant p50 \(String(format: "%.1f", fixedLate.p50)) ms, max \(String(format: "%.1f", fixedLate.max)) ms; "
                 + "clock_nanosleep 1 ms lateness in the same run p50 \(String(format: "%.3f", fixedSleeps.p50)) ms, max \(String(format: "%.3f", fixedSleeps.max)) ms")
             #expect(fixedSpread.max < 1000, "a sanity bound only")
+            _ = try await group.perform(.stop, id: fixedID)
 
             // The broker goes away one second before the next alert and comes back ten seconds later.
             let second = UUID()
@@ -185,6 +214,41 @@ struct GroupTests {
                 #expect(event.at < returnedAt, "\(node) alerted while the broker was away, and told it after its return")
                 #expect(event.at > killedAt, "\(node) alerted after the broker went away")
                 #expect(lateness(of: event) < 1, "\(node) alerted on time, by its own clock")
+            }
+        }
+    }
+
+    @Test("A member counts a group timer from sentAt near its clock, and from the command's arrival when sentAt is an hour off")
+    func sentAtBounds() async throws {
+        try await withMembers(2) { broker, _, members, _ in
+            try await withTestClients { clients in
+                let (requester, replies) = try clients.start(broker.clientConfiguration(clientID: "sentat-requester"))
+                try requester.subscribe("sentat/reply", qos: 1)
+                try await replies.connected()
+                /// Sends a group timer stamped `sentAt`; returns the instant each member counts from.
+                func startDates(sentAt: Date) async throws -> [Date] {
+                    let payload = ##"{"id":"\##(UUID().uuidString)","sentAt":"\##(AlarmJSON.string(from: sentAt))","replyTo":"sentat/reply","##
+                        + ##""configuration":{"countdownDuration":{"preAlert":600},"attributes":{"presentation":{"alert":{"title":"Tea"}},"tintColor":"#FFFFFF"}}}"##
+                    try requester.publish(MQTTMessage(topic: "alarmd/groups/\(Self.group)/cmd/schedule", payload: Array(payload.utf8), qos: 1))
+                    var dates: [Date] = []
+                    _ = try await replies.messages(on: "sentat/reply", within: .seconds(20)) { message in
+                        if case .alarm(let document?)? = try? NodeReply.decode(message.payload),
+                           case .countdown(let countdown)? = document.presentationState {
+                            dates.append(countdown.startDate)
+                        }
+                        return dates.count == members.count
+                    }
+                    return dates
+                }
+                let near = Date().addingTimeInterval(-2)
+                #expect(try await startDates(sentAt: near) == Array(repeating: AlarmJSON.date(from: AlarmJSON.string(from: near))!, count: members.count),
+                        "2 s old: every member counts from it")
+                let before = Date()
+                let stale = try await startDates(sentAt: before.addingTimeInterval(-3600))
+                #expect(stale.allSatisfy { $0 >= before.addingTimeInterval(-0.001) && $0 <= Date() }, "an hour old: each member counts from the arrival (\(stale))")
+                for member in members {
+                    #expect(member.log.contains("the command's sentAt is too far from this node's clock"), "\(member.node) says why in its log")
+                }
             }
         }
     }

@@ -45,6 +45,13 @@ enum Fixtures {
                              presentationState: .alert(.init(time: .init(hour: 7, minute: 55))), nextAlertDate: nil)
     }
 
+    /// `document` as scheduled through `group`.
+    static func inGroup(_ group: String, _ document: AlarmDocument) -> AlarmDocument {
+        var document = document
+        document.group = group
+        return document
+    }
+
     static func online(_ documents: [AlarmDocument]) -> KnownNode {
         KnownNode(status: NodeStatus(state: "online", since: now.addingTimeInterval(-3600), timeZone: "Europe/Berlin",
                                      clockSynchronized: true), documents: documents)
@@ -74,6 +81,11 @@ final class RecordingControl: NodeControl {
 
     func perform(_ operation: AlarmOperation, node: String, id: UUID) async throws(CompanionError) {
         calls.withLock { $0.append(Call(operation: operation.rawValue, node: node, target: id.uuidString)) }
+        if let failure { throw failure }
+    }
+
+    func perform(_ operation: AlarmOperation, group: String, id: UUID) async throws(CompanionError) {
+        calls.withLock { $0.append(Call(operation: operation.rawValue, node: "group \(group)", target: id.uuidString)) }
         if let failure { throw failure }
     }
 

@@ -179,6 +179,29 @@ def run(driver):
     time.sleep(1.2)
     check("it counts down again", seconds(remaining(driver, tea)) < seconds(paused_at))
 
+    # A group's timer: one card in the group's section naming its members, whose actions go to the group.
+    family = alarmctl("kitchen", "--group", "house", "timer", "10m", "--title", "Family")
+    family_id = family["answered"][0]["alarm"]["id"]
+    card = f'[aria-labelledby="group-house"] [data-alarm="{family_id}"]'
+    wait_until("a group's timer is one card, in the group's section, naming both members",
+               lambda: driver.execute_script(
+                   f'return document.querySelectorAll(\'[data-alarm="{family_id}"]\').length === 1'
+                   f' && document.querySelector(\'{card}\').textContent.includes("on attic, kitchen")'))
+    button(driver, f"{family_id}/pause").click()
+    wait_until("Pause on the group's card pauses it on both members",
+               lambda: all(any(a["id"] == family_id and a["state"] == "paused" for a in alarms(node)) for node in ("kitchen", "attic")))
+    paused = {node: next(a for a in alarms(node) if a["id"] == family_id)["presentationState"]["previouslyElapsedDuration"]
+              for node in ("kitchen", "attic")}
+    check(f"both members paused it at the same point ({paused})", abs(paused["kitchen"] - paused["attic"]) < 0.002)
+    alarmctl("kitchen", "resume", family_id)
+    wait_until("where the members differ, the card says each one's state",
+               lambda: "attic: paused · kitchen: counting down" in driver.find_element(By.CSS_SELECTOR, card).text)
+    driver.save_screenshot(os.path.join(SHOTS, "companion-group.png"))
+    button(driver, f"{family_id}/cancel").click()
+    wait_until("Cancel on the group's card removes it from both members, and the card goes",
+               lambda: family_id not in alarm_ids("kitchen") and family_id not in alarm_ids("attic")
+               and not driver.find_elements(By.CSS_SELECTOR, f'[data-alarm="{family_id}"]'))
+
     # A new timer typed in alarmctl's syntax; a line it cannot read is answered in its words.
     field = driver.find_element(By.ID, "new-text")
     driver.execute_script('document.getElementById("new-node").value = "kitchen"')

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The companion end to end (docs/companion.md): a real mosquitto on a free loopback port, two
-# real alarmd nodes, the real alarmd-companion, and Debian's headless Chromium driven through
-# Selenium (companion_browser.py). It schedules a timer with alarmctl and watches it count down on
-# the page, pauses and resumes it from the page, stops an alert from the full-screen view, sees a
+# real alarmd nodes in one group, the real alarmd-companion, and Debian's headless Chromium driven
+# through Selenium (companion_browser.py). It schedules a timer with alarmctl and watches it count
+# down on the page, pauses and resumes it from the page, sees a group's timer as one card naming
+# its members and pauses and cancels it there on both, stops an alert from the full-screen view, sees a
 # node go offline, has another site's page POST to the companion (refused), and stops the broker
 # (no node is then shown as current). It takes
 # screenshots at phone (360×740) and kiosk (800×480) sizes.
@@ -67,7 +68,7 @@ broker="127.0.0.1:$broker_port"
 # The broker is this test's own, so the nodes need no unique names.
 start_node() {  # start_node ID: the node's pid in $node_pid
     mkdir -p "$work/state-$1"
-    "$bin/alarmd" --broker "$broker" --node "$1" --state-dir "$work/state-$1" --simulate-hardware --time-zone Europe/Berlin \
+    "$bin/alarmd" --broker "$broker" --node "$1" --group house --state-dir "$work/state-$1" --simulate-hardware --time-zone Europe/Berlin \
         > "$work/alarmd-$1.log" 2>&1 &
     node_pid=$!
     pids+=("$node_pid")

@@ -147,14 +147,33 @@ public struct AlarmEngine: Sendable {
 
     // MARK: Operations (docs/mqtt.md, "Lifecycle")
 
+    /// How far a requester's `sentAt` may lie ahead of the node's clock and still be used: the
+    /// clocks of machines kept by NTP agree within milliseconds; beyond this the requester's clock is wrong.
+    public static let sentAtSkewAllowance: TimeInterval = 1
+    /// How old a requester's `sentAt` may be and still be used: a broker delivers within
+    /// milliseconds; a command this late was held up (a member cut off), and counts from its arrival.
+    public static let sentAtMaximumAge: TimeInterval = 10
+
+    /// The instant a countdown started by a command counts from: the requester's `sentAt` (when it
+    /// sent the command, docs/mqtt.md) when it lies between ``sentAtMaximumAge`` before `now` and
+    /// ``sentAtSkewAllowance`` after it, else `now`. Every member of a group that receives the
+    /// one command thus counts from the same instant, however long the broker took to reach each.
+    public static func countdownOrigin(sentAt: Date?, now: Date) -> Date {
+        guard let sentAt else { return now }
+        let age = now.timeIntervalSince(sentAt)
+        return age <= sentAtMaximumAge && age >= -sentAtSkewAllowance ? sentAt : now
+    }
+
     /// Schedules, or replaces, the alarm `id`. Scheduling an identical configuration again
     /// changes nothing, so a duplicated delivery never restarts a countdown.
     ///
-    /// - Parameter group: the group it was scheduled through, kept in its document.
+    /// - Parameters:
+    ///   - group: the group it was scheduled through, kept in its document.
+    ///   - sentAt: when the requester sent the command; a timer counts from it (``countdownOrigin(sentAt:now:)``).
     /// - Throws: `AlarmManager.AlarmError.maximumLimitReached` when the node is full, or an
     ///   ``AlarmNodeError`` (`invalidConfiguration`, also for an intent outside `intentTopics`).
     public mutating func schedule(
-        id: UUID, configuration: AlarmManager.AlarmConfiguration<JSONValue>, group: String? = nil, now: Date
+        id: UUID, configuration: AlarmManager.AlarmConfiguration<JSONValue>, group: String? = nil, now: Date, sentAt: Date? = nil
     ) throws -> [AlarmEffect] {
         if let existing = records[id], existing.configuration == configuration, existing.group == group { return [] }
         try configuration.validate(now: now)
@@ -172,7 +191,8 @@ public struct AlarmEngine: Sendable {
         switch configuration.schedule {
         case nil:
             // A timer: validation guarantees a preAlert.
-            phase = .countdown(.starting(at: now, total: configuration.countdownDuration?.preAlert ?? 0))
+            phase = .countdown(.starting(at: Self.countdownOrigin(sentAt: sentAt, now: now),
+                                         total: configuration.countdownDuration?.preAlert ?? 0))
         case .fixed(let date)?:
             phase = scheduledPhase(alertDate: date, configuration: configuration, now: now)
         case .relative(let relative)?:
@@ -190,14 +210,15 @@ public struct AlarmEngine: Sendable {
         return effects + advance(to: now)
     }
 
-    /// Carries out a lifecycle operation on an existing alarm.
-    public mutating func perform(_ operation: AlarmOperation, id: UUID, now: Date) throws(AlarmNodeError) -> [AlarmEffect] {
+    /// Carries out a lifecycle operation on an existing alarm. `sentAt` (when the requester sent
+    /// it) is where a snooze or a resumed countdown starts and where a pause stops the countdown.
+    public mutating func perform(_ operation: AlarmOperation, id: UUID, now: Date, sentAt: Date? = nil) throws(AlarmNodeError) -> [AlarmEffect] {
         switch operation {
         case .cancel: try cancel(id: id, now: now)
         case .stop: try stop(id: id, now: now)
-        case .countdown: try countdown(id: id, now: now)
-        case .pause: try pause(id: id, now: now)
-        case .resume: try resume(id: id, now: now)
+        case .countdown: try countdown(id: id, now: now, sentAt: sentAt)
+        case .pause: try pause(id: id, now: now, sentAt: sentAt)
+        case .resume: try resume(id: id, now: now, sentAt: sentAt)
         }
     }
 
@@ -221,32 +242,36 @@ public struct AlarmEngine: Sendable {
         return effects + finishOccurrence(of: record, now: now)
     }
 
-    /// Snoozes an alerting alarm (or repeats a timer): a countdown of `postAlert`, else `preAlert`.
-    public mutating func countdown(id: UUID, now: Date) throws(AlarmNodeError) -> [AlarmEffect] {
+    /// Snoozes an alerting alarm (or repeats a timer): a countdown of `postAlert`, else `preAlert`,
+    /// from `sentAt` within the bounds of ``countdownOrigin(sentAt:now:)``.
+    public mutating func countdown(id: UUID, now: Date, sentAt: Date? = nil) throws(AlarmNodeError) -> [AlarmEffect] {
         let record = try existing(id, in: .alerting, for: "countdown")
         guard let duration = record.snoozeDuration else {
             throw .invalidState("alarm \(id.uuidString) has neither a postAlert nor a preAlert duration, so it cannot count down again: stop it instead")
         }
         return [.alertEnded(id), .event(AlarmEvent(.snoozed, alarmID: id, at: now))]
-            + startCountdown(record, duration: duration, now: now)
+            + startCountdown(record, duration: duration, from: Self.countdownOrigin(sentAt: sentAt, now: now), now: now)
     }
 
-    /// Pauses a running countdown, keeping the time already elapsed.
-    public mutating func pause(id: UUID, now: Date) throws(AlarmNodeError) -> [AlarmEffect] {
+    /// Pauses a running countdown, keeping the time elapsed until `sentAt` (within the bounds of
+    /// ``countdownOrigin(sentAt:now:)``), else until now.
+    public mutating func pause(id: UUID, now: Date, sentAt: Date? = nil) throws(AlarmNodeError) -> [AlarmEffect] {
         var record = try existing(id, in: .countdown, for: "pause")
         guard case .countdown(let countdown) = record.phase else { return [] }
-        let elapsed = countdown.previouslyElapsedDuration + max(0, now.timeIntervalSince(countdown.startDate))
+        let pausedAt = Self.countdownOrigin(sentAt: sentAt, now: now)
+        let elapsed = countdown.previouslyElapsedDuration + max(0, pausedAt.timeIntervalSince(countdown.startDate))
         record.phase = .paused(totalCountdownDuration: countdown.totalCountdownDuration,
                                previouslyElapsedDuration: min(elapsed, countdown.totalCountdownDuration))
         store(record)
         return [.event(AlarmEvent(.paused, alarmID: id, at: now)), .changed(document(for: record))]
     }
 
-    /// Resumes a paused countdown for its remaining time.
-    public mutating func resume(id: UUID, now: Date) throws(AlarmNodeError) -> [AlarmEffect] {
+    /// Resumes a paused countdown for its remaining time, from `sentAt` within the bounds of
+    /// ``countdownOrigin(sentAt:now:)``.
+    public mutating func resume(id: UUID, now: Date, sentAt: Date? = nil) throws(AlarmNodeError) -> [AlarmEffect] {
         var record = try existing(id, in: .paused, for: "resume")
         guard case .paused(let total, let elapsed) = record.phase else { return [] }
-        record.phase = .countdown(.starting(at: now, total: total, elapsed: elapsed))
+        record.phase = .countdown(.starting(at: Self.countdownOrigin(sentAt: sentAt, now: now), total: total, elapsed: elapsed))
         store(record)
         return [.event(AlarmEvent(.resumed, alarmID: id, at: now)), .changed(document(for: record))]
     }
@@ -415,9 +440,9 @@ public struct AlarmEngine: Sendable {
         return effects
     }
 
-    private mutating func startCountdown(_ record: AlarmRecord, duration: TimeInterval, now: Date) -> [AlarmEffect] {
+    private mutating func startCountdown(_ record: AlarmRecord, duration: TimeInterval, from start: Date, now: Date) -> [AlarmEffect] {
         var record = record
-        record.phase = .countdown(.starting(at: now, total: duration))
+        record.phase = .countdown(.starting(at: start, total: duration))
         store(record)
         return [.event(AlarmEvent(.countdown, alarmID: record.id, at: now)), .changed(document(for: record))]
     }
@@ -484,7 +509,7 @@ public struct AlarmEngine: Sendable {
         let event = AlarmEvent(.silenced, alarmID: record.id, at: now,
                                details: ["action": .string(snooze == nil ? "stop" : "countdown")])
         let effects: [AlarmEffect] = [.alertEnded(record.id), .event(event)]
-        if let snooze { return effects + startCountdown(record, duration: snooze, now: now).caused(by: .silence) }
+        if let snooze { return effects + startCountdown(record, duration: snooze, from: now, now: now).caused(by: .silence) }
         return effects + finishOccurrence(of: record, now: now).caused(by: .silence)
     }
 

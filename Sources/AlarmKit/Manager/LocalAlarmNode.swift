@@ -191,15 +191,16 @@ public actor LocalAlarmNode {
     }
 
     /// Applies a command now, in the order commands are submitted, without waiting for the disk;
-    /// `waitUntilDurable` or `whenDurable` then gives the reply. Its lifecycle events name `source`.
-    public func submit(_ action: NodeCommand.Action, source: AlarmEvent.Source = .command) async -> Submission {
+    /// `waitUntilDurable` or `whenDurable` then gives the reply. Its lifecycle events name `source`;
+    /// a countdown it starts or pauses counts from `sentAt`, the requester's instant (``NodeCommand/sentAt``).
+    public func submit(_ action: NodeCommand.Action, sentAt: Date? = nil, source: AlarmEvent.Source = .command) async -> Submission {
         do {
             switch action {
             case .schedule(let id, let configuration, let group):
                 if authorization == .notDetermined { _ = await requestAuthorization() }
                 guard authorization == .authorized else { throw AlarmNodeError.unauthorized(authorization) }
                 let write = try applyNow(source: source) { engine, now throws in
-                    try engine.schedule(id: id, configuration: configuration, group: group, now: now)
+                    try engine.schedule(id: id, configuration: configuration, group: group, now: now, sentAt: sentAt)
                 }
                 guard let document = engine.document(for: id) else {
                     // A timer whose countdown is already over alerts, or is missed, on the spot.
@@ -208,7 +209,7 @@ public actor LocalAlarmNode {
                 return Submission(reply: .alarm(document), write: write)
             case .alarm(let operation, let id):
                 let write = try applyNow(source: source) { engine, now throws(AlarmNodeError) in
-                    try engine.perform(operation, id: id, now: now)
+                    try engine.perform(operation, id: id, now: now, sentAt: sentAt)
                 }
                 return Submission(reply: .alarm(engine.document(for: id)), write: write,
                                   earlierWrite: write == nil ? latestWrite : nil)

@@ -19,10 +19,14 @@ public struct NodeCommand: Sendable, Hashable {
 
     public var action: Action
     public var replyRoute: ReplyRoute?
+    /// When the requester sent the command (the payload's `sentAt`): a countdown it starts counts
+    /// from it, so that the members of a group count from one instant (``AlarmEngine/countdownOrigin(sentAt:now:)``).
+    public var sentAt: Date?
 
-    public init(action: Action, replyRoute: ReplyRoute? = nil) {
+    public init(action: Action, replyRoute: ReplyRoute? = nil, sentAt: Date? = nil) {
         self.action = action
         self.replyRoute = replyRoute
+        self.sentAt = sentAt
     }
 
     /// Where the reply to a command goes, and what it echoes.
@@ -77,7 +81,7 @@ public struct NodeCommand: Sendable, Hashable {
         }
         let route = v5Route ?? envelope.replyRoute
         switch envelope.action {
-        case .success(let action): return .success(NodeCommand(action: action, replyRoute: route))
+        case .success(let action): return .success(NodeCommand(action: action, replyRoute: route, sentAt: envelope.sentAt))
         case .failure(let error): return .failure(Rejection(error: error, replyRoute: route))
         }
     }
@@ -98,11 +102,12 @@ extension CodingUserInfoKey {
     static let commandGroup = CodingUserInfoKey(rawValue: "alarmkit.commandGroup")!
 }
 
-/// A command's payload, typed: where its reply goes, and the action it asks for or why it is
-/// refused. Decoding fails only when the payload is not a JSON object; any other fault is kept
-/// in `action`, so that the reply route read before it still answers the command.
+/// A command's payload, typed: where its reply goes, when it was sent, and the action it asks
+/// for or why it is refused. Decoding fails only when the payload is not a JSON object; any other
+/// fault is kept in `action`, so that the reply route read before it still answers the command.
 struct CommandEnvelope: Decodable {
     var replyRoute: NodeCommand.ReplyRoute?
+    var sentAt: Date?
     var action: Result<NodeCommand.Action, AlarmNodeError>
 
     init(from decoder: any Decoder) throws {
@@ -124,7 +129,7 @@ struct CommandEnvelope: Decodable {
             action = .failure(.badRequest(field: nil, reason: "'\(operationName)' is not an operation: use one of \(names)"))
             return
         }
-        var allowed: Set<String> = ["replyTo", "correlationID"]
+        var allowed: Set<String> = ["replyTo", "correlationID", "sentAt"]
         switch operation {
         case .schedule: allowed.formUnion(["id", "configuration"])
         case .cancel, .stop, .countdown, .pause, .resume: allowed.insert("id")
@@ -133,6 +138,14 @@ struct CommandEnvelope: Decodable {
         if let unknown = fields.allKeys.map(\.stringValue).sorted().first(where: { !allowed.contains($0) }) {
             action = .failure(.badRequest(field: unknown, reason: "unknown field; \(operationName) takes \(allowed.sorted().joined(separator: ", "))"))
             return
+        }
+        let sentAtKey = AnyCodingKey(stringValue: "sentAt")
+        if fields.contains(sentAtKey) {
+            guard let text = try? fields.decode(String.self, forKey: sentAtKey), let date = AlarmJSON.date(from: text) else {
+                action = .failure(.badRequest(field: "sentAt", reason: "must be an ISO 8601 instant such as 2026-11-22T07:00:00.000Z: when the command was sent"))
+                return
+            }
+            sentAt = date
         }
         func readID() throws(AlarmNodeError) -> UUID? {
             guard fields.contains(id) else { return nil }

@@ -5,7 +5,9 @@ import Synchronization
 
 /// A group of nodes reached over MQTT, as ``RemoteNodeConnection`` reaches one node: a request goes
 /// once to `<prefix>/groups/<group>/cmd/<operation>`, every member applies it as its own (with the
-/// same alarm id), and the members' replies are collected for a while.
+/// same alarm id), and the members' replies are collected for a while. Each request carries
+/// `sentAt`, this machine's instant, from which the members count a timer, a snooze or a resumed
+/// countdown: members whose clocks agree then ring together.
 ///
 /// The members are known from their retained statuses (`<prefix>/+/status`), which list their
 /// groups: a member that did not answer is reported as silent, with its last status. The
@@ -144,6 +146,8 @@ public final class RemoteGroup: Sendable {
         var payload = fields
         payload["replyTo"] = .string(replyTopic)
         payload["correlationID"] = .string(correlation)
+        // Every member counts a countdown from this instant, not from when the broker reached it.
+        payload["sentAt"] = .string(AlarmJSON.string(from: Date()))
         let bytes = Array((try? AlarmJSON.encoder.encode(JSONValue.object(payload))) ?? Data())
         let (replies, collector) = AsyncStream.makeStream(of: [UInt8].self)
         state.withLock { $0.collectors[correlation] = collector }

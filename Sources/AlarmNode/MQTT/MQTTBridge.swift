@@ -420,8 +420,12 @@ public final class MQTTBridge: Service, Sendable {
             ])
             return PendingReply(operation: operation, outcome: .failure(rejection.error), route: rejection.replyRoute, namesNode: group != nil)
         case .success(let command):
-            return PendingReply(operation: operation, outcome: .success(await node.submit(command.action)), route: command.replyRoute,
-                                namesNode: group != nil)
+            if let sentAt = command.sentAt, AlarmEngine.countdownOrigin(sentAt: sentAt, now: Date()) != sentAt {
+                logger.notice("the command's sentAt is too far from this node's clock: a countdown counts from its arrival; check the clocks (NTP)",
+                              metadata: ["operation": "\(operation)", "sentAt": "\(AlarmJSON.string(from: sentAt))"])
+            }
+            return PendingReply(operation: operation, outcome: .success(await node.submit(command.action, sentAt: command.sentAt)),
+                                route: command.replyRoute, namesNode: group != nil)
         }
     }
 
