@@ -111,7 +111,7 @@ struct DaemonResilienceTests {
     /// 4 MiB meanwhile (see `frozenBroker`).
     @Test("The broker dies while an alarm falls due: it alerts on time; everything is republished within 2 s of its return; memory stays bounded")
     func brokerRestart() async throws {
-        try await withDaemon { broker, daemon, node in
+        try await withDaemonBehindProxy { broker, proxy, daemon, node in
             // More alarms than the node republishes in one turn on its actor, so that every chunk is seen.
             var others: [UUID] = []
             for _ in 0..<(2 * MQTTBridge.republishChunk + 3) {
@@ -126,6 +126,7 @@ struct DaemonResilienceTests {
             let document = try await node.document(id) { $0.state == .countdown }
             let fireDate = try #require(document.nextAlertDate)
             let residentBefore = try #require(daemon.residentKilobytes)
+            proxy.acceptsConnections = false
             try await broker.stop()
             let stoppedAt = Date()
             // The alarm falls due while the broker is down.
@@ -133,6 +134,14 @@ struct DaemonResilienceTests {
                                                            until: max(stoppedAt + Self.outageSeconds, fireDate + 1))
             let mark = node.count
             try await broker.start()
+            // alarmd may reach the broker again only once this test's client has resubscribed:
+            // an event it sends on its return cannot pass unseen.
+            let deadline = ContinuousClock.now + .seconds(10)
+            while !node.client.isConnected {
+                guard ContinuousClock.now < deadline else { throw TestSupportError("the test client did not reconnect") }
+                try await Task.sleep(for: .milliseconds(10))
+            }
+            proxy.acceptsConnections = true
             let returned = Date()
             // The restarted broker has no retained state: the node republishes it.
             let alerting = try await node.document(id, after: mark, within: .seconds(20)) { $0.state == .alerting }
@@ -154,6 +163,25 @@ struct DaemonResilienceTests {
             #expect(resync < 2, "state took \(resync) s to come back after the broker's return")
             #expect(daemon.isRunning)
             try Self.expectBounded(daemon, before: residentBefore, peak: residentPeak, outage: returned.timeIntervalSince(stoppedAt))
+        }
+    }
+
+    /// A broker, alarmd reaching it through a proxy the test can shut, and the test's client, as
+    /// `withDaemon` gives them.
+    func withDaemonBehindProxy(_ body: (TestBroker, TCPProxy, DaemonProcess, NodeClient) async throws -> Void) async throws {
+        try await TestBroker.withBroker { broker in
+            let proxy = try TCPProxy(upstreamPort: broker.port)
+            defer { proxy.close() }
+            try await withDaemonProcess(broker: broker, node: "node-\(UUID().uuidString.prefix(8))",
+                                        arguments: ["--broker", "127.0.0.1:\(proxy.port)"]) { daemon in
+                try await withTestClients { clients in
+                    let node = try await NodeClient.connect(broker: broker, node: daemon.node, clients: clients)
+                    try await node.waitForMessage("the node online") { message in
+                        message.topic == node.topics.status && NodeClient.object(message.payload)?["state"] == .string("online")
+                    }
+                    try await body(broker, proxy, daemon, node)
+                }
+            }
         }
     }
 
