@@ -26,8 +26,7 @@ public final class MQTTBridge: Service, Sendable {
     private let onSimulatedPress: (@Sendable (SimulatedPress) -> Void)?
     private let homeAssistant: HomeAssistantDiscovery
     private let announcesToHomeAssistant: Bool
-    private let homeAssistantState: Mutex<HomeAssistantState?>
-    private let homeAssistantAlarms: Mutex<HomeAssistantAlarmList?>
+    private let homeAssistantMirror: HomeAssistantMirror
     /// What became of the last line written to Home Assistant's text entity.
     private let scheduleResult = Mutex(HomeAssistantScheduleResult.ready)
     /// How many times the client connected: a republication stops when a newer connection starts its own.
@@ -61,9 +60,8 @@ public final class MQTTBridge: Service, Sendable {
         self.knownAlarms = Mutex(knownAlarms)
         self.homeAssistant = homeAssistant
         self.announcesToHomeAssistant = announcesToHomeAssistant
-        self.homeAssistantState = Mutex(nil)
+        self.homeAssistantMirror = HomeAssistantMirror(discovery: homeAssistant)
         (messagesSent, messageSent) = AsyncStream.makeStream(bufferingPolicy: .bufferingNewest(1))
-        self.homeAssistantAlarms = Mutex(nil)
         self.onSimulatedPress = onSimulatedPress
         self.logger = logger
     }
@@ -98,10 +96,8 @@ public final class MQTTBridge: Service, Sendable {
             }
             send(outgoing.messages)
         }
-        // After the change's own messages: Home Assistant's list of alarms visits every alarm, and
-        // an `alerting` event must not wait for it.
         if announcesToHomeAssistant {
-            send(homeAssistantMessages(engine: engine, alarmsChanged: !outgoing.knownChanges.isEmpty))
+            homeAssistantMirror.update(engine, alarmsChanged: !outgoing.knownChanges.isEmpty)
         }
         updateStatus { status in
             status.alarms = engine.records.count
@@ -109,39 +105,16 @@ public final class MQTTBridge: Service, Sendable {
         }
     }
 
-    /// The messages of what the Home Assistant entities show, those that changed (all, when
-    /// `force`). The list of alarms visits every alarm: it is built only when `alarmsChanged`.
-    private func homeAssistantMessages(engine: AlarmEngine, alarmsChanged: Bool, force: Bool = false) -> [MQTTMessage] {
-        var messages: [MQTTMessage] = []
-        let state = HomeAssistantState(engine: engine)
-        if homeAssistantState.withLock({ last in
-            defer { last = state }
-            return force || last != state
-        }) {
-            messages.append(MQTTMessage(topic: homeAssistant.stateTopic, payload: Self.encode(state), qos: 1, retain: true))
-        }
-        if alarmsChanged || force {
-            let list = HomeAssistantAlarmList(engine: engine)
-            if homeAssistantAlarms.withLock({ last in
-                defer { last = list }
-                return force || last != list
-            }) {
-                messages.append(MQTTMessage(topic: homeAssistant.alarmsTopic, payload: Self.encode(list), qos: 1, retain: true))
-            }
-        }
-        return messages
-    }
-
     /// Announces the node's entities to Home Assistant, or removes them when discovery is off.
     private func announceToHomeAssistant() async {
         for (topic, configuration) in homeAssistant.configurations() {
             send(MQTTMessage(topic: topic, payload: announcesToHomeAssistant ? Self.encode(configuration) : [], qos: 1, retain: true))
         }
-        // On the node's actor, where changes are published too: a change made meanwhile is not
+        // On the node's actor, where changes are noted too: a change made meanwhile is not
         // overwritten by an older state.
         if announcesToHomeAssistant {
             await node.withEngine { engine in
-                self.send(self.homeAssistantMessages(engine: engine, alarmsChanged: true, force: true))
+                self.homeAssistantMirror.update(engine, alarmsChanged: true, force: true)
             }
             publishScheduleResult(nil)
         }
@@ -213,11 +186,17 @@ public final class MQTTBridge: Service, Sendable {
             }
         }
         try client.connect()
-        // Graceful shutdown cancels the loop, which then stops at the next event. The loop reads
-        // the client's events directly: merged with the shutdown signal (`cancelOnGracefulShutdown()`
-        // on the sequence), every event went through one more task on its way in, one more thread
-        // wake-up per command (6.3 against 5.0 context switches per `list`).
-        await cancelWhenGracefulShutdown { await self.handleEvents() }
+        await withDiscardingTaskGroup { group in
+            if announcesToHomeAssistant {
+                group.addTask { await self.homeAssistantMirror.run { self.send($0) } }
+            }
+            // Graceful shutdown cancels the loop, which then stops at the next event. The loop reads
+            // the client's events directly: merged with the shutdown signal (`cancelOnGracefulShutdown()`
+            // on the sequence), every event went through one more task on its way in, one more thread
+            // wake-up per command (6.3 against 5.0 context switches per `list`).
+            await cancelWhenGracefulShutdown { await self.handleEvents() }
+            group.cancelAll()
+        }
         await shutDown()
     }
 
