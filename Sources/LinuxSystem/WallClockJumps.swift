@@ -42,29 +42,8 @@ public struct WallClockJumps: AsyncSequence, Sendable {
         self.logger = logger
     }
 
-    public func makeAsyncIterator() -> AsyncIterator {
-        AsyncIterator(base: ReadinessIterator { [logger] () throws(SystemError) in
-            try WallClockJumpTimer(logger: logger)
-        })
-    }
-
-    public struct AsyncIterator: AsyncIteratorProtocol {
-        public typealias Element = WallClockJump
-        public typealias Failure = SystemError
-
-        private var base: ReadinessIterator<WallClockJumpTimer>
-
-        fileprivate init(base: ReadinessIterator<WallClockJumpTimer>) {
-            self.base = base
-        }
-
-        public mutating func next() async throws(SystemError) -> WallClockJump? {
-            try await base.next(isolation: nil)
-        }
-
-        public mutating func next(isolation actor: isolated (any Actor)?) async throws(SystemError) -> WallClockJump? {
-            try await base.next(isolation: actor)
-        }
+    public func makeAsyncIterator() -> KernelEventIterator<WallClockJump> {
+        KernelEventIterator { [logger] () throws(SystemError) in try WallClockJumpTimer(logger: logger) }
     }
 }
 
