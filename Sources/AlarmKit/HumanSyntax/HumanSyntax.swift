@@ -123,7 +123,7 @@ public enum WeekdayList {
 
     /// Monday first, as alarm clocks list them.
     public static let week: [Locale.Weekday] = [.monday, .tuesday, .wednesday, .thursday, .friday, .saturday, .sunday]
-    static let names = ["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"]
+    static let names = week.map(WeekdayName.fullName(of:))
 
     /// The recurrence that `words` name (commas or spaces between days); `.never` for none or `once`.
     public static func recurrence(_ words: [String]) throws(HumanSyntaxError) -> Alarm.Schedule.Relative.Recurrence {
