@@ -26,8 +26,8 @@ public final class MQTTBridge: Service, Sendable {
     private let onSimulatedPress: (@Sendable (SimulatedPress) -> Void)?
     private let homeAssistant: HomeAssistantDiscovery
     private let announcesToHomeAssistant: Bool
-    private let homeAssistantState: Mutex<HomeAssistantState?>
-    private let homeAssistantAlarms: Mutex<HomeAssistantAlarmList?>
+    private let homeAssistantState = Mutex<HomeAssistantState?>(nil)
+    private let homeAssistantAlarms = Mutex<HomeAssistantAlarmList?>(nil)
     /// What became of the last line written to Home Assistant's text entity.
     private let scheduleResult = Mutex(HomeAssistantScheduleResult.ready)
     /// How many times the client connected: a republication stops when a newer connection starts its own.
@@ -57,8 +57,6 @@ public final class MQTTBridge: Service, Sendable {
         self.knownAlarms = Mutex(knownAlarms)
         self.homeAssistant = homeAssistant
         self.announcesToHomeAssistant = announcesToHomeAssistant
-        self.homeAssistantState = Mutex(nil)
-        self.homeAssistantAlarms = Mutex(nil)
         self.onSimulatedPress = onSimulatedPress
         self.logger = logger
     }
@@ -107,24 +105,19 @@ public final class MQTTBridge: Service, Sendable {
     /// The messages of what the Home Assistant entities show, those that changed (all, when
     /// `force`). The list of alarms visits every alarm: it is built only when `alarmsChanged`.
     private func homeAssistantMessages(engine: AlarmEngine, alarmsChanged: Bool, force: Bool = false) -> [MQTTMessage] {
-        var messages: [MQTTMessage] = []
-        let state = HomeAssistantState(engine: engine)
-        if homeAssistantState.withLock({ last in
-            defer { last = state }
-            return force || last != state
-        }) {
-            messages.append(MQTTMessage(topic: homeAssistant.stateTopic, payload: Self.encode(state), qos: 1, retain: true))
-        }
-        if alarmsChanged || force {
-            let list = HomeAssistantAlarmList(engine: engine)
-            if homeAssistantAlarms.withLock({ last in
-                defer { last = list }
-                return force || last != list
-            }) {
-                messages.append(MQTTMessage(topic: homeAssistant.alarmsTopic, payload: Self.encode(list), qos: 1, retain: true))
+        // `value`'s retained message on `topic` when it differs from `last` (or `force`); `last` becomes `value`.
+        func message<Value: Encodable & Equatable & Sendable>(_ value: Value, topic: String, last: borrowing Mutex<Value?>) -> MQTTMessage? {
+            let changed = last.withLock { last in
+                defer { last = value }
+                return force || last != value
             }
+            return changed ? MQTTMessage(topic: topic, payload: Self.encode(value), qos: 1, retain: true) : nil
         }
-        return messages
+        var messages = [message(HomeAssistantState(engine: engine), topic: homeAssistant.stateTopic, last: homeAssistantState)]
+        if alarmsChanged || force {
+            messages.append(message(HomeAssistantAlarmList(engine: engine), topic: homeAssistant.alarmsTopic, last: homeAssistantAlarms))
+        }
+        return messages.compactMap { $0 }
     }
 
     /// Announces the node's entities to Home Assistant, or removes them when discovery is off.
@@ -167,22 +160,14 @@ public final class MQTTBridge: Service, Sendable {
     }
 
     private func send(_ message: MQTTMessage) {
-        do {
-            try client.publish(message)
-        } catch {
-            logPublishFailure(message, error)
-        }
+        send([message])
     }
 
     /// Sends `messages` together (one wake-up of the client's network thread for all).
     private func send(_ messages: [MQTTMessage]) {
         for (message, error) in client.publish(messages) {
-            logPublishFailure(message, error)
+            logger.warning("publish failed", metadata: ["topic": "\(message.topic)", "error": "\(error)"])
         }
-    }
-
-    private func logPublishFailure(_ message: MQTTMessage, _ error: MQTTError) {
-        logger.warning("publish failed", metadata: ["topic": "\(message.topic)", "error": "\(error)"])
     }
 
     static func encode(_ value: some Encodable) -> [UInt8] {
