@@ -112,7 +112,7 @@ public enum TimeOfDay {
 
     /// `07:00`.
     public static func format(_ time: Alarm.Schedule.Relative.Time) -> String {
-        "\(twoDigits(time.hour)):\(twoDigits(time.minute))"
+        "\(zeroPadded(time.hour, 2)):\(zeroPadded(time.minute, 2))"
     }
 }
 
@@ -230,8 +230,4 @@ public enum ScheduleExpression: Hashable, Sendable {
         case .fixed(let dateTime): .fixed(dateTime.date(in: timeZone))
         }
     }
-}
-
-private func twoDigits(_ value: Int) -> String {
-    value < 10 ? "0\(value)" : "\(value)"
 }
