@@ -10,13 +10,12 @@ public enum AtomicFile {
     /// Writes a temporary file in the same directory (`open(2)` with `O_CREAT | O_EXCL`,
     /// `write(2)`), `fsync(2)`s it, `rename(2)`s it over `path`, then `fsync(2)`s the
     /// directory so the rename itself is on disk. On failure the temporary file is removed
-    /// and `path` keeps its old contents.
-    /// - Parameter permissions: mode of a newly written file, before the umask.
-    public static func write(_ bytes: [UInt8], to path: String, permissions: mode_t = 0o600) throws(SystemError) {
+    /// and `path` keeps its old contents. The file is readable and writable by its owner only.
+    public static func write(_ bytes: [UInt8], to path: String) throws(SystemError) {
         let location = try FileLocation(path)
         let temporary = "\(location.directory)/\(location.temporaryNamePrefix)\(getpid())-\(UInt32.random(in: .min ... .max))"
         let descriptor = try systemCall("creating a temporary file to write \(path)", subject: location.directory) {
-            open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, permissions)
+            open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
         }
         var renamed = false
         defer { if !renamed { _ = unlink(temporary) } }
