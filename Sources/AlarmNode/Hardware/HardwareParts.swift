@@ -65,13 +65,7 @@ public enum HardwareParts {
     private static func openGPIO(_ configuration: NodeConfiguration.Hardware, logger: Logger) throws(GPIOError) -> NodeHardware.Parts {
         let chip = try GPIOChip(GPIOChipSelector(configuration.chip), logger: logger)
         func lineConfiguration(_ line: NodeConfiguration.Hardware.Line) -> GPIOLineConfiguration {
-            let bias: GPIOBias = switch line.bias {
-            case "pull-up": .pullUp
-            case "pull-down": .pullDown
-            case "disabled": .disabled
-            default: .asIs
-            }
-            return GPIOLineConfiguration(GPIOLineSelector(line.line), activeLow: line.activeLow, bias: bias)
+            GPIOLineConfiguration(GPIOLineSelector(line.line), activeLow: line.activeLow, bias: GPIOBias(rawValue: line.bias) ?? .asIs)
         }
         // The configuration reader guarantees a buzzer and a stop button.
         let buzzer = try chip.requestOutput(lineConfiguration(configuration.buzzer!), consumer: "alarmd-buzzer")
