@@ -40,9 +40,9 @@ public enum AlarmText {
         }
     }
 
-    /// The share of the running or paused countdown that has elapsed (0…1), and the seconds left;
-    /// nil when no countdown runs.
-    public static func progress(of document: AlarmDocument, now: Date) -> (fraction: Double, remaining: TimeInterval)? {
+    /// The share of the running or paused countdown that has elapsed (0…1), the seconds left and
+    /// the countdown's length; nil when no countdown runs.
+    public static func progress(of document: AlarmDocument, now: Date) -> (fraction: Double, remaining: TimeInterval, total: TimeInterval)? {
         let total: TimeInterval
         let remaining: TimeInterval
         switch document.presentationState {
@@ -57,7 +57,7 @@ public enum AlarmText {
         }
         guard total > 0 else { return nil }
         let clamped = min(max(remaining, 0), total)
-        return (1 - clamped / total, clamped)
+        return (1 - clamped / total, clamped, total)
     }
 
     /// A countdown's time as a clock shows it, rounded up to the second: `0:05`, `4:32`, `1:02:03`, `2d 3:04:05`.

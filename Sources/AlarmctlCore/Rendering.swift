@@ -57,8 +57,8 @@ public enum Rendering {
         if let date = document.nextAlertDate {
             lines.append(("next alert", "\(AlarmText.localDate(date, timeZone: timeZone)) (\(AlarmJSON.string(from: date)))"))
         }
-        if let progress = AlarmText.progress(of: document, now: now), let total = totalCountdown(of: document) {
-            lines.append(("countdown", "\(AlarmText.clock(progress.remaining)) of \(AlarmText.clock(total)) left"))
+        if let progress = AlarmText.progress(of: document, now: now) {
+            lines.append(("countdown", "\(AlarmText.clock(progress.remaining)) of \(AlarmText.clock(progress.total)) left"))
         }
         lines.append(("schedule", AlarmText.schedule(of: document, timeZone: timeZone)))
         lines.append(("pre-alert", configuration.countdownDuration?.preAlert.map(DurationText.format) ?? "-"))
@@ -70,6 +70,11 @@ public enum Rendering {
         }
         lines.append(("buttons", buttons))
         lines.append(("tint", configuration.attributes.tintColor.hex))
+        return labelled(lines)
+    }
+
+    /// One `label  value` line each, the values aligned: `alarmctl show` and `alarmctl status`.
+    public static func labelled(_ lines: [(String, String)]) -> String {
         let labelWidth = lines.map(\.0.count).max() ?? 0
         return lines.map { "\(pad($0.0, to: labelWidth))  \($0.1)" }.joined(separator: "\n")
     }
@@ -94,14 +99,6 @@ public enum Rendering {
         return dates.indices.map { index in
             "\(pad(String(index + 1), to: numberWidth, left: true))  \(pad(locals[index], to: localWidth))  \(AlarmJSON.string(from: dates[index]))"
         }.joined(separator: "\n")
-    }
-
-    private static func totalCountdown(of document: AlarmDocument) -> TimeInterval? {
-        switch document.presentationState {
-        case .countdown(let countdown)?: countdown.totalCountdownDuration
-        case .paused(let paused)?: paused.totalCountdownDuration
-        default: nil
-        }
     }
 
     private static func snoozeText(_ configuration: AlarmManager.AlarmConfiguration<JSONValue>) -> String {

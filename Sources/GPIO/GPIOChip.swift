@@ -1,4 +1,5 @@
 import CGPIOD
+import FoundationEssentials
 import Logging
 import Synchronization
 
@@ -58,14 +59,8 @@ public final class GPIOChip: Sendable {
     /// `gpiod_chip_iter_new` would open, found without opening them (so without needing
     /// permission). Empty on a machine with no GPIO at all, such as a PC or a container.
     public static func deviceNames(in directory: String = "/dev") -> [String] {
-        guard let stream = opendir(directory) else { return [] }
-        defer { closedir(stream) }
-        var names: [String] = []
-        while let entry = readdir(stream) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
-            if GPIOChipSelector(name) == .name(name) { names.append(name) }
-        }
-        return names.sorted { $0.count != $1.count ? $0.count < $1.count : $0 < $1 }
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
+        return names.filter { GPIOChipSelector($0) == .name($0) }.sorted { $0.count != $1.count ? $0.count < $1.count : $0 < $1 }
     }
 
     /// Requests a line as an output, initially off (inactive), with

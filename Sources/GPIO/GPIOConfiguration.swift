@@ -65,14 +65,15 @@ public enum GPIOLineSelector: Sendable, Hashable, CustomStringConvertible {
     }
 }
 
-/// The pull resistor to request for a line (Linux 5.5 or later).
+/// The pull resistor to request for a line (Linux 5.5 or later). The raw values are the words
+/// of alarmd's configuration (`bias = "pull-up"`).
 public enum GPIOBias: String, Sendable, Hashable {
     /// Leave the line's bias as it is.
-    case asIs
+    case asIs = "as-is"
     /// No pull resistor.
     case disabled
-    case pullUp
-    case pullDown
+    case pullUp = "pull-up"
+    case pullDown = "pull-down"
 }
 
 /// One line and how to request it.

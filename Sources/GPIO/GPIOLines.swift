@@ -11,39 +11,34 @@ import Musl
 /// dropping the last reference) drives it off and gives it back.
 public final class GPIOOutput: Sendable, CustomStringConvertible {
     public let chip: GPIOChip
-    /// The line's offset on its chip (`gpiod_line_offset`).
-    public let offset: UInt32
-    /// The line's name, if it has one (`gpiod_line_name`).
-    public let lineName: String?
     private let line: LineHandle
+    private let named: LineDescription
     private let requested = Mutex(true)
 
     init(chip: GPIOChip, line: LineHandle, description: LineDescription) {
         self.chip = chip
         self.line = line
-        self.offset = description.offset
-        self.lineName = description.name
+        self.named = description
     }
 
     deinit {
         release()
     }
 
-    public var description: String {
-        LineDescription(chip: chip.name, offset: offset, name: lineName).description
-    }
+    /// The line's offset on its chip (`gpiod_line_offset`).
+    public var offset: UInt32 { named.offset }
+    /// The line's name, if it has one (`gpiod_line_name`).
+    public var lineName: String? { named.name }
+    public var description: String { named.description }
 
     /// Sets the logical value (`gpiod_line_set_value`); active-low is applied
     /// by the kernel.
     public func set(_ on: Bool) throws(GPIOError) {
         try requested.withLock { (requested) throws(GPIOError) in
-            guard requested else {
-                throw GPIOError.released(LineDescription(chip: chip.name, offset: offset, name: lineName))
-            }
+            guard requested else { throw GPIOError.released(named) }
             try chip.withLock { (_) throws(GPIOError) in
                 guard gpiod_line_set_value(line.pointer, on ? 1 : 0) == 0 else {
-                    throw GPIOError.from(errno: errno, during: .setValue(
-                        LineDescription(chip: chip.name, offset: offset, name: lineName)))
+                    throw GPIOError.from(errno: errno, during: .setValue(named))
                 }
             }
         }
@@ -70,21 +65,17 @@ public final class GPIOOutput: Sendable, CustomStringConvertible {
 /// A requested input line reporting both edges.
 public final class GPIOInput: Sendable, CustomStringConvertible {
     public let chip: GPIOChip
-    /// The line's offset on its chip (`gpiod_line_offset`).
-    public let offset: UInt32
-    /// The line's name, if it has one (`gpiod_line_name`).
-    public let lineName: String?
     /// The non-blocking event file descriptor (`gpiod_line_event_get_fd`),
     /// valid until ``release()``. Readable when edges are pending.
     public let eventFileDescriptor: Int32
     private let line: LineHandle
+    private let named: LineDescription
     private let requested = Mutex(true)
 
     init(chip: GPIOChip, line: LineHandle, description: LineDescription, eventFD: Int32) {
         self.chip = chip
         self.line = line
-        self.offset = description.offset
-        self.lineName = description.name
+        self.named = description
         self.eventFileDescriptor = eventFD
     }
 
@@ -92,24 +83,25 @@ public final class GPIOInput: Sendable, CustomStringConvertible {
         release()
     }
 
-    public var description: String {
-        LineDescription(chip: chip.name, offset: offset, name: lineName).description
-    }
+    /// The line's offset on its chip (`gpiod_line_offset`).
+    public var offset: UInt32 { named.offset }
+    /// The line's name, if it has one (`gpiod_line_name`).
+    public var lineName: String? { named.name }
+    public var description: String { named.description }
 
     /// Reads the pending edges without blocking
     /// (`gpiod_line_event_read_fd_multiple`); empty when none are pending.
     /// Timestamps are the kernel's, in `CLOCK_MONOTONIC` nanoseconds.
     public func readEvents() throws(GPIOError) -> [GPIOEdgeEvent] {
         try requested.withLock { (requested) throws(GPIOError) -> [GPIOEdgeEvent] in
-            let line = LineDescription(chip: chip.name, offset: offset, name: lineName)
-            guard requested else { throw GPIOError.released(line) }
+            guard requested else { throw GPIOError.released(named) }
             // The kernel's v1 event queue holds 16 events.
             var buffer = [gpiod_line_event](repeating: gpiod_line_event(), count: 16)
             let count = gpiod_line_event_read_fd_multiple(eventFileDescriptor, &buffer, UInt32(buffer.count))
             if count < 0 {
                 let code = errno
                 if code == EAGAIN || code == EINTR { return [] }
-                throw GPIOError.from(errno: code, during: .readEvents(line))
+                throw GPIOError.from(errno: code, during: .readEvents(named))
             }
             return buffer.prefix(Int(count)).map { event in
                 GPIOEdgeEvent(

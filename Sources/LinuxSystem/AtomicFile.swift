@@ -10,13 +10,12 @@ public enum AtomicFile {
     /// Writes a temporary file in the same directory (`open(2)` with `O_CREAT | O_EXCL`,
     /// `write(2)`), `fsync(2)`s it, `rename(2)`s it over `path`, then `fsync(2)`s the
     /// directory so the rename itself is on disk. On failure the temporary file is removed
-    /// and `path` keeps its old contents.
-    /// - Parameter permissions: mode of a newly written file, before the umask.
-    public static func write(_ bytes: [UInt8], to path: String, permissions: mode_t = 0o600) throws(SystemError) {
+    /// and `path` keeps its old contents. The file is readable and writable by its owner only.
+    public static func write(_ bytes: [UInt8], to path: String) throws(SystemError) {
         let location = try FileLocation(path)
         let temporary = "\(location.directory)/\(location.temporaryNamePrefix)\(getpid())-\(UInt32.random(in: .min ... .max))"
         let descriptor = try systemCall("creating a temporary file to write \(path)", subject: location.directory) {
-            open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, permissions)
+            open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
         }
         var renamed = false
         defer { if !renamed { _ = unlink(temporary) } }
@@ -140,15 +139,7 @@ public enum AtomicFile {
 
     /// `yyyyMMdd'T'HHmmss'Z'` in UTC: sortable, and without ':' so the name is easy to type.
     private static func compactUTCTimestamp(_ date: Date) -> String {
-        var seconds = time_t(date.timeIntervalSince1970.rounded(.down))
-        var parts = tm()
-        gmtime_r(&seconds, &parts)
-        func padded(_ value: Int32, _ width: Int) -> String {
-            let digits = String(value)
-            return String(repeating: "0", count: max(0, width - digits.count)) + digits
-        }
-        return padded(parts.tm_year + 1900, 4) + padded(parts.tm_mon + 1, 2) + padded(parts.tm_mday, 2)
-            + "T" + padded(parts.tm_hour, 2) + padded(parts.tm_min, 2) + padded(parts.tm_sec, 2) + "Z"
+        date.formatted(Date.ISO8601FormatStyle(dateSeparator: .omitted, timeSeparator: .omitted))
     }
 }
 

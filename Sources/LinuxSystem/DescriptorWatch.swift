@@ -17,33 +17,41 @@ protocol ReadinessSource: Sendable {
     mutating func readEvent() throws(SystemError) -> Event?
 }
 
-/// Iterates a ``ReadinessSource``: the source is prepared (timer armed, watch added) when the
-/// iterator is made, so nothing that happens after `makeAsyncIterator()` is missed; the
-/// watch thread starts with the first `next()` and stops when iteration ends.
-struct ReadinessIterator<Source: ReadinessSource> {
+/// The iterator of ``WallClockJumps`` and ``TimeZoneWatcher``: the kernel object behind it is
+/// prepared (timer armed, watch added) when the iterator is made, so nothing that happens after
+/// `makeAsyncIterator()` is missed; the watch thread starts with the first `next()` and stops
+/// when iteration ends.
+public struct KernelEventIterator<Element: Sendable>: AsyncIteratorProtocol {
+    public typealias Failure = SystemError
+
     private enum State {
-        case prepared(Source)
+        case prepared(startWatching: () throws(SystemError) -> AsyncStream<Result<Element, SystemError>>.Iterator)
         case failedToPrepare(SystemError)
-        case streaming(AsyncStream<Result<Source.Event, SystemError>>.Iterator)
+        case streaming(AsyncStream<Result<Element, SystemError>>.Iterator)
         case finished
     }
 
     private var state: State
 
-    init(preparing prepare: () throws(SystemError) -> Source) {
+    init<Source: ReadinessSource>(preparing prepare: () throws(SystemError) -> Source) where Source.Event == Element {
         do {
-            state = .prepared(try prepare())
+            let source = try prepare()
+            state = .prepared { () throws(SystemError) in try WatchThread.start(watching: source) }
         } catch {
             state = .failedToPrepare(error)
         }
     }
 
-    mutating func next(isolation actor: isolated (any Actor)?) async throws(SystemError) -> Source.Event? {
-        var events: AsyncStream<Result<Source.Event, SystemError>>.Iterator
+    public mutating func next() async throws(SystemError) -> Element? {
+        try await next(isolation: nil)
+    }
+
+    public mutating func next(isolation actor: isolated (any Actor)?) async throws(SystemError) -> Element? {
+        var events: AsyncStream<Result<Element, SystemError>>.Iterator
         switch state {
-        case .prepared(let source):
+        case .prepared(let startWatching):
             do {
-                events = try WatchThread.start(watching: source)
+                events = try startWatching()
             } catch {
                 state = .finished
                 throw error

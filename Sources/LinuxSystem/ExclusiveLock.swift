@@ -5,11 +5,12 @@ import Glibc
 public final class ExclusiveLock: Sendable {
     private let descriptor: Int32
 
-    /// Takes the lock on `path`, creating the file if needed (`open(2)` with `O_CREAT`).
+    /// Takes the lock on `path`, creating the file if needed (`open(2)` with `O_CREAT`, readable
+    /// and writable by its owner only).
     /// - Throws: ``SystemError`` with code `EWOULDBLOCK` when another process holds it.
-    public init(path: String, permissions: mode_t = 0o600) throws(SystemError) {
+    public init(path: String) throws(SystemError) {
         let descriptor = try systemCall("opening the lock file \(path)", subject: path) {
-            open(path, O_RDWR | O_CREAT | O_CLOEXEC, permissions)
+            open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
         }
         do {
             try systemCall("locking \(path)", subject: path, remedy: "another process holds it: stop that one first") {

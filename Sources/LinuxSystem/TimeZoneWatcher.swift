@@ -102,29 +102,8 @@ public struct TimeZoneWatcher: AsyncSequence, Sendable {
         self.logger = logger
     }
 
-    public func makeAsyncIterator() -> AsyncIterator {
-        AsyncIterator(base: ReadinessIterator { [files, logger] () throws(SystemError) in
-            try TimeZoneFileWatch(files: files, logger: logger)
-        })
-    }
-
-    public struct AsyncIterator: AsyncIteratorProtocol {
-        public typealias Element = TimeZoneChange
-        public typealias Failure = SystemError
-
-        private var base: ReadinessIterator<TimeZoneFileWatch>
-
-        fileprivate init(base: ReadinessIterator<TimeZoneFileWatch>) {
-            self.base = base
-        }
-
-        public mutating func next() async throws(SystemError) -> TimeZoneChange? {
-            try await base.next(isolation: nil)
-        }
-
-        public mutating func next(isolation actor: isolated (any Actor)?) async throws(SystemError) -> TimeZoneChange? {
-            try await base.next(isolation: actor)
-        }
+    public func makeAsyncIterator() -> KernelEventIterator<TimeZoneChange> {
+        KernelEventIterator { [files, logger] () throws(SystemError) in try TimeZoneFileWatch(files: files, logger: logger) }
     }
 }
 

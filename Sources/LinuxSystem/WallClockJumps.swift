@@ -42,29 +42,8 @@ public struct WallClockJumps: AsyncSequence, Sendable {
         self.logger = logger
     }
 
-    public func makeAsyncIterator() -> AsyncIterator {
-        AsyncIterator(base: ReadinessIterator { [logger] () throws(SystemError) in
-            try WallClockJumpTimer(logger: logger)
-        })
-    }
-
-    public struct AsyncIterator: AsyncIteratorProtocol {
-        public typealias Element = WallClockJump
-        public typealias Failure = SystemError
-
-        private var base: ReadinessIterator<WallClockJumpTimer>
-
-        fileprivate init(base: ReadinessIterator<WallClockJumpTimer>) {
-            self.base = base
-        }
-
-        public mutating func next() async throws(SystemError) -> WallClockJump? {
-            try await base.next(isolation: nil)
-        }
-
-        public mutating func next(isolation actor: isolated (any Actor)?) async throws(SystemError) -> WallClockJump? {
-            try await base.next(isolation: actor)
-        }
+    public func makeAsyncIterator() -> KernelEventIterator<WallClockJump> {
+        KernelEventIterator { [logger] () throws(SystemError) in try WallClockJumpTimer(logger: logger) }
     }
 }
 
@@ -92,15 +71,15 @@ struct WallClockJumpTimer: ReadinessSource {
     /// Arms the timer, then measures the offset it is relative to: a jump between the two
     /// calls still cancels the timer, and is reported with a step near zero rather than lost.
     private static func arm(_ descriptor: OwnedDescriptor) throws(SystemError) -> Duration {
-        let now = try readClock(CLOCK_REALTIME)
+        let now = ClockReading.nanoseconds(CLOCK_REALTIME) / 1_000_000_000
         var setting = itimerspec(
             it_interval: timespec(tv_sec: 0, tv_nsec: 0),
-            it_value: timespec(tv_sec: now.tv_sec + armingHorizonSeconds, tv_nsec: 0)
+            it_value: timespec(tv_sec: Int(now) + armingHorizonSeconds, tv_nsec: 0)
         )
         try systemCall("arming the wall-clock jump timerfd") {
             timerfd_settime(descriptor.raw, CLINUX_TFD_TIMER_ABSTIME | CLINUX_TFD_TIMER_CANCEL_ON_SET, &setting, nil)
         }
-        return try wallClockOffset()
+        return wallClockOffset()
     }
 
     mutating func readEvent() throws(SystemError) -> WallClockJump? {
@@ -116,10 +95,9 @@ struct WallClockJumpTimer: ReadinessSource {
         } catch let error where error.code == ECANCELED {
             let before = offsetAtArming
             offsetAtArming = try Self.arm(descriptor)
-            let wallClock = try Self.readClock(CLOCK_REALTIME)
             return WallClockJump(
                 step: offsetAtArming - before,
-                detectedAt: Date(timeIntervalSince1970: Double(wallClock.tv_sec) + Double(wallClock.tv_nsec) / 1e9)
+                detectedAt: Date(timeIntervalSince1970: Double(ClockReading.nanoseconds(CLOCK_REALTIME)) / 1e9)
             )
         } catch let error where error.code == EAGAIN {
             return nil
@@ -128,21 +106,10 @@ struct WallClockJumpTimer: ReadinessSource {
 
     /// CLOCK_REALTIME minus CLOCK_BOOTTIME, with CLOCK_BOOTTIME read on both sides of the wall
     /// clock and averaged so the reading's own duration does not bias it.
-    private static func wallClockOffset() throws(SystemError) -> Duration {
-        let bootBefore = try readClock(CLOCK_BOOTTIME)
-        let wall = try readClock(CLOCK_REALTIME)
-        let bootAfter = try readClock(CLOCK_BOOTTIME)
-        let boot = (duration(bootBefore) + duration(bootAfter)) / 2
-        return duration(wall) - boot
-    }
-
-    private static func readClock(_ clock: clockid_t) throws(SystemError) -> timespec {
-        var value = timespec()
-        try systemCall("reading clock \(clock) with clock_gettime") { clock_gettime(clock, &value) }
-        return value
-    }
-
-    private static func duration(_ value: timespec) -> Duration {
-        .seconds(value.tv_sec) + .nanoseconds(value.tv_nsec)
+    private static func wallClockOffset() -> Duration {
+        let bootBefore = ClockReading.nanoseconds(CLOCK_BOOTTIME)
+        let wall = ClockReading.nanoseconds(CLOCK_REALTIME)
+        let bootAfter = ClockReading.nanoseconds(CLOCK_BOOTTIME)
+        return .nanoseconds(wall - (bootBefore + bootAfter) / 2)
     }
 }

@@ -158,11 +158,9 @@ extension MQTTClient {
         return result
     }
 
-    /// CLOCK_MONOTONIC (`clock_gettime`), the clock of libmosquitto's keepalive.
+    /// CLOCK_MONOTONIC, the clock of libmosquitto's keepalive.
     private static func monotonicNow() -> Duration {
-        var now = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &now)
-        return .seconds(now.tv_sec) + .nanoseconds(now.tv_nsec)
+        .nanoseconds(ClockReading.nanoseconds(CLOCK_MONOTONIC))
     }
 
     /// After a round in which a CONNACK was accepted: sends every subscription again, flushes the

@@ -75,9 +75,7 @@ extension Alarmctl {
                 if let authorization = status.authorization { lines.append(("authorization", authorization.rawValue)) }
                 if let alarms = status.alarms { lines.append(("alarms", "\(alarms)")) }
                 if let problem = status.stateFileProblem { lines.append(("state file", problem)) }
-                let width = lines.map(\.0.count).max() ?? 0
-                output.print(lines.map { $0.0.padding(toLength: width, withPad: " ", startingAt: 0) + "  " + $0.1 }.joined(separator: "\n"),
-                             json: status)
+                output.print(Rendering.labelled(lines), json: status)
                 online = status.isOnline
             }
             if !online {

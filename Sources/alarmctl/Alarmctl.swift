@@ -69,14 +69,10 @@ struct OutputOptions: ParsableArguments {
         do {
             try await body()
         } catch {
-            report(error)
+            if json { Swift.print(JSONOutput.pretty(JSONOutput.failure(error))) }
+            FileHandle.standardError.write(Data("alarmctl: \(error.message)\n".utf8))
             throw ExitCode(error.exitStatus.rawValue)
         }
-    }
-
-    func report(_ error: AlarmctlError) {
-        if json { Swift.print(JSONOutput.pretty(JSONOutput.failure(error))) }
-        FileHandle.standardError.write(Data("alarmctl: \(error.message)\n".utf8))
     }
 }
 

@@ -80,11 +80,6 @@ public struct AlarmEngine: Sendable {
             .min { $0.0 != $1.0 ? $0.0 < $1.0 : $0.1 < $1.1 }
     }
 
-    /// When a running countdown (pre-alert, timer or snooze) ends; nil in any other phase.
-    private static func countdownEnd(of record: AlarmRecord) -> Date? {
-        record.state == .countdown ? record.nextAlertDate : nil
-    }
-
     // MARK: Reading
 
     /// Every alarm's document, in scheduling order.
@@ -121,7 +116,7 @@ public struct AlarmEngine: Sendable {
 
     /// When the soonest running countdown (pre-alert, timer or snooze) ends, or nil.
     public var soonestCountdownEnd: Date? {
-        records.values.compactMap(Self.countdownEnd(of:)).min()
+        records.values.compactMap { $0.state == .countdown ? $0.nextAlertDate : nil }.min()
     }
 
     /// True while at least one alarm alerts.
@@ -246,7 +241,7 @@ public struct AlarmEngine: Sendable {
     /// from `sentAt` within the bounds of ``countdownOrigin(sentAt:now:)``.
     public mutating func countdown(id: UUID, now: Date, sentAt: Date? = nil) throws(AlarmNodeError) -> [AlarmEffect] {
         let record = try existing(id, in: .alerting, for: "countdown")
-        guard let duration = record.snoozeDuration else {
+        guard let duration = record.configuration.snoozeDuration else {
             throw .invalidState("alarm \(id.uuidString) has neither a postAlert nor a preAlert duration, so it cannot count down again: stop it instead")
         }
         return [.alertEnded(id), .event(AlarmEvent(.snoozed, alarmID: id, at: now))]
@@ -464,9 +459,9 @@ public struct AlarmEngine: Sendable {
     private mutating func step(_ record: AlarmRecord, now: Date) -> [AlarmEffect] {
         switch record.phase {
         case .scheduled(let alertDate) where now < alertDate:
-            return replace(record, with: with(record) {
-                $0.phase = scheduledPhase(alertDate: alertDate, configuration: record.configuration, now: now)
-            }, now: now)
+            var next = record
+            next.phase = scheduledPhase(alertDate: alertDate, configuration: record.configuration, now: now)
+            return replace(record, with: next, now: now)
         case .scheduled(let alertDate):
             return reachAlert(record, dueAt: alertDate, now: now)
         case .countdown(let countdown):
@@ -505,7 +500,7 @@ public struct AlarmEngine: Sendable {
 
     /// Nobody acted within the alert timeout: stop, or snooze when configured and possible.
     private mutating func silence(_ record: AlarmRecord, now: Date) -> [AlarmEffect] {
-        let snooze = configuration.silenceAction == .countdown ? record.snoozeDuration : nil
+        let snooze = configuration.silenceAction == .countdown ? record.configuration.snoozeDuration : nil
         let event = AlarmEvent(.silenced, alarmID: record.id, at: now,
                                details: ["action": .string(snooze == nil ? "stop" : "countdown")])
         let effects: [AlarmEffect] = [.alertEnded(record.id), .event(event)]
@@ -529,11 +524,5 @@ public struct AlarmEngine: Sendable {
     private func alertTime(of record: AlarmRecord, alertDate: Date) -> Alarm.Schedule.Relative.Time {
         if case .relative(let relative) = record.configuration.schedule { return relative.time }
         return ScheduleMath.localTime(of: alertDate, in: configuration.timeZone)
-    }
-
-    private func with(_ record: AlarmRecord, _ change: (inout AlarmRecord) -> Void) -> AlarmRecord {
-        var record = record
-        change(&record)
-        return record
     }
 }

@@ -94,9 +94,4 @@ public struct AlarmRecord: Identifiable, Sendable, Hashable {
         if case .relative(let relative) = configuration.schedule, case .weekly = relative.repeats { return true }
         return false
     }
-
-    /// The countdown length used by snooze: `postAlert`, or `preAlert` when it is nil.
-    var snoozeDuration: TimeInterval? {
-        configuration.countdownDuration?.postAlert ?? configuration.countdownDuration?.preAlert
-    }
 }

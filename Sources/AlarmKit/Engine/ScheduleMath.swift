@@ -39,11 +39,7 @@ public struct LocalDay: Sendable, Hashable, Comparable, Codable, CustomStringCon
 
     public var description: String {
         let (year, month, day) = components
-        func pad(_ value: Int, _ width: Int) -> String {
-            let digits = String(value)
-            return String(repeating: "0", count: max(0, width - digits.count)) + digits
-        }
-        return "\(pad(year, 4))-\(pad(month, 2))-\(pad(day, 2))"
+        return "\(zeroPadded(year, 4))-\(zeroPadded(month, 2))-\(zeroPadded(day, 2))"
     }
 
     public init(from decoder: any Decoder) throws {
@@ -60,6 +56,12 @@ public struct LocalDay: Sendable, Hashable, Comparable, Codable, CustomStringCon
         var container = encoder.singleValueContainer()
         try container.encode(description)
     }
+}
+
+/// `value` in decimal with leading zeros up to `width` digits: `zeroPadded(7, 2)` is `07`.
+func zeroPadded(_ value: Int, _ width: Int) -> String {
+    let digits = String(value)
+    return String(repeating: "0", count: max(0, width - digits.count)) + digits
 }
 
 /// One occurrence of a relative schedule: the local day it belongs to and the instant it alerts.

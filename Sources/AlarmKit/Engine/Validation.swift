@@ -112,5 +112,6 @@ extension AlarmManager.AlarmConfiguration where Metadata == JSONValue {
         try checkIntent(secondaryIntent, "secondaryIntent")
     }
 
-    private var snoozeDuration: TimeInterval? { countdownDuration?.postAlert ?? countdownDuration?.preAlert }
+    /// The countdown length used by snooze: `postAlert`, or `preAlert` when it is nil.
+    var snoozeDuration: TimeInterval? { countdownDuration?.postAlert ?? countdownDuration?.preAlert }
 }

@@ -112,7 +112,7 @@ public enum TimeOfDay {
 
     /// `07:00`.
     public static func format(_ time: Alarm.Schedule.Relative.Time) -> String {
-        "\(twoDigits(time.hour)):\(twoDigits(time.minute))"
+        "\(zeroPadded(time.hour, 2)):\(zeroPadded(time.minute, 2))"
     }
 }
 
@@ -123,7 +123,7 @@ public enum WeekdayList {
 
     /// Monday first, as alarm clocks list them.
     public static let week: [Locale.Weekday] = [.monday, .tuesday, .wednesday, .thursday, .friday, .saturday, .sunday]
-    static let names = ["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"]
+    static let names = week.map(WeekdayName.fullName(of:))
 
     /// The recurrence that `words` name (commas or spaces between days); `.never` for none or `once`.
     public static func recurrence(_ words: [String]) throws(HumanSyntaxError) -> Alarm.Schedule.Relative.Recurrence {
@@ -230,8 +230,4 @@ public enum ScheduleExpression: Hashable, Sendable {
         case .fixed(let dateTime): .fixed(dateTime.date(in: timeZone))
         }
     }
-}
-
-private func twoDigits(_ value: Int) -> String {
-    value < 10 ? "0\(value)" : "\(value)"
 }

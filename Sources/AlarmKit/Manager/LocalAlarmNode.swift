@@ -267,11 +267,6 @@ public actor LocalAlarmNode {
         return authorization
     }
 
-    /// Forgets the authorization decision (the daemon's local reset command).
-    public func resetAuthorization() {
-        setAuthorization(.notDetermined)
-    }
-
     /// Tells the node the wall clock was stepped by `offset` seconds.
     public func wallClockStepped(by offset: TimeInterval) {
         advanceTime { engine, now in engine.wallClockStepped(by: offset, now: now) }
@@ -306,18 +301,13 @@ public actor LocalAlarmNode {
             // an alarm sounds. The loop then re-plans.
             let sleep = Task { [clock] in
                 guard (try? await clock.sleep(until: deadline)) != nil else { return }
-                await self.advanceToNow()
+                await self.advanceTime { engine, now in engine.advance(to: now) }
             }
             sleeper = sleep
             sleepingUntil = deadline
             await withTaskCancellationHandler { await sleep.value } onCancel: { sleep.cancel() }
             sleepingUntil = nil
         }
-    }
-
-    /// Carries out what is due now.
-    private func advanceToNow() {
-        advanceTime { engine, now in engine.advance(to: now) }
     }
 
     // MARK: Internals

@@ -49,7 +49,7 @@ public final class RemoteGroup: Sendable {
     private let logger: Logger
     private let state = Mutex(State())
 
-    private struct State {
+    private struct State: RemoteClientState {
         var client: MQTTClient?
         var loop: Task<Void, Never>?
         var setupFailure: String?
@@ -104,27 +104,11 @@ public final class RemoteGroup: Sendable {
 
     /// Connects now (it also happens on first use).
     public func start() {
-        let setup = state.withLock { state -> Result<MQTTClient, MQTTError>? in
-            guard state.client == nil else { return nil }
-            do throws(MQTTError) {
-                let client = try MQTTClient(configuration: settings.mqttConfiguration(), logger: logger)
-                state.client = client
-                return .success(client)
-            } catch {
-                state.setupFailure = "\(error)"
-                return .failure(error)
-            }
-        }
-        guard case .success(let client) = setup else {
-            if case .failure(let error) = setup { logger.error("MQTT client not created", metadata: ["error": "\(error)"]) }
-            return
-        }
         let filters = [NodeTopics.statusFilter(prefix: settings.topicPrefix), replyTopic]
-        let loop = client.receiveMessages(on: filters, logger: logger) { [weak self] message in
+        state.startClient(settings: settings, filters: filters, logger: logger) { [weak self] message in
             self?.receive(message)
             return self != nil
         }
-        state.withLock { $0.loop = loop }
     }
 
     /// Disconnects.

@@ -103,13 +103,12 @@ public final class RemoteNodeConnection: AlarmNodeConnection {
     private let logger: Logger
     private let state = Mutex(State())
 
-    private struct State {
+    private struct State: RemoteClientState {
         var client: MQTTClient?
         var loop: Task<Void, Never>?
         var pending: [String: AwaitedAnswer<[UInt8]>] = [:]
         var documents: OrderedDictionary<UUID, AlarmDocument> = [:]
         var mirrored = false
-        /// Why the MQTT client could not be created (an unreadable TLS file, …), for the request's error.
         var setupFailure: String?
         var eventObservers: [UUID: AsyncStream<AlarmEvent>.Continuation] = [:]
     }
@@ -201,32 +200,11 @@ public final class RemoteNodeConnection: AlarmNodeConnection {
 
     /// Connects now (it also happens on first use).
     public func start() {
-        // Logged after the lock is released: a log handler may deliver the line to observers
-        // (alarmctl's connection problems), and nothing is delivered under `state`, which the
-        // streams' termination handlers take.
-        let setup = state.withLock { state -> Result<MQTTClient, MQTTError>? in
-            guard state.client == nil else { return nil }
-            do throws(MQTTError) {
-                let client = try MQTTClient(configuration: settings.mqttConfiguration(), logger: logger)
-                state.client = client
-                return .success(client)
-            } catch {
-                state.setupFailure = "\(error)"
-                return .failure(error)
-            }
-        }
-        guard case .success(let client) = setup else {
-            if case .failure(let error) = setup {
-                logger.error("MQTT client not created", metadata: ["error": "\(error)"])
-            }
-            return
-        }
         let filters = [topics.alarmsFilter, topics.status, topics.events, replyTopic]
-        let loop = client.receiveMessages(on: filters, logger: logger) { [weak self] message in
+        state.startClient(settings: settings, filters: filters, logger: logger) { [weak self] message in
             self?.receive(message)
             return self != nil
         }
-        state.withLock { $0.loop = loop }
     }
 
     /// Disconnects and ends every stream.

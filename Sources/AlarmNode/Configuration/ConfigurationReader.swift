@@ -207,52 +207,47 @@ public enum ConfigurationReader {
 
         private func leaf(_ path: String) -> String { String(path.split(separator: ".").last ?? "") }
 
-        mutating func string(_ table: TOMLTable, _ path: String) -> String? {
+        /// The value at `path` in `table` as `read` takes it; nil when absent, and when `read`
+        /// refuses it, which is reported as "`path`: `expected`".
+        private mutating func value<Value>(
+            _ table: TOMLTable, _ path: String, expected: String, _ read: (any TOMLValueConvertible) -> Value?
+        ) -> Value? {
             guard let value = table[leaf(path)] else { return nil }
-            guard let text = value.string else {
-                problem(path, "must be a string in quotes")
+            guard let result = read(value) else {
+                problem(path, expected)
                 return nil
             }
-            return text
+            return result
+        }
+
+        mutating func string(_ table: TOMLTable, _ path: String) -> String? {
+            value(table, path, expected: "must be a string in quotes") { $0.string }
         }
 
         mutating func strings(_ table: TOMLTable, _ path: String) -> [String]? {
-            guard let value = table[leaf(path)] else { return nil }
-            let texts = value.array?.compactMap(\.string)
-            guard let texts, texts.count == value.array?.count else {
-                problem(path, "must be a list of strings in quotes, like [\"home/lights/+/set\"]")
-                return nil
+            value(table, path, expected: "must be a list of strings in quotes, like [\"home/lights/+/set\"]") { value in
+                let texts = value.array?.compactMap(\.string)
+                return texts?.count == value.array?.count ? texts : nil
             }
-            return texts
         }
 
         mutating func bool(_ table: TOMLTable, _ path: String) -> Bool? {
-            guard let value = table[leaf(path)] else { return nil }
-            guard let flag = value.bool else {
-                problem(path, "must be true or false")
-                return nil
-            }
-            return flag
+            value(table, path, expected: "must be true or false") { $0.bool }
         }
 
         mutating func integer(_ table: TOMLTable, _ path: String, in range: ClosedRange<Int>) -> Int? {
-            guard let value = table[leaf(path)] else { return nil }
-            guard let number = value.int, range.contains(number) else {
-                problem(path, "must be a whole number from \(range.lowerBound) to \(range.upperBound)")
-                return nil
+            value(table, path, expected: "must be a whole number from \(range.lowerBound) to \(range.upperBound)") { value in
+                value.int.flatMap { range.contains($0) ? $0 : nil }
             }
-            return number
         }
 
         /// Seconds as a number, or a duration string such as "90s", "10m", "1h30m".
         mutating func seconds(_ table: TOMLTable, _ path: String, in range: ClosedRange<Double>) -> TimeInterval? {
-            guard let value = table[leaf(path)] else { return nil }
-            let seconds = value.double ?? value.int.map(Double.init) ?? value.string.flatMap(DurationText.seconds(from:))
-            guard let seconds, seconds.isFinite, range.contains(seconds) else {
-                problem(path, "must be seconds from \(range.lowerBound) to \(range.upperBound), as a number or a duration like \"90s\", \"10m\", \"1h30m\"")
-                return nil
+            let expected = "must be seconds from \(range.lowerBound) to \(range.upperBound), as a number or a duration like \"90s\", \"10m\", \"1h30m\""
+            return value(table, path, expected: expected) { value in
+                let seconds = value.double ?? value.int.map(Double.init) ?? value.string.flatMap(DurationText.seconds(from:))
+                return seconds.flatMap { $0.isFinite && range.contains($0) ? $0 : nil }
             }
-            return seconds
         }
 
         mutating func choice<T: RawRepresentable & CaseIterable>(_ table: TOMLTable, _ path: String, _ type: T.Type) -> T? where T.RawValue == String {
@@ -266,12 +261,9 @@ public enum ConfigurationReader {
 
         /// `"auto"`, `"5"` (or `5`) or `"3.1.1"`.
         mutating func protocolSetting(_ table: TOMLTable, _ path: String) -> MQTTProtocolSetting? {
-            guard let value = table[leaf(path)] else { return nil }
-            guard let setting = (value.string ?? value.int.map(String.init)).flatMap(MQTTProtocolSetting.init(rawValue:)) else {
-                problem(path, "must be \"auto\" (MQTT 5, falling back to 3.1.1), \"5\" or \"3.1.1\"")
-                return nil
+            value(table, path, expected: "must be \"auto\" (MQTT 5, falling back to 3.1.1), \"5\" or \"3.1.1\"") { value in
+                (value.string ?? value.int.map(String.init)).flatMap(MQTTProtocolSetting.init(rawValue:))
             }
-            return setting
         }
 
         /// A list of group names, each valid as a node id, none twice.

@@ -19,11 +19,9 @@ public enum HardwareParts {
         }
     }
 
-    /// Why the hardware could not be opened; the message names the chip and line and what to check.
-    public struct HardwareError: Error, Sendable, CustomStringConvertible {
-        public var message: String
-        public var description: String { message }
-    }
+    /// Why the hardware could not be opened, a reason the daemon cannot start: the message names
+    /// the chip and line and what to check.
+    public typealias HardwareError = StartupError
 
     /// The parts to use: GPIO when configured, else the simulation. In `auto` mode the simulation
     /// stands in only on a machine with no GPIO chip at all (a PC, a container): where chips
@@ -41,11 +39,11 @@ public enum HardwareParts {
             } catch let error where error.code == .chipNotFound {
                 let chips = GPIOChip.deviceNames(in: deviceDirectory)
                 guard configuration.mode == .auto, chips.isEmpty else {
-                    throw HardwareError(message: chipNotFoundMessage(error, chips: chips, mode: configuration.mode))
+                    throw HardwareError(chipNotFoundMessage(error, chips: chips, mode: configuration.mode))
                 }
                 logger.notice("no GPIO chip on this machine; using simulated hardware", metadata: ["chip": "\(configuration.chip)"])
             } catch {
-                throw HardwareError(message: error.message)
+                throw HardwareError(error.message)
             }
         }
         let simulation = Simulation(buzzer: SimulatedLine(name: "buzzer"), led: SimulatedLine(name: "led"),
@@ -67,13 +65,7 @@ public enum HardwareParts {
     private static func openGPIO(_ configuration: NodeConfiguration.Hardware, logger: Logger) throws(GPIOError) -> NodeHardware.Parts {
         let chip = try GPIOChip(GPIOChipSelector(configuration.chip), logger: logger)
         func lineConfiguration(_ line: NodeConfiguration.Hardware.Line) -> GPIOLineConfiguration {
-            let bias: GPIOBias = switch line.bias {
-            case "pull-up": .pullUp
-            case "pull-down": .pullDown
-            case "disabled": .disabled
-            default: .asIs
-            }
-            return GPIOLineConfiguration(GPIOLineSelector(line.line), activeLow: line.activeLow, bias: bias)
+            GPIOLineConfiguration(GPIOLineSelector(line.line), activeLow: line.activeLow, bias: GPIOBias(rawValue: line.bias) ?? .asIs)
         }
         // The configuration reader guarantees a buzzer and a stop button.
         let buzzer = try chip.requestOutput(lineConfiguration(configuration.buzzer!), consumer: "alarmd-buzzer")

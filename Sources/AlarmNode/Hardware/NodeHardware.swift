@@ -15,13 +15,13 @@ import Synchronization
 public final class NodeHardware: Service, AuthorizationPrompt, Sendable {
     /// What the outputs should show.
     struct Display: Sendable, Equatable {
-        var alert: (sound: String, since: Date)?
+        var alert: Alert?
         var countdownRunning = false
         var promptActive = false
 
-        static func == (lhs: Display, rhs: Display) -> Bool {
-            lhs.alert?.sound == rhs.alert?.sound && lhs.alert?.since == rhs.alert?.since
-                && lhs.countdownRunning == rhs.countdownRunning && lhs.promptActive == rhs.promptActive
+        struct Alert: Sendable, Equatable {
+            var sound: String
+            var since: Date
         }
     }
 
@@ -80,7 +80,7 @@ public final class NodeHardware: Service, AuthorizationPrompt, Sendable {
     public func show(_ engine: AlarmEngine) {
         let oldest = engine.alerting.first
         update { display in
-            display.alert = oldest.map { ($0.sound.name, $0.since) }
+            display.alert = oldest.map { Display.Alert(sound: $0.sound.name, since: $0.since) }
             display.countdownRunning = engine.hasRunningCountdown
         }
     }

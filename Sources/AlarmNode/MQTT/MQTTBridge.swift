@@ -145,24 +145,15 @@ public final class MQTTBridge: Service, Sendable {
     }
 
     private func send(_ message: MQTTMessage) {
-        messageSent.yield()
-        do {
-            try client.publish(message)
-        } catch {
-            logPublishFailure(message, error)
-        }
+        send([message])
     }
 
     /// Sends `messages` together (one wake-up of the client's network thread for all).
     private func send(_ messages: [MQTTMessage]) {
         messageSent.yield()
         for (message, error) in client.publish(messages) {
-            logPublishFailure(message, error)
+            logger.warning("publish failed", metadata: ["topic": "\(message.topic)", "error": "\(error)"])
         }
-    }
-
-    private func logPublishFailure(_ message: MQTTMessage, _ error: MQTTError) {
-        logger.warning("publish failed", metadata: ["topic": "\(message.topic)", "error": "\(error)"])
     }
 
     static func encode(_ value: some Encodable) -> [UInt8] {

@@ -5,7 +5,6 @@ import LinuxSystem
 import Logging
 import Mosquitto
 import ServiceLifecycle
-import Synchronization
 
 /// alarmd's version, published in the node status.
 public enum AlarmdVersion {
@@ -64,18 +63,12 @@ public final class AlarmDaemon: Sendable {
             }
         }
 
-        let hardwareParts: (parts: NodeHardware.Parts, simulation: HardwareParts.Simulation?)
-        do {
-            hardwareParts = try HardwareParts.make(configuration.hardware, logger: logger)
-        } catch {
-            throw StartupError(error.message)
-        }
+        let hardwareParts = try HardwareParts.make(configuration.hardware, logger: logger)
 
         let effects = NodeEffects(store: store)
-        let prompt = PromptForwarder()
         let clockSynchronized = (try? ClockSynchronization.status().isSynchronized) ?? false
         let node = LocalAlarmNode(configuration: configuration.engineConfiguration(timeZone: timeZone), state: state,
-                                  clock: SystemAlarmClock(sleepingOn: TimerFDClock()), clockTrusted: clockSynchronized, authorizationPrompt: prompt,
+                                  clock: SystemAlarmClock(sleepingOn: TimerFDClock()), clockTrusted: clockSynchronized, authorizationPrompt: effects,
                                   delegate: effects, logger: logger)
 
         let topics = configuration.topics
@@ -115,7 +108,6 @@ public final class AlarmDaemon: Sendable {
         let hardware = NodeHardware(parts: hardwareParts.parts, node: node, configuration: configuration.hardware,
                                     publishEvent: { bridge.publish(event: $0) }, onShownChange: printShown, logger: logger)
         effects.attach(bridge: bridge, hardware: hardware)
-        prompt.attach(hardware)
 
         // Graceful shutdown runs from the last service to the first: the hardware goes off
         // first (and the simulation shows it), then the bridge publishes offline, then the timer stops.
@@ -169,19 +161,5 @@ public final class AlarmDaemon: Sendable {
             username: broker.username, password: password, tls: tls, keepAlive: broker.keepAlive,
             protocolSetting: broker.protocolSetting, will: MQTTBridge.will(for: topics, onlineSince: onlineSince,
                                                                                 groups: configuration.node.groups.isEmpty ? nil : configuration.node.groups), outgoingBufferLimit: broker.outgoingBufferLimit)
-    }
-}
-
-/// Hands the node's authorization prompt to the hardware, which exists only after the node.
-private final class PromptForwarder: AuthorizationPrompt {
-    private let hardware = Mutex<NodeHardware?>(nil)
-
-    func attach(_ hardware: NodeHardware) {
-        self.hardware.withLock { $0 = hardware }
-    }
-
-    func requestDecision() async -> AlarmManager.AuthorizationState {
-        guard let hardware = hardware.withLock({ $0 }) else { return .notDetermined }
-        return await hardware.requestDecision()
     }
 }

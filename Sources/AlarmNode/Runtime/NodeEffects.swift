@@ -3,8 +3,9 @@ import Logging
 import Synchronization
 
 /// Carries out the engine's effects for the daemon: the hardware first, then the state files
-/// and MQTT. The outputs are attached once they exist (they need the node, which needs this).
-final class NodeEffects: AlarmNodeDelegate {
+/// and MQTT; and hands the node's authorization prompt to the hardware. The outputs are
+/// attached once they exist (they need the node, which needs this).
+final class NodeEffects: AlarmNodeDelegate, AuthorizationPrompt {
     private let store: StateStore
     private let outputs = Mutex<(bridge: MQTTBridge?, hardware: NodeHardware?)>((nil, nil))
     /// An element each time a write fails, for ``StateRetryService``.
@@ -35,5 +36,10 @@ final class NodeEffects: AlarmNodeDelegate {
 
     func perform(_ effects: [AlarmEffect], engine: AlarmEngine, authorization: AlarmManager.AuthorizationState) {
         outputs.withLock { $0.bridge }?.publish(effects, engine: engine, authorization: authorization)
+    }
+
+    func requestDecision() async -> AlarmManager.AuthorizationState {
+        guard let hardware = outputs.withLock({ $0.hardware }) else { return .notDetermined }
+        return await hardware.requestDecision()
     }
 }

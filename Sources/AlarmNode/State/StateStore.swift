@@ -193,14 +193,16 @@ public final class StateStore: Sendable {
         return nil
     }
 
-    private func keepAside(_ path: String, reason: String, problems: inout [String]) throws(StateError) {
+    private func keepAside(_ path: String, reason: String, consequence: String = "the node started without it",
+                           problems: inout [String]) throws(StateError) {
+        let aside: String
         do {
-            let aside = try AtomicFile.quarantine(path)
-            logger.critical("state file damaged; kept aside", metadata: ["file": "\(path)", "reason": "\(reason)", "keptAs": "\(aside)"])
-            problems.append("the state file \(path) \(reason); it was kept as \(aside) and the node started without it")
+            aside = try AtomicFile.quarantine(path)
         } catch {
             throw StateError(message: "the state file \(path) \(reason) and could not be kept aside (\(error)): move it away by hand")
         }
+        logger.critical("state file damaged; kept aside", metadata: ["file": "\(path)", "reason": "\(reason)", "keptAs": "\(aside)"])
+        problems.append("the state file \(path) \(reason); it was kept as \(aside) and \(consequence)")
     }
 
     /// Writes a state read from the single file of earlier versions in this layout; then, and
@@ -213,14 +215,7 @@ public final class StateStore: Sendable {
         }
         var problems: [String] = []
         for damage in contents.damaged {
-            let aside: String
-            do {
-                aside = try AtomicFile.quarantine(damage.file)
-            } catch {
-                throw StateError(message: "the state file \(damage.file) \(damage.reason) and could not be kept aside (\(error)): move it away by hand")
-            }
-            logger.critical("state file damaged; kept aside", metadata: ["file": "\(damage.file)", "reason": "\(damage.reason)", "keptAs": "\(aside)"])
-            problems.append("the state file \(damage.file) \(damage.reason); it was kept as \(aside) and \(damage.consequence)")
+            try keepAside(damage.file, reason: damage.reason, consequence: damage.consequence, problems: &problems)
         }
         try retire(legacy)
         logger.notice("state moved to one file per alarm", metadata: ["alarms": "\(contents.state.alarms.count)"])
