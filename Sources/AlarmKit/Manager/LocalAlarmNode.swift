@@ -301,7 +301,7 @@ public actor LocalAlarmNode {
             // an alarm sounds. The loop then re-plans.
             let sleep = Task { [clock] in
                 guard (try? await clock.sleep(until: deadline)) != nil else { return }
-                await self.advanceTime { engine, now in engine.advance(to: now) }
+                self.advanceTime { engine, now in engine.advance(to: now) }
             }
             sleeper = sleep
             sleepingUntil = deadline
