@@ -10,7 +10,11 @@
       the power-cut loop: boots the storm guest (Tests/field/guest/storm-init.sh) on the state disk
       D, SIGKILLs QEMU at a random acknowledgement of the storm plus a random delay, and checks on
       the next boot that the file system is clean and that the state alarmd restored is the
-      state after a prefix of the storm that holds every acknowledged command.
+      state after a prefix of the storm that holds every acknowledged command. A boot whose guest
+      falls silent before its storm (the guest itself stood still: while it waits for alarmd it
+      prints a line every 30 s) is killed and booted again, at most --retries times a run, each
+      retry printed as a RETRY line and counted; the cut before it is checked by the boot
+      that follows, never counted unchecked.
 
 Both print PASS/FAIL lines and, last, "N passed, M failed"; the exit status is 1 when a check
 failed, 2 on a setup error (QEMU did not boot).
@@ -61,6 +65,11 @@ class Guest:
         self.process = subprocess.Popen(QEMU + arguments, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                         stderr=subprocess.STDOUT)
         self.buffer = b""
+        self.started = time.monotonic()
+
+    def record(self, text):
+        """Writes a console line to the log, after the seconds since QEMU started."""
+        self.log.write(f"{time.monotonic() - self.started:8.2f} {text}\n")
 
     def lines(self, idle):
         """Yields console lines until QEMU exits, or until the guest prints nothing for `idle`
@@ -72,7 +81,7 @@ class Guest:
             while b"\n" in self.buffer:
                 line, self.buffer = self.buffer.split(b"\n", 1)
                 text = ESCAPES.sub("", line.decode("utf-8", "replace").rstrip("\r"))
-                self.log.write(text + "\n")
+                self.record(text)
                 report = REPORT.search(text)
                 text = report.group(0) if report else text
                 deadline = time.monotonic() + idle
@@ -110,7 +119,7 @@ class Guest:
         lines = [(REPORT.search(line) or re.match(".*", line)).group(0) for line in lines]
         self.buffer = b""
         for line in lines:
-            self.log.write(line + "\n")
+            self.record(line)
         return lines
 
 
@@ -245,6 +254,99 @@ def summary(alarms):
             for key, alarm in alarms.items()}
 
 
+class StormBoot:
+    """What one boot of the storm guest reported, up to the cut."""
+
+    def __init__(self):
+        self.commands = []      # the storm sent to this boot: (operation, payload, state after it)
+        self.acknowledged = -1  # the last acknowledged command
+        self.restored = None    # the alarms alarmd restored: {id: (state, title)}
+        self.problem = None     # why this boot failed
+        self.stalled = False    # the guest fell silent before its storm began (see run_storm_boot)
+        self.last_line = ""
+        self.cut_position = None
+        self.preen_ok = self.full_ok = False
+        self.damaged = self.files = -1
+
+
+def run_storm_boot(arguments, rng, log, cycle, target, delay):
+    """Boots the storm guest once, sends it a storm made from what it restored (none on the last
+    boot, target None), and cuts its power at acknowledgement TARGET plus DELAY seconds."""
+    boot = StormBoot()
+    guest = Guest(["-m", "512", "-kernel", arguments.kernel, "-initrd", arguments.initrd,
+                   "-append", "console=ttyS0 quiet loglevel=3 panic=-1 no_timer_check",
+                   "-drive", f"file={arguments.disk},format=raw,if=virtio"], log)
+    kill_at = None
+    for line in guest.lines(arguments.timeout):
+        if line is None:
+            boot.problem = f"the guest was silent for {arguments.timeout:.0f} s after '{boot.last_line[:200]}'"
+            # Until its storm, the guest prints a line at least every 30 s once alarmd runs
+            # (STORM WAITING); silence there means the guest itself stood still, not alarmd.
+            boot.stalled = not boot.commands
+            break
+        boot.last_line = line
+        if "Kernel panic" in line:
+            boot.problem = f"the guest's kernel panicked: {line}"
+            break
+        if line.startswith("STORM FSCK-PREEN "):
+            # 0 clean, 1 repaired by itself (the journal replayed); 4 and up: manual repair.
+            boot.preen_ok = int(line.split()[2]) in (0, 1)
+        elif line.startswith("STORM FSCK-FULL "):
+            boot.full_ok = int(line.split()[2]) == 0
+        elif line.startswith("STORM DAMAGED "):
+            boot.damaged = int(line.split()[2])
+        elif line.startswith("STORM FILES "):
+            boot.files = int(line.split()[2])
+        elif line.startswith("STORM LIST "):
+            try:
+                boot.restored = summary(alarms_by_id(line[len("STORM LIST "):]))
+            except (ValueError, KeyError, TypeError) as error:
+                boot.problem = f"the restored list does not parse: {error}: {line[:300]}"
+                break
+        elif line.startswith("STORM ERROR "):
+            boot.problem = line
+            break
+        elif line.startswith("STORM READY"):
+            if target is None or boot.restored is None:
+                break
+            # The storm starts from the state this boot restored; the guest reads it from
+            # its console, one command per line, and acknowledges each before the next.
+            boot.commands = Storm(rng, cycle).commands(boot.restored, arguments.storm)
+            text = "".join(f"{number} {operation} {json.dumps(payload, separators=(',', ':'))}\n"
+                           for number, (operation, payload, _) in enumerate(boot.commands)) + "END\n"
+            guest.send(text.encode())
+        elif line.startswith("STORM ACK "):
+            _, _, seq, reply = line.split(" ", 3)
+            number = int(seq)
+            try:
+                ok = json.loads(reply).get("ok") is True
+            except ValueError:
+                ok = False
+            if not ok or number != boot.acknowledged + 1:
+                boot.problem = (f"command {number} ({boot.commands[number][0]}) was not acknowledged as "
+                                f"expected: {reply[:300]}")
+                break
+            boot.acknowledged = number
+            if number == target:
+                # Acknowledgements that arrive during the delay are read after the cut.
+                kill_at = time.monotonic() + delay
+                boot.cut_position = (number + 1) / arguments.storm
+                break
+        elif line.startswith("STORM DONE"):
+            kill_at = time.monotonic()
+            boot.cut_position = 1.0
+            break
+    if kill_at is not None:
+        remaining = kill_at - time.monotonic()
+        if remaining > 0:
+            time.sleep(remaining)
+    guest.kill()
+    for line in guest.drain():
+        if line.startswith("STORM ACK "):
+            boot.acknowledged = max(boot.acknowledged, int(line.split(" ", 3)[2]))
+    return boot
+
+
 def cuts(arguments):
     report = Report()
     rng = random.Random(arguments.seed)
@@ -254,95 +356,34 @@ def cuts(arguments):
     previous = None       # (states after each command of the last storm, index of the last acknowledgement)
     acknowledged_total = 0
     cut_positions = []
+    retries = 0
     started = time.monotonic()
     for cycle in range(arguments.cuts + 1):
         final = cycle == arguments.cuts
-        count = arguments.storm
-        commands = []
-        log.write(f"=== boot {cycle}\n")
-        guest = Guest(["-m", "512", "-kernel", arguments.kernel, "-initrd", arguments.initrd,
-                       "-append", "console=ttyS0 quiet loglevel=3 panic=-1 no_timer_check",
-                       "-drive", f"file={arguments.disk},format=raw,if=virtio"], log)
-        target = rng.randrange(0, count) if not final else None
+        target = rng.randrange(0, arguments.storm) if not final else None
         delay = rng.uniform(0, arguments.jitter)
-        acknowledged = -1
-        restored = None
-        kill_at = None
-        problem = None
-        preen_ok = full_ok = False
-        damaged = files = -1
-        for line in guest.lines(arguments.timeout):
-            if line is None:
-                problem = f"the guest was silent for {arguments.timeout:.0f} s"
+        while True:
+            log.write(f"=== boot {cycle}\n")
+            boot_started = time.monotonic()
+            boot = run_storm_boot(arguments, rng, log, cycle, target, delay)
+            if not (boot.stalled and retries < arguments.retries):
                 break
-            if "Kernel panic" in line:
-                problem = f"the guest's kernel panicked: {line}"
-                break
-            if line.startswith("STORM FSCK-PREEN "):
-                # 0 clean, 1 repaired by itself (the journal replayed); 4 and up: manual repair.
-                preen_ok = int(line.split()[2]) in (0, 1)
-            elif line.startswith("STORM FSCK-FULL "):
-                full_ok = int(line.split()[2]) == 0
-            elif line.startswith("STORM DAMAGED "):
-                damaged = int(line.split()[2])
-            elif line.startswith("STORM FILES "):
-                files = int(line.split()[2])
-            elif line.startswith("STORM LIST "):
-                try:
-                    restored = summary(alarms_by_id(line[len("STORM LIST "):]))
-                except (ValueError, KeyError, TypeError) as error:
-                    problem = f"the restored list does not parse: {error}: {line[:300]}"
-                    break
-            elif line.startswith("STORM ERROR "):
-                problem = line
-                break
-            elif line.startswith("STORM READY"):
-                if final or restored is None:
-                    break
-                # The storm starts from the state this boot restored; the guest reads it from
-                # its console, one command per line, and acknowledges each before the next.
-                commands = Storm(rng, cycle).commands(restored, count)
-                text = "".join(f"{number} {operation} {json.dumps(payload, separators=(',', ':'))}\n"
-                               for number, (operation, payload, _) in enumerate(commands)) + "END\n"
-                guest.send(text.encode())
-            elif line.startswith("STORM ACK "):
-                _, _, seq, reply = line.split(" ", 3)
-                number = int(seq)
-                try:
-                    ok = json.loads(reply).get("ok") is True
-                except ValueError:
-                    ok = False
-                if not ok or number != acknowledged + 1:
-                    problem = f"command {number} ({commands[number][0]}) was not acknowledged as expected: {reply[:300]}"
-                    break
-                acknowledged = number
-                if number == target:
-                    # Acknowledgements that arrive during the delay are read after the cut.
-                    kill_at = time.monotonic() + delay
-                    cut_positions.append((number + 1) / count)
-                    break
-            elif line.startswith("STORM DONE"):
-                kill_at = time.monotonic()
-                cut_positions.append(1.0)
-                break
-        if kill_at is not None:
-            remaining = kill_at - time.monotonic()
-            if remaining > 0:
-                time.sleep(remaining)
-        guest.kill()
-        for line in guest.drain():
-            if line.startswith("STORM ACK "):
-                number = int(line.split(" ", 3)[2])
-                acknowledged = max(acknowledged, number)
-        if problem:
-            report.check(False, f"boot {cycle}: {problem}")
+            # The stalled boot verified nothing: the same cut is checked by the next boot of the
+            # same disk (killing the stalled one is one more power cut, before any storm).
+            retries += 1
+            print(f"    RETRY boot {cycle} ({retries} of at most {arguments.retries} in this run): {boot.problem}, "
+                  f"{time.monotonic() - boot_started:.0f} s after QEMU started; QEMU killed, the same disk booted again",
+                  flush=True)
+        if boot.problem:
+            report.check(False, f"boot {cycle}: {boot.problem}")
             break
+        restored = boot.restored
         if restored is None:
             report.check(False, f"boot {cycle}: alarmd reported no restored state")
             break
 
         # What this boot found, against the storm before it.
-        clean = preen_ok and full_ok and damaged == 0 and files == len(restored)
+        clean = boot.preen_ok and boot.full_ok and boot.damaged == 0 and boot.files == len(restored)
         if previous is None:
             expected_ok = restored == model
             prefix = None
@@ -353,29 +394,37 @@ def cuts(arguments):
             prefix = candidates[0] if candidates else None
         if not (clean and expected_ok) or arguments.verbose:
             report.check(clean and expected_ok,
-                         f"boot {cycle}: fsck clean ({preen_ok and full_ok}), no damaged file ({damaged}), "
-                         f"{files} files = {len(restored)} alarms, restored state = a prefix of the storm "
-                         f"holding every acknowledged command (prefix {prefix}, acknowledged "
-                         f"{previous[1] if previous else '-'})")
+                         f"boot {cycle}: fsck clean ({boot.preen_ok and boot.full_ok}), no damaged file "
+                         f"({boot.damaged}), {boot.files} files = {len(restored)} alarms, restored state = a "
+                         f"prefix of the storm holding every acknowledged command (prefix {prefix}, "
+                         f"acknowledged {previous[1] if previous else '-'})")
         if not (clean and expected_ok):
             break
         model = restored
         if not final:
-            acknowledged_total += acknowledged + 1
+            if boot.cut_position is None:
+                report.check(False, f"boot {cycle}: the storm ended without a cut ({boot.last_line[:200]})")
+                break
+            cut_positions.append(boot.cut_position)
+            acknowledged_total += boot.acknowledged + 1
             # states[i]: after commands 0..i-1; the restored state must be states[j], j > last ack.
-            states = [dict(model)] + [state for _, _, state in commands]
-            previous = (states, acknowledged + 1)
-            print(f"    cut {cycle + 1}/{arguments.cuts}: after {acknowledged + 1} of {count} acknowledgements "
-                  f"(+{delay * 1000:.0f} ms), {len(model)} alarms before the storm", flush=True)
+            states = [dict(model)] + [state for _, _, state in boot.commands]
+            previous = (states, boot.acknowledged + 1)
+            print(f"    cut {cycle + 1}/{arguments.cuts}: after {boot.acknowledged + 1} of {arguments.storm} "
+                  f"acknowledgements (+{delay * 1000:.0f} ms), {len(model)} alarms before the storm, "
+                  f"{time.monotonic() - boot_started:.0f} s", flush=True)
     else:
         report.check(True, f"{arguments.cuts} power cuts: every acknowledged change survived, nothing "
                            f"doubled, every state parsed, fsck clean each boot "
-                           f"({acknowledged_total} acknowledged commands)")
+                           f"({acknowledged_total} acknowledged commands; {retries} boots retried after "
+                           f"the guest stood still)")
     if cut_positions:
         buckets = [0] * 4
         for position in cut_positions:
             buckets[min(3, int(position * 4))] += 1
-        print(f"    cut points by quarter of the storm: {buckets}; {time.monotonic() - started:.0f} s", flush=True)
+        elapsed = time.monotonic() - started
+        print(f"    cut points by quarter of the storm: {buckets}; {elapsed:.0f} s, "
+              f"{elapsed / (arguments.cuts + 1):.1f} s a boot", flush=True)
     report.finish()
 
 
@@ -388,13 +437,15 @@ def main():
         command.add_argument("--initrd", required=True)
         command.add_argument("--disk", required=True)
         command.add_argument("--log")
-        command.add_argument("--timeout", type=float, default=900 if name == "boot" else 600,
-                             help="seconds of silence on the console that fail")
+        command.add_argument("--timeout", type=float, default=900 if name == "boot" else 300,
+                             help="seconds of silence on the console that end a boot")
     cut = sub.choices["cuts"]
     cut.add_argument("--cuts", type=int, default=30)
     cut.add_argument("--storm", type=int, default=40, help="commands per storm")
     cut.add_argument("--jitter", type=float, default=0.15, help="largest extra delay after the chosen ack, s")
     cut.add_argument("--seed", type=int, default=int.from_bytes(os.urandom(4), "little"))
+    cut.add_argument("--retries", type=int, default=3,
+                     help="boots that fell silent before their storm and are booted again, at most, per run")
     cut.add_argument("--verbose", action="store_true")
     arguments = parser.parse_args()
     if arguments.command == "boot":

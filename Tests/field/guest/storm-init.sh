@@ -47,12 +47,22 @@ ip link set lo up || error "cannot bring up the loopback interface"
 mosquitto -c /storm/mosquitto.conf >/tmp/mosquitto.log 2>&1 &
 alarmd --config /storm/alarmd.toml >/tmp/alarmd.log 2>&1 &
 echo "STORM STARTED"
-n=0
-# Progress every 20 tries, so that a stall shows where it is.
-until mosquitto_sub -h 127.0.0.1 -t alarmd/storm/status -C 1 -W 2 2>/dev/null | grep -q '"state":"online"'; do
-    n=$((n + 1))
-    [ $((n % 20)) -ne 0 ] || echo "STORM WAITING for alarmd: $(tail -1 /tmp/alarmd.log)"
-    [ "$n" -lt 300 ] || { sed 's/^/STORM LOG /' /tmp/alarmd.log; error "alarmd did not come online"; }
+# Waits for alarmd's retained "online" status. mosquitto_sub's -W counts from its start, so
+# connect, subscribe and the status must fit in it in real time, while a TCG guest on a busy host
+# runs ten times slower and more: each try may take a minute (it returns as soon as the status
+# comes). A progress line every 30 s (between tries) with alarmd's last log line; after 5 minutes
+# (alarmd comes online 1-3 s after its start here, 50 s with QEMU held to 5 % of a core) an error
+# with alarmd's and mosquitto's logs.
+started=$(date +%s)
+next=$((started + 30))
+until mosquitto_sub -h 127.0.0.1 -t alarmd/storm/status -C 1 -W 60 2>/dev/null | grep -q '"state":"online"'; do
+    now=$(date +%s)
+    if [ "$now" -ge "$next" ]; then
+        echo "STORM WAITING for alarmd ($((now - started)) s): $(tail -1 /tmp/alarmd.log)"
+        next=$((now + 30))
+    fi
+    [ $((now - started)) -lt 300 ] || { sed 's/^/STORM LOG /' /tmp/alarmd.log /tmp/mosquitto.log; error "alarmd did not come online"; }
+    sleep 0.2
 done
 echo "STORM DAMAGED $(ls /state/alarmd/alarms 2>/dev/null | grep -c damaged)"
 echo "STORM FILES $(ls /state/alarmd/alarms 2>/dev/null | grep -c '\.json$')"
