@@ -105,6 +105,24 @@ extension KeyedDecodingContainer {
     }
 }
 
+/// An optional property that synthesized `Encodable` writes as an explicit `null` when it is
+/// `nil`, rather than leaving it out: the documents of docs/mqtt.md show every field.
+@propertyWrapper
+public struct ExplicitNull<Value: Encodable>: Encodable {
+    public var wrappedValue: Value?
+
+    public init(wrappedValue: Value?) { self.wrappedValue = wrappedValue }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        if let wrappedValue { try container.encode(wrappedValue) } else { try container.encodeNil() }
+    }
+}
+
+extension ExplicitNull: Equatable where Value: Equatable {}
+extension ExplicitNull: Hashable where Value: Hashable {}
+extension ExplicitNull: Sendable where Value: Sendable {}
+
 extension KeyedEncodingContainer {
     /// Writes an ISO 8601 instant, or `null`.
     mutating func encodeDate(_ date: Date?, forKey key: Key) throws {
