@@ -81,16 +81,47 @@ extension Decoder {
     }
 }
 
+/// A `Date?` that synthesized `Codable` reads and writes as ``AlarmJSON`` writes an instant, and
+/// leaves out when it is `nil` (see the `encode` and `decode` overloads below).
+@propertyWrapper
+public struct OptionalInstant: Codable, Hashable, Sendable {
+    public var wrappedValue: Date?
+
+    public init(wrappedValue: Date?) { self.wrappedValue = wrappedValue }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.singleValueContainer()
+        let text = try container.decode(String.self)
+        guard let date = AlarmJSON.date(from: text) else {
+            throw DecodingError.dataCorruptedError(in: container, debugDescription: Self.notAnInstant(text))
+        }
+        wrappedValue = date
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        try container.encode(wrappedValue.map(AlarmJSON.string(from:)))
+    }
+
+    static func notAnInstant(_ text: String) -> String {
+        "'\(text)' is not an ISO 8601 time such as 2026-11-22T07:00:00Z"
+    }
+}
+
 extension KeyedDecodingContainer {
     /// Decodes an ISO 8601 instant written as a string.
-    func decodeDate(forKey key: Key) throws -> Date {
+    package func decodeDate(forKey key: Key) throws -> Date {
         let text = try decode(String.self, forKey: key)
         guard let date = AlarmJSON.date(from: text) else {
             throw DecodingError.dataCorruptedError(
-                forKey: key, in: self,
-                debugDescription: "'\(text)' is not an ISO 8601 time such as 2026-11-22T07:00:00Z")
+                forKey: key, in: self, debugDescription: OptionalInstant.notAnInstant(text))
         }
         return date
+    }
+
+    /// An absent or `null` field is a `nil` instant.
+    func decode(_ type: OptionalInstant.Type, forKey key: Key) throws -> OptionalInstant {
+        try decodeIfPresent(type, forKey: key) ?? OptionalInstant(wrappedValue: nil)
     }
 
     func decodeDateIfPresent(forKey key: Key) throws -> Date? {
@@ -119,11 +150,28 @@ public struct ExplicitNull<Value: Encodable>: Encodable {
     }
 }
 
+/// A `Date?` that synthesized `Encodable` writes as ``AlarmJSON`` writes an instant, or as `null`.
+@propertyWrapper
+public struct InstantOrNull: Encodable, Hashable, Sendable {
+    public var wrappedValue: Date?
+
+    public init(wrappedValue: Date?) { self.wrappedValue = wrappedValue }
+
+    public func encode(to encoder: any Encoder) throws {
+        try ExplicitNull(wrappedValue: wrappedValue.map(AlarmJSON.string(from:))).encode(to: encoder)
+    }
+}
+
 extension ExplicitNull: Equatable where Value: Equatable {}
 extension ExplicitNull: Hashable where Value: Hashable {}
 extension ExplicitNull: Sendable where Value: Sendable {}
 
 extension KeyedEncodingContainer {
+    /// Leaves out a `nil` instant.
+    mutating func encode(_ value: OptionalInstant, forKey key: Key) throws {
+        try encodeIfPresent(value.wrappedValue.map(AlarmJSON.string(from:)), forKey: key)
+    }
+
     /// Writes an ISO 8601 instant, or `null`.
     mutating func encodeDate(_ date: Date?, forKey key: Key) throws {
         if let date {

@@ -18,13 +18,7 @@ struct StoredAlarm: Codable {
 
     init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
-        func date(_ key: CodingKeys) throws -> Date {
-            let text = try container.decode(String.self, forKey: key)
-            guard let date = AlarmJSON.date(from: text) else {
-                throw DecodingError.dataCorruptedError(forKey: key, in: container, debugDescription: "'\(text)' is not an ISO 8601 time")
-            }
-            return date
-        }
+        func date(_ key: CodingKeys) throws -> Date { try container.decodeDate(forKey: key) }
         func seconds(_ key: CodingKeys) throws -> TimeInterval { try container.decode(TimeInterval.self, forKey: key) }
         let phase: AlarmRecord.Phase
         switch try container.decode(Alarm.State.self, forKey: .phase) {
