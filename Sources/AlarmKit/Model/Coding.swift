@@ -124,11 +124,6 @@ extension KeyedDecodingContainer {
         try decodeIfPresent(type, forKey: key) ?? OptionalInstant(wrappedValue: nil)
     }
 
-    func decodeDateIfPresent(forKey key: Key) throws -> Date? {
-        guard contains(key), try !decodeNil(forKey: key) else { return nil }
-        return try decodeDate(forKey: key)
-    }
-
     /// `decodeIfPresent` that also treats an explicit `null` as absent.
     func decodeOptional<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T? {
         guard contains(key), try !decodeNil(forKey: key) else { return nil }
@@ -150,6 +145,10 @@ public struct ExplicitNull<Value: Encodable>: Encodable {
     }
 }
 
+extension ExplicitNull: Equatable where Value: Equatable {}
+extension ExplicitNull: Hashable where Value: Hashable {}
+extension ExplicitNull: Sendable where Value: Sendable {}
+
 /// A `Date?` that synthesized `Encodable` writes as ``AlarmJSON`` writes an instant, or as `null`.
 @propertyWrapper
 public struct InstantOrNull: Encodable, Hashable, Sendable {
@@ -162,10 +161,6 @@ public struct InstantOrNull: Encodable, Hashable, Sendable {
     }
 }
 
-extension ExplicitNull: Equatable where Value: Equatable {}
-extension ExplicitNull: Hashable where Value: Hashable {}
-extension ExplicitNull: Sendable where Value: Sendable {}
-
 extension KeyedEncodingContainer {
     /// Leaves out a `nil` instant.
     mutating func encode(_ value: OptionalInstant, forKey key: Key) throws {
@@ -173,12 +168,8 @@ extension KeyedEncodingContainer {
     }
 
     /// Writes an ISO 8601 instant, or `null`.
-    mutating func encodeDate(_ date: Date?, forKey key: Key) throws {
-        if let date {
-            try encode(AlarmJSON.string(from: date), forKey: key)
-        } else {
-            try encodeNil(forKey: key)
-        }
+    package mutating func encodeDate(_ date: Date?, forKey key: Key) throws {
+        try encode(InstantOrNull(wrappedValue: date), forKey: key)
     }
 
     /// Writes a value, or an explicit `null`: the documents of docs/mqtt.md show every field.
