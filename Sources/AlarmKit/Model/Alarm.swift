@@ -26,9 +26,9 @@ public struct Alarm: Identifiable, Sendable, Hashable, Codable {
     /// The countdowns around an alert, in seconds.
     public struct CountdownDuration: Sendable, Hashable, Codable {
         /// The countdown before the alert (a timer's duration).
-        public var preAlert: TimeInterval?
+        @ExplicitNull public var preAlert: TimeInterval?
         /// The countdown after the alert when it is snoozed.
-        public var postAlert: TimeInterval?
+        @ExplicitNull public var postAlert: TimeInterval?
 
         public init(preAlert: TimeInterval?, postAlert: TimeInterval?) {
             self.preAlert = preAlert
@@ -42,12 +42,6 @@ public struct Alarm: Identifiable, Sendable, Hashable, Codable {
             let container = try decoder.container(keyedBy: CodingKeys.self)
             preAlert = try container.decodeOptional(TimeInterval.self, forKey: .preAlert)
             postAlert = try container.decodeOptional(TimeInterval.self, forKey: .postAlert)
-        }
-
-        public func encode(to encoder: any Encoder) throws {
-            var container = encoder.container(keyedBy: CodingKeys.self)
-            try container.encodeOrNull(preAlert, forKey: .preAlert)
-            try container.encodeOrNull(postAlert, forKey: .postAlert)
         }
     }
 

@@ -89,11 +89,11 @@ extension AlarmManager {
     ///
     /// `AlarmConfiguration<JSONValue>` is the node's type-erased form, with the metadata as raw JSON.
     public struct AlarmConfiguration<Metadata: AlarmMetadata>: Sendable, Hashable, Codable {
-        public var countdownDuration: Alarm.CountdownDuration?
-        public var schedule: Alarm.Schedule?
+        @ExplicitNull public var countdownDuration: Alarm.CountdownDuration?
+        @ExplicitNull public var schedule: Alarm.Schedule?
         public var attributes: AlarmAttributes<Metadata>
-        public var stopIntent: AlarmIntent?
-        public var secondaryIntent: AlarmIntent?
+        @ExplicitNull public var stopIntent: AlarmIntent?
+        @ExplicitNull public var secondaryIntent: AlarmIntent?
         public var sound: AlertConfiguration.AlertSound
 
         public init(
@@ -160,16 +160,6 @@ extension AlarmManager {
             stopIntent = try container.decodeOptional(AlarmIntent.self, forKey: .stopIntent)
             secondaryIntent = try container.decodeOptional(AlarmIntent.self, forKey: .secondaryIntent)
             sound = try container.decodeOptional(AlertConfiguration.AlertSound.self, forKey: .sound) ?? .default
-        }
-
-        public func encode(to encoder: any Encoder) throws {
-            var container = encoder.container(keyedBy: CodingKeys.self)
-            try container.encodeOrNull(countdownDuration, forKey: .countdownDuration)
-            try container.encodeOrNull(schedule, forKey: .schedule)
-            try container.encode(attributes, forKey: .attributes)
-            try container.encodeOrNull(stopIntent, forKey: .stopIntent)
-            try container.encodeOrNull(secondaryIntent, forKey: .secondaryIntent)
-            try container.encode(sound, forKey: .sound)
         }
     }
 

@@ -37,7 +37,7 @@ public struct AlarmDocument: Identifiable, Sendable, Hashable, Codable {
         state = try container.decode(Alarm.State.self, forKey: .state)
         configuration = try AlarmManager.AlarmConfiguration<JSONValue>(fromDocument: decoder)
         presentationState = try container.decodeOptional(AlarmPresentationState.Mode.self, forKey: .presentationState)
-        nextAlertDate = try container.decodeDateIfPresent(forKey: .nextAlertDate)
+        nextAlertDate = try container.decode(OptionalInstant.self, forKey: .nextAlertDate).wrappedValue
         group = try container.decodeIfPresent(String.self, forKey: .group)
     }
 

@@ -81,21 +81,47 @@ extension Decoder {
     }
 }
 
+/// A `Date?` that synthesized `Codable` reads and writes as ``AlarmJSON`` writes an instant, and
+/// leaves out when it is `nil` (see the `encode` and `decode` overloads below).
+@propertyWrapper
+public struct OptionalInstant: Codable, Hashable, Sendable {
+    public var wrappedValue: Date?
+
+    public init(wrappedValue: Date?) { self.wrappedValue = wrappedValue }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.singleValueContainer()
+        let text = try container.decode(String.self)
+        guard let date = AlarmJSON.date(from: text) else {
+            throw DecodingError.dataCorruptedError(in: container, debugDescription: Self.notAnInstant(text))
+        }
+        wrappedValue = date
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        try container.encode(wrappedValue.map(AlarmJSON.string(from:)))
+    }
+
+    static func notAnInstant(_ text: String) -> String {
+        "'\(text)' is not an ISO 8601 time such as 2026-11-22T07:00:00Z"
+    }
+}
+
 extension KeyedDecodingContainer {
     /// Decodes an ISO 8601 instant written as a string.
-    func decodeDate(forKey key: Key) throws -> Date {
+    package func decodeDate(forKey key: Key) throws -> Date {
         let text = try decode(String.self, forKey: key)
         guard let date = AlarmJSON.date(from: text) else {
             throw DecodingError.dataCorruptedError(
-                forKey: key, in: self,
-                debugDescription: "'\(text)' is not an ISO 8601 time such as 2026-11-22T07:00:00Z")
+                forKey: key, in: self, debugDescription: OptionalInstant.notAnInstant(text))
         }
         return date
     }
 
-    func decodeDateIfPresent(forKey key: Key) throws -> Date? {
-        guard contains(key), try !decodeNil(forKey: key) else { return nil }
-        return try decodeDate(forKey: key)
+    /// An absent or `null` field is a `nil` instant.
+    func decode(_ type: OptionalInstant.Type, forKey key: Key) throws -> OptionalInstant {
+        try decodeIfPresent(type, forKey: key) ?? OptionalInstant(wrappedValue: nil)
     }
 
     /// `decodeIfPresent` that also treats an explicit `null` as absent.
@@ -105,14 +131,45 @@ extension KeyedDecodingContainer {
     }
 }
 
+/// An optional property that synthesized `Encodable` writes as an explicit `null` when it is
+/// `nil`, rather than leaving it out: the documents of docs/mqtt.md show every field.
+@propertyWrapper
+public struct ExplicitNull<Value: Encodable>: Encodable {
+    public var wrappedValue: Value?
+
+    public init(wrappedValue: Value?) { self.wrappedValue = wrappedValue }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        if let wrappedValue { try container.encode(wrappedValue) } else { try container.encodeNil() }
+    }
+}
+
+extension ExplicitNull: Equatable where Value: Equatable {}
+extension ExplicitNull: Hashable where Value: Hashable {}
+extension ExplicitNull: Sendable where Value: Sendable {}
+
+/// A `Date?` that synthesized `Encodable` writes as ``AlarmJSON`` writes an instant, or as `null`.
+@propertyWrapper
+public struct InstantOrNull: Encodable, Hashable, Sendable {
+    public var wrappedValue: Date?
+
+    public init(wrappedValue: Date?) { self.wrappedValue = wrappedValue }
+
+    public func encode(to encoder: any Encoder) throws {
+        try ExplicitNull(wrappedValue: wrappedValue.map(AlarmJSON.string(from:))).encode(to: encoder)
+    }
+}
+
 extension KeyedEncodingContainer {
+    /// Leaves out a `nil` instant.
+    mutating func encode(_ value: OptionalInstant, forKey key: Key) throws {
+        try encodeIfPresent(value.wrappedValue.map(AlarmJSON.string(from:)), forKey: key)
+    }
+
     /// Writes an ISO 8601 instant, or `null`.
-    mutating func encodeDate(_ date: Date?, forKey key: Key) throws {
-        if let date {
-            try encode(AlarmJSON.string(from: date), forKey: key)
-        } else {
-            try encodeNil(forKey: key)
-        }
+    package mutating func encodeDate(_ date: Date?, forKey key: Key) throws {
+        try encode(InstantOrNull(wrappedValue: date), forKey: key)
     }
 
     /// Writes a value, or an explicit `null`: the documents of docs/mqtt.md show every field.

@@ -95,8 +95,8 @@ public struct AlarmButton: Sendable, Hashable, Codable {
 /// What a device shows for an alarm in each of its states (AlarmKit's `AlarmPresentation`).
 public struct AlarmPresentation: Sendable, Hashable, Codable {
     public var alert: Alert
-    public var countdown: Countdown?
-    public var paused: Paused?
+    @ExplicitNull public var countdown: Countdown?
+    @ExplicitNull public var paused: Paused?
 
     public init(alert: Alert, countdown: Countdown? = nil, paused: Paused? = nil) {
         self.alert = alert
@@ -109,8 +109,8 @@ public struct AlarmPresentation: Sendable, Hashable, Codable {
         public var title: String
         /// The stop button; ``defaultStopButton`` unless the app chose its own.
         public var stopButton: AlarmButton
-        public var secondaryButton: AlarmButton?
-        public var secondaryButtonBehavior: SecondaryButtonBehavior?
+        @ExplicitNull public var secondaryButton: AlarmButton?
+        @ExplicitNull public var secondaryButtonBehavior: SecondaryButtonBehavior?
 
         /// The stop button a node shows when the app gives none, as iOS 26.1 provides its own
         /// stop control: "Stop" in white, with the `stop.circle` symbol.
@@ -155,20 +155,12 @@ public struct AlarmPresentation: Sendable, Hashable, Codable {
             secondaryButtonBehavior = try container.decodeOptional(
                 SecondaryButtonBehavior.self, forKey: .secondaryButtonBehavior)
         }
-
-        public func encode(to encoder: any Encoder) throws {
-            var container = encoder.container(keyedBy: CodingKeys.self)
-            try container.encode(title, forKey: .title)
-            try container.encode(stopButton, forKey: .stopButton)
-            try container.encodeOrNull(secondaryButton, forKey: .secondaryButton)
-            try container.encodeOrNull(secondaryButtonBehavior, forKey: .secondaryButtonBehavior)
-        }
     }
 
     /// The presentation while a countdown runs.
     public struct Countdown: Sendable, Hashable, Codable {
         public var title: String
-        public var pauseButton: AlarmButton?
+        @ExplicitNull public var pauseButton: AlarmButton?
 
         public init(title: String, pauseButton: AlarmButton? = nil) {
             self.title = title
@@ -182,12 +174,6 @@ public struct AlarmPresentation: Sendable, Hashable, Codable {
             let container = try decoder.container(keyedBy: CodingKeys.self)
             title = try container.decode(String.self, forKey: .title)
             pauseButton = try container.decodeOptional(AlarmButton.self, forKey: .pauseButton)
-        }
-
-        public func encode(to encoder: any Encoder) throws {
-            var container = encoder.container(keyedBy: CodingKeys.self)
-            try container.encode(title, forKey: .title)
-            try container.encodeOrNull(pauseButton, forKey: .pauseButton)
         }
     }
 
@@ -220,19 +206,12 @@ public struct AlarmPresentation: Sendable, Hashable, Codable {
         countdown = try container.decodeOptional(Countdown.self, forKey: .countdown)
         paused = try container.decodeOptional(Paused.self, forKey: .paused)
     }
-
-    public func encode(to encoder: any Encoder) throws {
-        var container = encoder.container(keyedBy: CodingKeys.self)
-        try container.encode(alert, forKey: .alert)
-        try container.encodeOrNull(countdown, forKey: .countdown)
-        try container.encodeOrNull(paused, forKey: .paused)
-    }
 }
 
 /// How an alarm looks, plus the app's data (AlarmKit's `AlarmAttributes`).
 public struct AlarmAttributes<Metadata: AlarmMetadata>: Sendable, Hashable, Codable {
     public var presentation: AlarmPresentation
-    public var metadata: Metadata?
+    @ExplicitNull public var metadata: Metadata?
     public var tintColor: Color
 
     public init(presentation: AlarmPresentation, metadata: Metadata? = nil, tintColor: Color) {
@@ -249,13 +228,6 @@ public struct AlarmAttributes<Metadata: AlarmMetadata>: Sendable, Hashable, Coda
         presentation = try container.decode(AlarmPresentation.self, forKey: .presentation)
         metadata = try container.decodeOptional(Metadata.self, forKey: .metadata)
         tintColor = try container.decode(Color.self, forKey: .tintColor)
-    }
-
-    public func encode(to encoder: any Encoder) throws {
-        var container = encoder.container(keyedBy: CodingKeys.self)
-        try container.encode(presentation, forKey: .presentation)
-        try container.encodeOrNull(metadata, forKey: .metadata)
-        try container.encode(tintColor, forKey: .tintColor)
     }
 }
 

@@ -83,7 +83,7 @@ public struct NodeTopics: Sendable, Hashable {
 public struct NodeStatus: Sendable, Hashable, Codable {
     public var state: String
     public var version: String?
-    public var since: Date?
+    @OptionalInstant public var since: Date?
     public var timeZone: String?
     public var clockSynchronized: Bool?
     public var authorization: AlarmManager.AuthorizationState?
@@ -98,7 +98,7 @@ public struct NodeStatus: Sendable, Hashable, Codable {
     /// In the will (the offline status the broker publishes when the node's connection is lost):
     /// when the node's online status began. MQTT cannot stamp the moment a will is published,
     /// so the will has no `since`; a clean shutdown's offline status has one.
-    public var lastOnline: Date?
+    @OptionalInstant public var lastOnline: Date?
 
     /// The prompt's length assumed for a node that does not say (older versions), or says
     /// something outside what alarmd allows: alarmd's default.
@@ -156,40 +156,6 @@ public struct NodeStatus: Sendable, Hashable, Codable {
     }
 
     public var isOnline: Bool { state == "online" }
-
-    private enum CodingKeys: String, CodingKey {
-        case state, version, since, timeZone, clockSynchronized, authorization, alarms, stateFileProblem, authorizationPrompt, lastOnline, groups
-    }
-
-    public init(from decoder: any Decoder) throws {
-        let container = try decoder.container(keyedBy: CodingKeys.self)
-        state = try container.decode(String.self, forKey: .state)
-        version = try container.decodeIfPresent(String.self, forKey: .version)
-        since = try container.decodeDateIfPresent(forKey: .since)
-        timeZone = try container.decodeIfPresent(String.self, forKey: .timeZone)
-        clockSynchronized = try container.decodeIfPresent(Bool.self, forKey: .clockSynchronized)
-        authorization = try container.decodeIfPresent(AlarmManager.AuthorizationState.self, forKey: .authorization)
-        alarms = try container.decodeIfPresent(Int.self, forKey: .alarms)
-        stateFileProblem = try container.decodeIfPresent(String.self, forKey: .stateFileProblem)
-        authorizationPrompt = try container.decodeIfPresent(TimeInterval.self, forKey: .authorizationPrompt)
-        lastOnline = try container.decodeDateIfPresent(forKey: .lastOnline)
-        groups = try container.decodeIfPresent([String].self, forKey: .groups)
-    }
-
-    public func encode(to encoder: any Encoder) throws {
-        var container = encoder.container(keyedBy: CodingKeys.self)
-        try container.encode(state, forKey: .state)
-        try container.encodeIfPresent(version, forKey: .version)
-        if let since { try container.encodeDate(since, forKey: .since) }
-        try container.encodeIfPresent(timeZone, forKey: .timeZone)
-        try container.encodeIfPresent(clockSynchronized, forKey: .clockSynchronized)
-        try container.encodeIfPresent(authorization, forKey: .authorization)
-        try container.encodeIfPresent(alarms, forKey: .alarms)
-        try container.encodeIfPresent(stateFileProblem, forKey: .stateFileProblem)
-        try container.encodeIfPresent(authorizationPrompt, forKey: .authorizationPrompt)
-        if let lastOnline { try container.encodeDate(lastOnline, forKey: .lastOnline) }
-        try container.encodeIfPresent(groups, forKey: .groups)
-    }
 }
 
 extension Substring.UTF8View {

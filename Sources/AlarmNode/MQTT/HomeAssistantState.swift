@@ -4,10 +4,10 @@ import FoundationEssentials
 /// What the Home Assistant sensors show, published retained on `<base>/ha/state`.
 public struct HomeAssistantState: Sendable, Hashable, Encodable {
     /// When the next alarm alerts (the soonest `nextAlertDate`), or nil.
-    public var nextAlarm: Date?
+    @InstantOrNull public var nextAlarm: Date?
     public var alerting: Bool
     /// When the soonest running countdown ends, or nil.
-    public var countdownEnds: Date?
+    @InstantOrNull public var countdownEnds: Date?
     /// How many alarms the node holds.
     public var alarms: Int
 
@@ -17,16 +17,6 @@ public struct HomeAssistantState: Sendable, Hashable, Encodable {
         alerting = engine.isAlerting
         countdownEnds = engine.soonestCountdownEnd
         alarms = engine.records.count
-    }
-
-    private enum CodingKeys: String, CodingKey { case nextAlarm, alerting, countdownEnds, alarms }
-
-    public func encode(to encoder: any Encoder) throws {
-        var container = encoder.container(keyedBy: CodingKeys.self)
-        try container.encode(nextAlarm.map(AlarmJSON.string(from:)), forKey: .nextAlarm)
-        try container.encode(alerting, forKey: .alerting)
-        try container.encode(countdownEnds.map(AlarmJSON.string(from:)), forKey: .countdownEnds)
-        try container.encode(alarms, forKey: .alarms)
     }
 }
 
@@ -39,20 +29,9 @@ public struct HomeAssistantAlarmList: Sendable, Hashable, Encodable {
         public var title: String
         public var state: Alarm.State
         /// When it next alerts (a countdown's end included); nil while paused or ringing.
-        public var next: Date?
+        @InstantOrNull public var next: Date?
         /// `once`, `daily`, `weekdays`, `weekends` or `mon,wed,fri`; nil for a timer.
-        public var repeats: String?
-
-        private enum CodingKeys: String, CodingKey { case id, title, state, next, repeats }
-
-        public func encode(to encoder: any Encoder) throws {
-            var container = encoder.container(keyedBy: CodingKeys.self)
-            try container.encode(id.uuidString, forKey: .id)
-            try container.encode(title, forKey: .title)
-            try container.encode(state, forKey: .state)
-            try container.encode(next.map(AlarmJSON.string(from:)), forKey: .next)
-            try container.encode(repeats, forKey: .repeats)
-        }
+        @ExplicitNull public var repeats: String?
     }
 
     public var alarms: [Entry]
@@ -79,11 +58,11 @@ public struct HomeAssistantScheduleResult: Sendable, Hashable, Encodable {
     /// `scheduled: …`, or `error: …` with what to write instead; at most 255 characters.
     public var state: String
     /// The line as written.
-    public var input: String?
+    @ExplicitNull public var input: String?
     /// The error's message in full, when the line was refused.
-    public var error: String?
+    @ExplicitNull public var error: String?
     /// The alarm scheduled, when one was.
-    public var alarmID: UUID?
+    @ExplicitNull public var alarmID: UUID?
 
     /// Before any line was written: an empty text.
     public static let ready = HomeAssistantScheduleResult(state: "", input: nil, error: nil, alarmID: nil)
@@ -106,15 +85,5 @@ public struct HomeAssistantScheduleResult: Sendable, Hashable, Encodable {
         var scalars = String.UnicodeScalarView()
         scalars.append(contentsOf: text.unicodeScalars.prefix(HomeAssistantDiscovery.textMaximum - 1))
         return String(scalars) + "…"
-    }
-
-    private enum CodingKeys: String, CodingKey { case state, input, error, alarmID }
-
-    public func encode(to encoder: any Encoder) throws {
-        var container = encoder.container(keyedBy: CodingKeys.self)
-        try container.encode(state, forKey: .state)
-        try container.encode(input, forKey: .input)
-        try container.encode(error, forKey: .error)
-        try container.encode(alarmID?.uuidString, forKey: .alarmID)
     }
 }

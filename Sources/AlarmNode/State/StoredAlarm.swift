@@ -18,13 +18,7 @@ struct StoredAlarm: Codable {
 
     init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
-        func date(_ key: CodingKeys) throws -> Date {
-            let text = try container.decode(String.self, forKey: key)
-            guard let date = AlarmJSON.date(from: text) else {
-                throw DecodingError.dataCorruptedError(forKey: key, in: container, debugDescription: "'\(text)' is not an ISO 8601 time")
-            }
-            return date
-        }
+        func date(_ key: CodingKeys) throws -> Date { try container.decodeDate(forKey: key) }
         func seconds(_ key: CodingKeys) throws -> TimeInterval { try container.decode(TimeInterval.self, forKey: key) }
         let phase: AlarmRecord.Phase
         switch try container.decode(Alarm.State.self, forKey: .phase) {
@@ -53,7 +47,6 @@ struct StoredAlarm: Codable {
 
     func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
-        func date(_ date: Date, _ key: CodingKeys) throws { try container.encode(AlarmJSON.string(from: date), forKey: key) }
         try container.encode(record.id, forKey: .id)
         try container.encode(record.configuration, forKey: .configuration)
         try container.encodeIfPresent(record.pendingOccurrenceDay, forKey: .pendingOccurrenceDay)
@@ -62,19 +55,19 @@ struct StoredAlarm: Codable {
         try container.encode(record.state, forKey: .phase)
         switch record.phase {
         case .scheduled(let alertDate):
-            try date(alertDate, .alertDate)
+            try container.encodeDate(alertDate, forKey: .alertDate)
         case .countdown(let countdown):
             try container.encode(countdown.totalCountdownDuration, forKey: .totalCountdownDuration)
             try container.encode(countdown.previouslyElapsedDuration, forKey: .previouslyElapsedDuration)
-            try date(countdown.startDate, .startDate)
-            try date(countdown.fireDate, .fireDate)
+            try container.encodeDate(countdown.startDate, forKey: .startDate)
+            try container.encodeDate(countdown.fireDate, forKey: .fireDate)
             try container.encode(countdown.isPreAlert, forKey: .isPreAlert)
         case .paused(let total, let elapsed):
             try container.encode(total, forKey: .totalCountdownDuration)
             try container.encode(elapsed, forKey: .previouslyElapsedDuration)
         case .alerting(let since, let alertDate):
-            try date(since, .since)
-            try date(alertDate, .alertDate)
+            try container.encodeDate(since, forKey: .since)
+            try container.encodeDate(alertDate, forKey: .alertDate)
         }
     }
 }
