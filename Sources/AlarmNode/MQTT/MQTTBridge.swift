@@ -33,8 +33,11 @@ public final class MQTTBridge: Service, Sendable {
     private let connections = Mutex(0)
     private let listReplies = ListReplyEncoder()
     /// A value each time the bridge sends (buffering one): the heap is tidied after bursts.
-    public let messagesSent: AsyncStream<Void>
-    private let messageSent: AsyncStream<Void>.Continuation
+    public let sendingBursts: AsyncStream<Void>
+    private let sending: AsyncStream<Void>.Continuation
+    private let sentCount = Atomic<Int>(0)
+    /// How many times the bridge sent so far.
+    public var messagesSent: Int { sentCount.load(ordering: .relaxed) }
 
     /// A press of the virtual hardware, from `<base>/sim/press`.
     public struct SimulatedPress: Sendable, Decodable {
@@ -61,7 +64,7 @@ public final class MQTTBridge: Service, Sendable {
         self.homeAssistant = homeAssistant
         self.announcesToHomeAssistant = announcesToHomeAssistant
         self.homeAssistantMirror = HomeAssistantMirror(discovery: homeAssistant)
-        (messagesSent, messageSent) = AsyncStream.makeStream(bufferingPolicy: .bufferingNewest(1))
+        (sendingBursts, sending) = AsyncStream.makeStream(bufferingPolicy: .bufferingNewest(1))
         self.onSimulatedPress = onSimulatedPress
         self.logger = logger
     }
@@ -150,7 +153,8 @@ public final class MQTTBridge: Service, Sendable {
 
     /// Sends `messages` together (one wake-up of the client's network thread for all).
     private func send(_ messages: [MQTTMessage]) {
-        messageSent.yield()
+        sentCount.add(1, ordering: .relaxed)
+        sending.yield()
         for (message, error) in client.publish(messages) {
             logger.warning("publish failed", metadata: ["topic": "\(message.topic)", "error": "\(error)"])
         }

@@ -114,7 +114,7 @@ public final class AlarmDaemon: Sendable {
         var services: [any Service] = [
             NodeTimerService(node: node),
             StateRetryService(node: node, writeFailures: effects.writeFailures),
-            HeapReleaseService(bursts: bridge.messagesSent),
+            HeapReleaseService(bursts: bridge.sendingBursts, messagesSent: { bridge.messagesSent }),
             TimeKeeperService(node: node, bridge: bridge, timeZone: timeZoneSource, logger: logger),
             bridge,
         ]

@@ -38,19 +38,32 @@ struct StateRetryService: Service {
     }
 }
 
-/// Gives malloc's free pages back to the kernel a second after messages were sent, and at most
-/// once a second while they keep coming, so that the memory a burst of `list` replies or
-/// republished documents used does not stay with the node (``releaseFreeHeapPages()``).
+/// Gives malloc's free pages back to the kernel once the node has sent nothing for a second
+/// after a burst of messages (a run of `list` replies, republished documents), so that the memory
+/// a burst used does not stay with the node (``releaseFreeHeapPages()``). While messages keep
+/// coming (alarms alerting one after another) it only looks once a second, and it never runs in
+/// their midst: with one malloc arena, the release holds every thread's allocations meanwhile.
 /// Nothing runs at idle.
 struct HeapReleaseService: Service {
+    /// A value when a burst begins (buffering one).
     let bursts: AsyncStream<Void>
+    /// How many messages were sent so far.
+    let messagesSent: @Sendable () -> Int
     var quietPeriod: Duration = .seconds(1)
     var release: @Sendable () -> Void = { releaseFreeHeapPages() }
 
     func run() async throws {
         for await _ in bursts.cancelOnGracefulShutdown() {
             do {
-                try await cancelWhenGracefulShutdown { try await TimerFDClock().sleep(for: quietPeriod) }
+                try await cancelWhenGracefulShutdown {
+                    var seen = messagesSent()
+                    while true {
+                        try await TimerFDClock().sleep(for: quietPeriod)
+                        let now = messagesSent()
+                        if now == seen { break }
+                        seen = now
+                    }
+                }
             } catch is CancellationError {
                 return
             }
