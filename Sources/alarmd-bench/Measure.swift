@@ -34,12 +34,16 @@ struct Stats: Codable, Sendable {
 
 /// How late a bare `clock_nanosleep(CLOCK_REALTIME, TIMER_ABSTIME)` wakes, on a thread of its own
 /// (not Swift's pool): for each of `targets` (wall-clock ns), or with sleeps of `interval` ns one
-/// after the other until `until()` says stop.
-func clockNanosleepLateness(targets: [Int64] = [], interval: Int64 = 0, until: @escaping @Sendable () -> Bool = { true }) async -> [Int64] {
+/// after the other until `until()` says stop. With `publisher`, the thread also publishes each
+/// target's instant as soon as it wakes for it (the floor of an event's way to a subscriber).
+func clockNanosleepLateness(targets: [Int64] = [], interval: Int64 = 0, publisher: BarePublisher? = nil,
+                            until: @escaping @Sendable () -> Bool = { true }) async -> [Int64] {
     @Sendable func lateness(_ target: Int64) -> Int64 {
         var deadline = timespec(tv_sec: Int(target / 1_000_000_000), tv_nsec: Int(target % 1_000_000_000))
         while clock_nanosleep(CLOCK_REALTIME, TIMER_ABSTIME, &deadline, nil) == EINTR {}
-        return Nanos.realtime() - target
+        let late = Nanos.realtime() - target
+        publisher?.publish("\(target)")
+        return late
     }
     return await withCheckedContinuation { continuation in
         let thread = Thread {
@@ -49,6 +53,54 @@ func clockNanosleepLateness(targets: [Int64] = [], interval: Int64 = 0, until: @
         }
         thread.name = "bench-nanosleep"
         thread.start()
+    }
+}
+
+/// The least an MQTT publisher can do: a blocking TCP socket (`TCP_NODELAY`) with an MQTT 3.1.1
+/// session, on which `publish` writes one QoS 0 PUBLISH from the calling thread, with no network
+/// thread and no library in between. Written by hand because its point is to have none: the
+/// baseline of row 2. The broker's CONNACK is read once; nothing else is read.
+final class BarePublisher: Sendable {
+    private let socket: Int32
+    private let topic: [UInt8]
+
+    init(port: Int, topic: String) throws {
+        self.topic = Array(topic.utf8)
+        socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard socket >= 0 else { throw BenchError("socket: \(String(cString: strerror(errno)))") }
+        var address = sockaddr_in(sin_family: sa_family_t(AF_INET), sin_port: in_port_t(UInt16(port).bigEndian),
+                                  sin_addr: in_addr(s_addr: UInt32(0x7f00_0001).bigEndian), sin_zero: (0, 0, 0, 0, 0, 0, 0, 0))
+        var on: Int32 = 1
+        setsockopt(socket, Int32(IPPROTO_TCP), TCP_NODELAY, &on, socklen_t(MemoryLayout<Int32>.size))
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(socket, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        // CONNECT: protocol "MQTT" level 4, clean session, no keepalive, client id "bench-bare".
+        let clientID = Array("bench-bare".utf8)
+        let body: [UInt8] = [0, 4] + Array("MQTT".utf8) + [4, 2, 0, 0, 0, UInt8(clientID.count)] + clientID
+        var connack = [UInt8](repeating: 0, count: 4)
+        guard connected == 0, send(packet: 0x10, body), recv(socket, &connack, 4, Int32(MSG_WAITALL)) == 4, connack[0] == 0x20, connack[3] == 0 else {
+            close(socket)
+            throw BenchError("the bare publisher could not connect to 127.0.0.1:\(port) (CONNACK \(connack))")
+        }
+    }
+
+    deinit { close(socket) }
+
+    /// Writes a PUBLISH (QoS 0) of `text` to the topic.
+    func publish(_ text: String) {
+        _ = send(packet: 0x30, [UInt8(topic.count >> 8), UInt8(topic.count & 0xff)] + topic + Array(text.utf8))
+    }
+
+    /// One packet: its type byte, the remaining length (MQTT's variable-length integer), `body`.
+    private func send(packet type: UInt8, _ body: [UInt8]) -> Bool {
+        var bytes = [type], length = body.count
+        repeat {
+            bytes.append(UInt8(length & 0x7f) | (length > 0x7f ? 0x80 : 0))
+            length >>= 7
+        } while length > 0
+        bytes += body
+        return Glibc.send(socket, bytes, bytes.count, Int32(MSG_NOSIGNAL)) == bytes.count
     }
 }
 
