@@ -66,7 +66,7 @@ public final class AlarmDaemon: Sendable {
         let hardwareParts = try HardwareParts.make(configuration.hardware, logger: logger)
 
         let effects = NodeEffects(store: store)
-        let clockSynchronized = (try? ClockSynchronization.status().isSynchronized) ?? false
+        let clockSynchronized = (try? ClockSynchronization.isSynchronized()) ?? false
         let node = LocalAlarmNode(configuration: configuration.engineConfiguration(timeZone: timeZone), state: state,
                                   clock: SystemAlarmClock(sleepingOn: TimerFDClock()), clockTrusted: clockSynchronized, authorizationPrompt: effects,
                                   delegate: effects, logger: logger)
