@@ -153,9 +153,6 @@ public final class AlarmDaemon: Sendable {
         }
         let tls = broker.tls ? MQTTConfiguration.TLS(caFile: broker.caFile, certFile: broker.certFile,
                                                      keyFile: broker.keyFile, insecure: broker.tlsInsecure) : nil
-        if broker.tls, broker.caFile == nil {
-            throw StartupError("broker.tls is on but broker.ca-file is not set: name the CA certificate that signed the broker's")
-        }
         return MQTTConfiguration(
             host: broker.host, port: broker.port, clientID: broker.clientID ?? "alarmd-\(configuration.node.id)",
             username: broker.username, password: password, tls: tls, keepAlive: broker.keepAlive,
