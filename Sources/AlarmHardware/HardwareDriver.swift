@@ -11,7 +11,7 @@ import Synchronization
 /// an output line must be quick and must not block (a GPIO ioctl).
 ///
 /// - Buzzer: the alerting sound's pattern (escalating after
-///   ``Configuration/escalateAfter``); otherwise the chirp while an
+///   `escalateAfter`); otherwise the chirp while an
 ///   authorization prompt is active; otherwise off.
 /// - LED: on while alerting, fast blink during a prompt, slow blink while a
 ///   countdown runs, otherwise off.
@@ -35,20 +35,10 @@ public final class HardwareDriver<C: Clock>: Sendable where C.Duration == Durati
         }
     }
 
-    public struct Configuration: Sendable, Hashable {
-        /// How long an alert plays its pattern before moving to the denser
-        /// one; `nil` never escalates.
-        public var escalateAfter: Duration?
-
-        public init(escalateAfter: Duration? = .seconds(60)) {
-            self.escalateAfter = escalateAfter
-        }
-    }
-
     private let buzzer: any OutputLine
     private let led: (any OutputLine)?
     private let clock: C
-    private let configuration: Configuration
+    private let escalateAfter: Duration?
     private let logger: Logger
     private let wake = WakeSignal()
     private let onShownChange: (@Sendable (HardwareShown) -> Void)?
@@ -68,16 +58,19 @@ public final class HardwareDriver<C: Clock>: Sendable where C.Duration == Durati
 
     private let state: Mutex<State>
 
-    /// - Parameter onShownChange: called with what the outputs show each time it changes,
-    ///   with the driver's lock held: it must not block.
+    /// - Parameters:
+    ///   - escalateAfter: how long an alert plays its pattern before moving to the denser one;
+    ///     `nil` never escalates.
+    ///   - onShownChange: called with what the outputs show each time it changes, with the
+    ///     driver's lock held: it must not block.
     public init(buzzer: any OutputLine, led: (any OutputLine)?, clock: C,
-                configuration: Configuration = Configuration(), logger: Logger,
+                escalateAfter: Duration? = .seconds(60), logger: Logger,
                 onShownChange: (@Sendable (HardwareShown) -> Void)? = nil) {
         self.onShownChange = onShownChange
         self.buzzer = buzzer
         self.led = led
         self.clock = clock
-        self.configuration = configuration
+        self.escalateAfter = escalateAfter
         self.logger = logger
         self.state = Mutex(State(ledSince: clock.now))
     }
@@ -150,7 +143,7 @@ public final class HardwareDriver<C: Clock>: Sendable where C.Duration == Durati
         let buzzerLevel: SignalLevel<C.Instant>
         var shown = HardwareShown(led: led == nil ? .off : state.ledMode)
         if let alert = state.alert {
-            let sound = BuzzerSound(named: alert.sound, escalateAfter: configuration.escalateAfter)
+            let sound = BuzzerSound(named: alert.sound, escalateAfter: escalateAfter)
             let escalated = sound.escalated != nil && alert.since.duration(to: now) >= sound.escalateAfter
             shown.buzzer = escalated ? "\(alert.sound), escalated" : alert.sound
             buzzerLevel = sound.level(startedAt: alert.since, at: now)

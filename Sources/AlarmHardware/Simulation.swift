@@ -3,8 +3,6 @@ import Synchronization
 /// An in-process output line: the buzzer or LED of the simulation mode and of
 /// unit tests. Its state can be read, and observed as a stream of changes.
 public final class SimulatedLine: OutputLine {
-    public let name: String
-
     /// A level the line took, and when (read as it was set, so an observer that runs later
     /// still learns the exact instant).
     public struct Change: Sendable, Equatable {
@@ -21,9 +19,7 @@ public final class SimulatedLine: OutputLine {
 
     private let state = Mutex(State())
 
-    public init(name: String) {
-        self.name = name
-    }
+    public init() {}
 
     /// The current logical state.
     public var isOn: Bool {

@@ -22,12 +22,8 @@ public final class GPIOChip: Sendable {
     /// How many lines the chip has (`gpiod_chip_num_lines`).
     public let lineCount: Int
 
-    private let handle: Mutex<ChipHandle>
+    private let handle: Mutex<OpaquePointer>
     let logger: Logger
-
-    private struct ChipHandle {
-        let pointer: OpaquePointer
-    }
 
     /// Opens a chip: `gpiod_chip_open_by_name` for a name, `gpiod_chip_open`
     /// for a path, `gpiod_chip_open_by_label` (which opens every chip to read
@@ -44,7 +40,7 @@ public final class GPIOChip: Sendable {
         name = String(cString: gpiod_chip_name(pointer))
         label = String(cString: gpiod_chip_label(pointer))
         lineCount = Int(gpiod_chip_num_lines(pointer))
-        handle = Mutex(ChipHandle(pointer: pointer))
+        handle = Mutex(pointer)
         var logger = logger
         logger[metadataKey: "gpio.chip"] = "\(name)"
         self.logger = logger
@@ -52,7 +48,7 @@ public final class GPIOChip: Sendable {
     }
 
     deinit {
-        handle.withLock { gpiod_chip_close($0.pointer) }
+        handle.withLock { gpiod_chip_close($0) }
     }
 
     /// The GPIO character devices in `directory` (`gpiochipN`), sorted: the chips libgpiod's
@@ -94,7 +90,7 @@ public final class GPIOChip: Sendable {
     func withLock<Result: Sendable, Failure: Error>(
         _ body: (OpaquePointer) throws(Failure) -> Result
     ) throws(Failure) -> Result {
-        try handle.withLock { (handle) throws(Failure) -> Result in try body(handle.pointer) }
+        try handle.withLock { (pointer) throws(Failure) -> Result in try body(pointer) }
     }
 
     /// Finds the line (`gpiod_chip_get_line` or `gpiod_chip_find_line`) and

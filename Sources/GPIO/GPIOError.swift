@@ -26,16 +26,8 @@ public struct GPIOError: Error, Sendable, Hashable, CustomStringConvertible {
 
     public let code: Code
     public let message: String
-    /// The `errno` the failure came from, if any.
-    public let errno: Int32?
 
     public var description: String { message }
-
-    init(code: Code, message: String, errno: Int32? = nil) {
-        self.code = code
-        self.message = message
-        self.errno = errno
-    }
 }
 
 /// A line as named in messages: `line 17 'GPIO17' on gpiochip0`.
@@ -70,7 +62,7 @@ extension GPIOError {
     static func from(errno code: Int32, during operation: GPIOOperation) -> GPIOError {
         let reason = String(cString: strerror(code))
         func error(_ kind: Code, _ message: String) -> GPIOError {
-            GPIOError(code: kind, message: message, errno: code)
+            GPIOError(code: kind, message: message)
         }
         if code == EACCES || code == EPERM {
             switch operation {

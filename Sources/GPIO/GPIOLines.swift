@@ -25,10 +25,7 @@ public final class GPIOOutput: Sendable, CustomStringConvertible {
         release()
     }
 
-    /// The line's offset on its chip (`gpiod_line_offset`).
-    public var offset: UInt32 { named.offset }
-    /// The line's name, if it has one (`gpiod_line_name`).
-    public var lineName: String? { named.name }
+    /// The line as messages name it: `line 17 'GPIO17' on gpiochip0`.
     public var description: String { named.description }
 
     /// Sets the logical value (`gpiod_line_set_value`); active-low is applied
@@ -53,7 +50,7 @@ public final class GPIOOutput: Sendable, CustomStringConvertible {
             chip.withLock { _ in
                 if gpiod_line_set_value(line.pointer, 0) != 0 {
                     chip.logger.warning("cannot switch GPIO output off before release", metadata: [
-                        "gpio.line": "\(offset)", "error": "\(String(cString: strerror(errno)))",
+                        "gpio.line": "\(named.offset)", "error": "\(String(cString: strerror(errno)))",
                     ])
                 }
                 gpiod_line_release(line.pointer)
@@ -83,10 +80,7 @@ public final class GPIOInput: Sendable, CustomStringConvertible {
         release()
     }
 
-    /// The line's offset on its chip (`gpiod_line_offset`).
-    public var offset: UInt32 { named.offset }
-    /// The line's name, if it has one (`gpiod_line_name`).
-    public var lineName: String? { named.name }
+    /// The line as messages name it: `line 17 'GPIO17' on gpiochip0`.
     public var description: String { named.description }
 
     /// Reads the pending edges without blocking
@@ -105,7 +99,6 @@ public final class GPIOInput: Sendable, CustomStringConvertible {
             }
             return buffer.prefix(Int(count)).map { event in
                 GPIOEdgeEvent(
-                    input: self,
                     rising: event.event_type == Int32(GPIOD_LINE_EVENT_RISING_EDGE),
                     timestamp: UInt64(event.ts.tv_sec) &* 1_000_000_000 &+ UInt64(event.ts.tv_nsec))
             }
@@ -113,7 +106,7 @@ public final class GPIOInput: Sendable, CustomStringConvertible {
     }
 
     /// Releases the line (`gpiod_line_release`), closing its event file
-    /// descriptor. Stop any ``GPIOEdgeEvents`` iteration over it first. Later
+    /// descriptor. Stop any ``GPIOButtons`` iteration over it first. Later
     /// calls do nothing.
     public func release() {
         requested.withLock { requested in
@@ -126,7 +119,6 @@ public final class GPIOInput: Sendable, CustomStringConvertible {
 
 /// One edge on an input line.
 public struct GPIOEdgeEvent: Sendable {
-    public let input: GPIOInput
     /// A rising edge of the logical value (active-low applied by the kernel):
     /// the line became active.
     public let rising: Bool

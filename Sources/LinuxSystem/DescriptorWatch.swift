@@ -18,27 +18,21 @@ protocol ReadinessSource: Sendable {
 }
 
 /// The iterator of ``WallClockJumps`` and ``TimeZoneWatcher``: the kernel object behind it is
-/// prepared (timer armed, watch added) when the iterator is made, so nothing that happens after
-/// `makeAsyncIterator()` is missed; the watch thread starts with the first `next()` and stops
-/// when iteration ends.
+/// prepared (timer armed, watch added) and its watch thread started when the iterator is made,
+/// so nothing that happens after `makeAsyncIterator()` is missed; the thread stops when
+/// iteration ends or the iterator is dropped.
 public struct KernelEventIterator<Element: Sendable>: AsyncIteratorProtocol {
     public typealias Failure = SystemError
 
-    private enum State {
-        case prepared(startWatching: () throws(SystemError) -> AsyncStream<Result<Element, SystemError>>.Iterator)
-        case failedToPrepare(SystemError)
-        case streaming(AsyncStream<Result<Element, SystemError>>.Iterator)
-        case finished
-    }
-
-    private var state: State
+    private var events: AsyncStream<Result<Element, SystemError>>.Iterator?
+    /// Why the watch could not start, thrown by the first `next()`.
+    private var failure: SystemError?
 
     init<Source: ReadinessSource>(preparing prepare: () throws(SystemError) -> Source) where Source.Event == Element {
         do {
-            let source = try prepare()
-            state = .prepared { () throws(SystemError) in try WatchThread.start(watching: source) }
+            events = try WatchThread.start(watching: try prepare())
         } catch {
-            state = .failedToPrepare(error)
+            failure = error
         }
     }
 
@@ -47,28 +41,14 @@ public struct KernelEventIterator<Element: Sendable>: AsyncIteratorProtocol {
     }
 
     public mutating func next(isolation actor: isolated (any Actor)?) async throws(SystemError) -> Element? {
-        var events: AsyncStream<Result<Element, SystemError>>.Iterator
-        switch state {
-        case .prepared(let startWatching):
-            do {
-                events = try startWatching()
-            } catch {
-                state = .finished
-                throw error
-            }
-        case .streaming(let running):
-            events = running
-        case .failedToPrepare(let error):
-            state = .finished
-            throw error
-        case .finished:
+        if let failure {
+            self.failure = nil
+            throw failure
+        }
+        guard let result = await events?.next(isolation: actor) else {
+            events = nil
             return nil
         }
-        guard let result = await events.next(isolation: actor) else {
-            state = .finished
-            return nil
-        }
-        state = .streaming(events)
         return try result.get()
     }
 }

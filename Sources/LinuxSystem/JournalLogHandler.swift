@@ -114,20 +114,11 @@ final class JournalSocket: Sendable {
     private let descriptor: Int32
 
     init?(path: String) {
+        guard var address = try? ServiceNotifier.unixAddress(path) else { return nil }
         let descriptor = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue | SOCK_CLOEXEC.rawValue), 0)
         guard descriptor >= 0 else { return nil }
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        let pathBytes = Array(path.utf8) + [0]
-        guard pathBytes.count <= MemoryLayout.size(ofValue: address.sun_path) else {
-            close(descriptor)
-            return nil
-        }
-        withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: pathBytes) }
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
-            }
+        let connected = withUnsafePointer(to: &address.storage) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(descriptor, $0, address.length) }
         }
         guard connected == 0 else {
             close(descriptor)

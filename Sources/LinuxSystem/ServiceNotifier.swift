@@ -49,14 +49,6 @@ public struct ServiceNotifier: Sendable {
     @discardableResult
     public func watchdog() throws(SystemError) -> Bool { try send("WATCHDOG=1") }
 
-    /// `STATUS=…`: a one-line status shown by `systemctl status`. Line breaks become spaces,
-    /// so the text cannot inject other assignments.
-    @discardableResult
-    public func status(_ text: String) throws(SystemError) -> Bool {
-        let line = text.split(whereSeparator: \.isNewline).joined(separator: " ")
-        return try send("STATUS=\(line)")
-    }
-
     /// Sends `message` (newline-separated assignments) as one datagram.
     /// - Returns: false when `$NOTIFY_SOCKET` is unset and nothing was sent.
     @discardableResult
@@ -84,7 +76,8 @@ public struct ServiceNotifier: Sendable {
         return true
     }
 
-    private static func unixAddress(_ text: String) throws(SystemError) -> (storage: sockaddr_un, length: socklen_t) {
+    /// The address of a Unix socket: a file system path, or an abstract name written with a leading `@`.
+    static func unixAddress(_ text: String) throws(SystemError) -> (storage: sockaddr_un, length: socklen_t) {
         var storage = sockaddr_un()
         storage.sun_family = sa_family_t(AF_UNIX)
         var path = Array(text.utf8)

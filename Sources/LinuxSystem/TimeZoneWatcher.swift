@@ -18,41 +18,20 @@ public struct TimeZoneFiles: Sendable, Hashable {
     public static let system = TimeZoneFiles()
 }
 
-/// The system's time zone identifier, and where it was found.
-public struct SystemTimeZone: Sendable, Hashable {
-    public enum Source: Sendable, Hashable {
-        /// The target of the `localtime` symlink, after its last `zoneinfo/` component.
-        case localtimeLink
-        /// The contents of the `timezone` file.
-        case timezoneFile
-        /// Foundation's `TimeZone.current`, when neither file names a known zone.
-        case processDefault
-    }
-
-    /// An IANA identifier Foundation knows, e.g. "Europe/Berlin".
-    public let identifier: String
-    public let source: Source
-
-    public init(identifier: String, source: Source) {
-        self.identifier = identifier
-        self.source = source
-    }
-
-    /// Reads the zone from `files`: `readlink(2)` on `localtime` (taking the name under
-    /// `zoneinfo/`, without a `posix/` or `right/` prefix), else the `timezone` file, else
-    /// `TimeZone.current`. A name Foundation does not know is skipped.
-    public static func current(files: TimeZoneFiles = .system) -> SystemTimeZone {
+/// The system's time zone.
+public enum SystemTimeZone {
+    /// The zone's IANA identifier, read from `files`: `readlink(2)` on `localtime` (taking the
+    /// name under `zoneinfo/`, without a `posix/` or `right/` prefix), else the `timezone` file,
+    /// else `TimeZone.current`. A name Foundation does not know is skipped.
+    public static func identifier(files: TimeZoneFiles = .system) -> String {
         if let identifier = zoneNameFromLink(at: files.localtime) {
-            return SystemTimeZone(identifier: identifier, source: .localtimeLink)
+            return identifier
         }
         if let contents = try? String(contentsOfFile: files.timezone, encoding: .utf8),
-           let name = contents.split(whereSeparator: \.isWhitespace).first {
-            let identifier = String(name)
-            if TimeZone(identifier: identifier) != nil {
-                return SystemTimeZone(identifier: identifier, source: .timezoneFile)
-            }
+           let name = contents.split(whereSeparator: \.isWhitespace).first, TimeZone(identifier: String(name)) != nil {
+            return String(name)
         }
-        return SystemTimeZone(identifier: TimeZone.current.identifier, source: .processDefault)
+        return TimeZone.current.identifier
     }
 
     private static func zoneNameFromLink(at path: String) -> String? {
@@ -69,20 +48,15 @@ public struct SystemTimeZone: Sendable, Hashable {
     }
 }
 
-/// One or more changes to the time-zone files, seen together.
-public struct TimeZoneChange: Sendable, Hashable {
-    /// The system zone read right after the change was noticed.
-    public let timeZone: SystemTimeZone
-}
-
-/// Changes of the system time zone, as they happen.
+/// Changes of the system time zone, as they happen: each element is the system zone's
+/// identifier (``SystemTimeZone``) read right after one or more changes were noticed.
 ///
 /// Each iterator owns an `inotify_init1(2)` instance with an `inotify_add_watch(2)` on the
 /// directory of `files.localtime` (and of `files.timezone` if it lives elsewhere), for
 /// `IN_CREATE | IN_MOVED_TO | IN_DELETE | IN_CLOSE_WRITE` on those two names. Watching the
 /// directory, not the file, is what sees a symlink being replaced or re-pointed (`ln -sf`,
 /// `timedatectl set-timezone`) as well as a regular file rewritten in place. All events
-/// read together make one ``TimeZoneChange``; a replacement done as delete-then-create may
+/// read together make one element; a replacement done as delete-then-create may
 /// arrive as two, the last of which carries the new zone. A kernel queue overflow is
 /// reported as a change, to be safe.
 ///
@@ -91,7 +65,7 @@ public struct TimeZoneChange: Sendable, Hashable {
 /// cancelling the iterating task ends the sequence and the thread at once. The sequence
 /// fails with a ``SystemError`` if a watched directory cannot be watched or disappears.
 public struct TimeZoneWatcher: AsyncSequence, Sendable {
-    public typealias Element = TimeZoneChange
+    public typealias Element = String
     public typealias Failure = SystemError
 
     private let files: TimeZoneFiles
@@ -102,7 +76,7 @@ public struct TimeZoneWatcher: AsyncSequence, Sendable {
         self.logger = logger
     }
 
-    public func makeAsyncIterator() -> KernelEventIterator<TimeZoneChange> {
+    public func makeAsyncIterator() -> KernelEventIterator<String> {
         KernelEventIterator { [files, logger] () throws(SystemError) in try TimeZoneFileWatch(files: files, logger: logger) }
     }
 }
@@ -145,7 +119,7 @@ struct TimeZoneFileWatch: ReadinessSource {
         self.watchedNames = watchedNames
     }
 
-    mutating func readEvent() throws(SystemError) -> TimeZoneChange? {
+    mutating func readEvent() throws(SystemError) -> String? {
         var changed = false
         var buffer = [UInt8](repeating: 0, count: 4096)
         while true {
@@ -181,6 +155,6 @@ struct TimeZoneFileWatch: ReadinessSource {
                 }
             }
         }
-        return changed ? TimeZoneChange(timeZone: SystemTimeZone.current(files: files)) : nil
+        return changed ? SystemTimeZone.identifier(files: files) : nil
     }
 }

@@ -1,5 +1,4 @@
 import CLinux
-import FoundationEssentials
 import Glibc
 import Logging
 
@@ -9,8 +8,6 @@ public struct WallClockJump: Sendable, Hashable {
     /// How far the wall clock moved relative to CLOCK_BOOTTIME: positive when it jumped
     /// forward. Several steps between two wake-ups add up to one jump.
     public let step: Duration
-    /// The wall-clock time read right after the jump was detected.
-    public let detectedAt: Date
 
     /// `step` in seconds.
     public var stepSeconds: Double {
@@ -95,10 +92,7 @@ struct WallClockJumpTimer: ReadinessSource {
         } catch let error where error.code == ECANCELED {
             let before = offsetAtArming
             offsetAtArming = try Self.arm(descriptor)
-            return WallClockJump(
-                step: offsetAtArming - before,
-                detectedAt: Date(timeIntervalSince1970: Double(ClockReading.nanoseconds(CLOCK_REALTIME)) / 1e9)
-            )
+            return WallClockJump(step: offsetAtArming - before)
         } catch let error where error.code == EAGAIN {
             return nil
         }

@@ -68,10 +68,6 @@ public struct MQTTConfiguration: Sendable {
             self.qos = qos
             self.retain = retain
         }
-
-        public init(topic: String, string: String, qos: Int = 1, retain: Bool = true) {
-            self.init(topic: topic, payload: Array(string.utf8), qos: qos, retain: retain)
-        }
     }
 
     public var host: String

@@ -19,8 +19,8 @@ private final class FailingLine: OutputLine {
 
 private struct Rig {
     let clock = ManualClock()
-    let buzzer = SimulatedLine(name: "buzzer")
-    let led = SimulatedLine(name: "led")
+    let buzzer = SimulatedLine()
+    let led = SimulatedLine()
     let driver: HardwareDriver<ManualClock>
     /// What the driver reported as shown, in order.
     let shown = Reports()
@@ -34,7 +34,7 @@ private struct Rig {
     init(escalateAfter: Duration? = .seconds(60)) {
         let shown = self.shown
         driver = HardwareDriver(buzzer: buzzer, led: led, clock: clock,
-                                configuration: .init(escalateAfter: escalateAfter),
+                                escalateAfter: escalateAfter,
                                 logger: Logger(label: "test"), onShownChange: { shown.append($0) })
     }
 
@@ -172,7 +172,7 @@ private struct Rig {
     @Test func outputFailureSwitchesOffAndEndsRunWithTheError() async throws {
         let clock = ManualClock()
         let buzzer = FailingLine()
-        let led = SimulatedLine(name: "led")
+        let led = SimulatedLine()
         let driver = HardwareDriver(buzzer: buzzer, led: led, clock: clock, logger: Logger(label: "test"))
         let run = Task { try await driver.run() }
         driver.update(alerting: .init(sound: "default", since: clock.now), countdownRunning: false,
@@ -187,7 +187,7 @@ private struct Rig {
     }
 
     @Test func simulatedLineReportsItsStateAndChanges() async {
-        let line = SimulatedLine(name: "buzzer")
+        let line = SimulatedLine()
         var changes = line.changes().makeAsyncIterator()
         #expect(await changes.next()?.isOn == false, "the current state first")
         let beforeOn = ContinuousClock.now

@@ -14,7 +14,7 @@ struct ButtonActionsTests {
 
     static let start = Date(timeIntervalSince1970: 1_800_000_000)
     static func at(_ seconds: TimeInterval) -> Date { start.addingTimeInterval(seconds) }
-    static let allPresses: [(PressedButton, PressKind)] = [(.stop, .short), (.stop, .long), (.snooze, .short), (.snooze, .long)]
+    static let allPresses: [(Button, ButtonPress.Kind)] = [(.stop, .short), (.stop, .long), (.snooze, .short), (.snooze, .long)]
 
     /// Ids that read well in failures: …0001, …0002, …
     static func id(_ number: Int) -> UUID {
@@ -90,8 +90,8 @@ struct ButtonActionsTests {
 
     // MARK: One alarm alerting
 
-    @Test("One alarm alerting: stop stops it, short or long", arguments: [PressKind.short, .long])
-    func oneAlertingStop(kind: PressKind) throws {
+    @Test("One alarm alerting: stop stops it, short or long", arguments: [ButtonPress.Kind.short, .long])
+    func oneAlertingStop(kind: ButtonPress.Kind) throws {
         var engine = Self.engine()
         try Self.timer(&engine, Self.id(1), 60)
         _ = engine.advance(to: Self.at(60))
@@ -104,8 +104,8 @@ struct ButtonActionsTests {
         #expect(engine.records.isEmpty, "a one-shot timer is removed when stopped")
     }
 
-    @Test("One alarm alerting: snooze applies its secondary behaviour, short or long", arguments: [PressKind.short, .long])
-    func oneAlertingSnooze(kind: PressKind) throws {
+    @Test("One alarm alerting: snooze applies its secondary behaviour, short or long", arguments: [ButtonPress.Kind.short, .long])
+    func oneAlertingSnooze(kind: ButtonPress.Kind) throws {
         var engine = Self.engine()
         try Self.timer(&engine, Self.id(1), 60)
         _ = engine.advance(to: Self.at(60))
@@ -137,8 +137,8 @@ struct ButtonActionsTests {
 
     // MARK: Several alarms alerting
 
-    @Test("Several alerting: stop stops every one, oldest alert first", arguments: [PressKind.short, .long])
-    func severalAlertingStop(kind: PressKind) throws {
+    @Test("Several alerting: stop stops every one, oldest alert first", arguments: [ButtonPress.Kind.short, .long])
+    func severalAlertingStop(kind: ButtonPress.Kind) throws {
         var engine = Self.engine()
         try Self.timer(&engine, Self.id(1), 120)
         try Self.timer(&engine, Self.id(2), 60, secondary: .custom)
@@ -187,8 +187,8 @@ struct ButtonActionsTests {
         #expect(disk.savedAlarmCounts.last == 0)
     }
 
-    @Test("Several alerting: snooze applies each one's own secondary behaviour", arguments: [PressKind.short, .long])
-    func severalAlertingSnooze(kind: PressKind) throws {
+    @Test("Several alerting: snooze applies each one's own secondary behaviour", arguments: [ButtonPress.Kind.short, .long])
+    func severalAlertingSnooze(kind: ButtonPress.Kind) throws {
         var engine = Self.engine()
         let intent = AlarmIntent.publish(topic: "home/lights/set", payload: "ON {alarmID}")
         try Self.timer(&engine, Self.id(1), 60, secondary: .countdown)
@@ -226,8 +226,8 @@ struct ButtonActionsTests {
 
     // MARK: Countdowns, nothing alerting
 
-    @Test("A running timer: snooze pauses it, short or long", arguments: [PressKind.short, .long])
-    func runningTimerSnooze(kind: PressKind) throws {
+    @Test("A running timer: snooze pauses it, short or long", arguments: [ButtonPress.Kind.short, .long])
+    func runningTimerSnooze(kind: ButtonPress.Kind) throws {
         var engine = Self.engine()
         try Self.timer(&engine, Self.id(1), 600)
 
@@ -273,8 +273,8 @@ struct ButtonActionsTests {
         #expect(ButtonActions.plan(.snooze, .short, engine: engine) == [.perform(.pause, id: Self.id(2))])
     }
 
-    @Test("Only paused countdowns: snooze resumes the one with the least time left", arguments: [PressKind.short, .long])
-    func onlyPaused(kind: PressKind) throws {
+    @Test("Only paused countdowns: snooze resumes the one with the least time left", arguments: [ButtonPress.Kind.short, .long])
+    func onlyPaused(kind: ButtonPress.Kind) throws {
         var engine = Self.engine()
         try Self.timer(&engine, Self.id(1), 300)
         try Self.timer(&engine, Self.id(2), 900)

@@ -42,7 +42,7 @@ struct HardwarePartsTests {
     @Test("Auto mode refuses a chip name that matches none of the machine's chips, and lists them")
     func autoWithOtherChipsRefuses() throws {
         let error = try Self.withDevices(["gpiochip10", "gpiochip0", "gpiochip4", "null"]) { dev in
-            #expect(throws: HardwareParts.HardwareError.self) {
+            #expect(throws: StartupError.self) {
                 try HardwareParts.make(Self.configuration(mode: .auto), deviceDirectory: dev, logger: Self.logger)
             }
         }
@@ -55,7 +55,7 @@ struct HardwarePartsTests {
     @Test("GPIO mode refuses a missing chip and says how to run without GPIO")
     func gpioModeRefuses() throws {
         let error = try Self.withDevices([]) { dev in
-            #expect(throws: HardwareParts.HardwareError.self) {
+            #expect(throws: StartupError.self) {
                 try HardwareParts.make(Self.configuration(mode: .gpio), deviceDirectory: dev, logger: Self.logger)
             }
         }

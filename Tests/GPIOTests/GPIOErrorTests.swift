@@ -25,7 +25,6 @@ import Testing
         }
         #expect(error?.code == .chipNotFound)
         #expect(error?.message == "no GPIO chip 'gpiochip9': list chips with gpiodetect")
-        #expect(error?.errno == ENOENT)
     }
 
     @Test func pathThatIsNotAChip() {

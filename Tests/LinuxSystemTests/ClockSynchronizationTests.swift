@@ -3,9 +3,7 @@ import LinuxSystem
 
 @Suite("ClockSynchronization")
 struct ClockSynchronizationTests {
-    @Test func statusIsReadWithoutError() throws {
-        let status = try ClockSynchronization.status()
-        #expect(status.estimatedError >= .zero)
-        #expect(status.maximumError >= .zero)
+    @Test func statusIsReadWithoutError() {
+        #expect(throws: Never.self) { try ClockSynchronization.isSynchronized() }
     }
 }

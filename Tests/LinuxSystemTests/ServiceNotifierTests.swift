@@ -9,7 +9,6 @@ struct ServiceNotifierTests {
         let notifier = ServiceNotifier(environment: [:])
         #expect(!notifier.isEnabled)
         #expect(try notifier.ready() == false)
-        #expect(try notifier.status("anything") == false)
     }
 
     @Test func messagesArriveAsDatagramsOnAPathSocket() throws {
@@ -18,12 +17,10 @@ struct ServiceNotifierTests {
         let notifier = ServiceNotifier(environment: ["NOTIFY_SOCKET": directory.file("notify")])
 
         #expect(try notifier.ready())
-        try notifier.status("3 alarms\nscheduled")
         try notifier.watchdog()
         try notifier.stopping()
 
         #expect(try listener.receive(within: .seconds(2)) == "READY=1")
-        #expect(try listener.receive(within: .seconds(2)) == "STATUS=3 alarms scheduled")
         #expect(try listener.receive(within: .seconds(2)) == "WATCHDOG=1")
         #expect(try listener.receive(within: .seconds(2)) == "STOPPING=1")
     }

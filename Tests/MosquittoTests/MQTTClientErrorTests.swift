@@ -35,7 +35,7 @@ struct MQTTClientErrorTests {
     @Test("a will on a wildcard topic is refused by libmosquitto, through the error funnel")
     func wildcardWill() {
         var settings = configuration()
-        settings.will = .init(topic: "alarmd/+/status", string: "offline")
+        settings.will = .init(topic: "alarmd/+/status", payload: Array("offline".utf8))
         let error = #expect(throws: MQTTError.self) {
             try MQTTClient(configuration: settings, logger: logger)
         }

@@ -233,7 +233,7 @@ struct MQTTClientTests {
                 try observer.subscribe("alarmd/node/status", qos: 1)
                 try await observerEvents.connected()
 
-                let will = MQTTConfiguration.Will(topic: "alarmd/node/status", string: "{\"state\":\"offline\"}")
+                let will = MQTTConfiguration.Will(topic: "alarmd/node/status", payload: Array("{\"state\":\"offline\"}".utf8))
                 let (node, nodeEvents) = try clients.start(broker.clientConfiguration(clientID: "node", port: link.port, will: will))
                 try await nodeEvents.connected()
                 try node.publish(MQTTMessage(topic: "alarmd/node/status", string: "{\"state\":\"online\"}", retain: true))

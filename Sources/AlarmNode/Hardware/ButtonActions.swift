@@ -1,3 +1,4 @@
+import AlarmHardware
 import AlarmKit
 import FoundationEssentials
 
@@ -16,17 +17,13 @@ public enum ButtonAction: Sendable, Hashable {
     }
 }
 
-/// The press kinds the daemon acts on, already mapped for a single-button board.
-public enum PressedButton: String, Sendable, Hashable { case stop, snooze }
-public enum PressKind: String, Sendable, Hashable { case short, long }
-
 public enum ButtonActions {
-    /// The actions a press calls for:
+    /// The actions a press calls for (already mapped for a single-button board, ``ButtonLayout``):
     /// - while anything alerts, stop stops every alerting alarm and snooze applies each alerting
     ///   alarm's secondary behaviour;
     /// - otherwise snooze toggles the countdown that ends soonest (pause it, or resume the paused
     ///   one with the least time left when none runs), and a long stop press cancels every timer.
-    public static func plan(_ button: PressedButton, _ kind: PressKind, engine: AlarmEngine) -> [ButtonAction] {
+    public static func plan(_ button: Button, _ kind: ButtonPress.Kind, engine: AlarmEngine) -> [ButtonAction] {
         let alerting = engine.alerting.map(\.id)
         if !alerting.isEmpty {
             switch button {
@@ -71,7 +68,7 @@ extension ButtonActions {
     /// anyone but the log.
     @discardableResult
     public static func press(
-        _ button: PressedButton, _ kind: PressKind, on node: LocalAlarmNode, source: AlarmEvent.Source = .button,
+        _ button: Button, _ kind: ButtonPress.Kind, on node: LocalAlarmNode, source: AlarmEvent.Source = .button,
         reporting event: AlarmEvent? = nil
     ) async -> [(ButtonAction, AlarmNodeError)] {
         await apply(source: source, on: node, reporting: event) { engine in plan(button, kind, engine: engine) }

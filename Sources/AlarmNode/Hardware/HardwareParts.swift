@@ -19,34 +19,32 @@ public enum HardwareParts {
         }
     }
 
-    /// Why the hardware could not be opened, a reason the daemon cannot start: the message names
-    /// the chip and line and what to check.
-    public typealias HardwareError = StartupError
-
     /// The parts to use: GPIO when configured, else the simulation. In `auto` mode the simulation
     /// stands in only on a machine with no GPIO chip at all (a PC, a container): where chips
     /// exist, a chip name that matches none of them is a mistake that would leave the node
     /// silent, so it is refused like any other GPIO error.
     ///
     /// The simulation has the configured buttons: without a snooze button, one button that
-    /// snoozes with a short press and stops with a long one, as on the real board.
+    /// snoozes with a short press and stops with a long one, as on the real board. A GPIO
+    /// failure is a reason the daemon cannot start: its message names the chip and line and
+    /// what to check.
     public static func make(
         _ configuration: NodeConfiguration.Hardware, deviceDirectory: String = "/dev", logger: Logger
-    ) throws(HardwareError) -> (parts: NodeHardware.Parts, simulation: Simulation?) {
+    ) throws(StartupError) -> (parts: NodeHardware.Parts, simulation: Simulation?) {
         if configuration.mode != .simulated {
             do {
                 return (try openGPIO(configuration, logger: logger), nil)
             } catch let error where error.code == .chipNotFound {
                 let chips = GPIOChip.deviceNames(in: deviceDirectory)
                 guard configuration.mode == .auto, chips.isEmpty else {
-                    throw HardwareError(chipNotFoundMessage(error, chips: chips, mode: configuration.mode))
+                    throw StartupError(chipNotFoundMessage(error, chips: chips, mode: configuration.mode))
                 }
                 logger.notice("no GPIO chip on this machine; using simulated hardware", metadata: ["chip": "\(configuration.chip)"])
             } catch {
-                throw HardwareError(error.message)
+                throw StartupError(error.message)
             }
         }
-        let simulation = Simulation(buzzer: SimulatedLine(name: "buzzer"), led: SimulatedLine(name: "led"),
+        let simulation = Simulation(buzzer: SimulatedLine(), led: SimulatedLine(),
                                     buttons: SimulatedButtons(clock: TimerFDClock()))
         let parts = NodeHardware.Parts(buzzer: simulation.buzzer, led: simulation.led, buttons: simulation.buttons,
                                        layout: configuration.snoozeButton == nil ? .singleButton : .twoButtons)

@@ -67,7 +67,7 @@ public final class NodeHardware: Service, AuthorizationPrompt, Sendable {
         self.promptDuration = .seconds(configuration.promptDuration)
         let clock = TimerFDClock()
         driver = HardwareDriver(buzzer: parts.buzzer, led: parts.led, clock: clock,
-                                configuration: .init(escalateAfter: .seconds(configuration.escalateAfter)), logger: logger,
+                                escalateAfter: .seconds(configuration.escalateAfter), logger: logger,
                                 onShownChange: onShownChange)
         detector = ButtonPressDetector(
             timing: ButtonTiming(debounce: .seconds(configuration.debounce), longPress: .seconds(configuration.longPress)),
@@ -141,8 +141,7 @@ public final class NodeHardware: Service, AuthorizationPrompt, Sendable {
     /// Acts on a press at once (the buzzer goes quiet before anything is logged), reporting it
     /// with a `button` event that comes before the events of what it did.
     private func handle(_ press: ButtonPress) async {
-        let button: PressedButton = press.button == .stop ? .stop : .snooze
-        let kind: PressKind = press.kind == .long ? .long : .short
+        let (button, kind) = (press.button, press.kind)
         let event = AlarmEvent(.button, alarmID: nil, at: Date(),
                                details: ["button": .string(button.rawValue), "press": .string(kind.rawValue)])
         let refusals: [(ButtonAction, AlarmNodeError)]

@@ -108,13 +108,8 @@ public struct HomeAssistantDiscovery: Sendable {
         ]
     }
 
-    /// Where an entity's discovery configuration goes.
-    public func configTopic(of entity: Entity) -> String {
-        "\(prefix)/\(entity.component)/alarmd_\(nodeID)/\(entity.objectID)/config"
-    }
-
     /// The retained discovery messages: each entity's configuration with the device, the origin,
-    /// QoS 1 and the availability filled in.
+    /// QoS 1 and the availability filled in, on `<prefix>/<component>/alarmd_<node>/<object id>/config`.
     public func configurations() -> [(topic: String, payload: JSONValue)] {
         let device: JSONValue = .object([
             "identifiers": .array([.string("alarmd_\(nodeID)")]), "name": .string("alarmd \(nodeID)"),
@@ -132,7 +127,7 @@ public struct HomeAssistantDiscovery: Sendable {
             configuration["origin"] = origin
             configuration["availability"] = availability
             configuration["qos"] = .number(1)
-            return (configTopic(of: entity), .object(configuration))
+            return ("\(prefix)/\(entity.component)/alarmd_\(nodeID)/\(entity.objectID)/config", .object(configuration))
         }
     }
 }

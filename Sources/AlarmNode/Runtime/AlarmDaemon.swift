@@ -66,7 +66,7 @@ public final class AlarmDaemon: Sendable {
         let hardwareParts = try HardwareParts.make(configuration.hardware, logger: logger)
 
         let effects = NodeEffects(store: store)
-        let clockSynchronized = (try? ClockSynchronization.status().isSynchronized) ?? false
+        let clockSynchronized = (try? ClockSynchronization.isSynchronized()) ?? false
         let node = LocalAlarmNode(configuration: configuration.engineConfiguration(timeZone: timeZone), state: state,
                                   clock: SystemAlarmClock(sleepingOn: TimerFDClock()), clockTrusted: clockSynchronized, authorizationPrompt: effects,
                                   delegate: effects, logger: logger)
@@ -153,9 +153,6 @@ public final class AlarmDaemon: Sendable {
         }
         let tls = broker.tls ? MQTTConfiguration.TLS(caFile: broker.caFile, certFile: broker.certFile,
                                                      keyFile: broker.keyFile, insecure: broker.tlsInsecure) : nil
-        if broker.tls, broker.caFile == nil {
-            throw StartupError("broker.tls is on but broker.ca-file is not set: name the CA certificate that signed the broker's")
-        }
         return MQTTConfiguration(
             host: broker.host, port: broker.port, clientID: broker.clientID ?? "alarmd-\(configuration.node.id)",
             username: broker.username, password: password, tls: tls, keepAlive: broker.keepAlive,

@@ -21,7 +21,7 @@ final class TimeZoneSource: Sendable {
     }
 
     /// The zone in force: the configured one, else the system's.
-    var currentZone: String { configuredZone ?? SystemTimeZone.current().identifier }
+    var currentZone: String { configuredZone ?? SystemTimeZone.identifier() }
 }
 
 /// Reads the configuration again on SIGHUP. The time zone takes effect at once (relative

@@ -111,8 +111,8 @@ struct TimeKeeperService: Service {
     }
 
     private func followTimeZone() async throws {
-        for try await change in TimeZoneWatcher(logger: logger) {
-            guard timeZone.configuredZone == nil, let zone = TimeZone(identifier: change.timeZone.identifier) else { continue }
+        for try await identifier in TimeZoneWatcher(logger: logger) {
+            guard timeZone.configuredZone == nil, let zone = TimeZone(identifier: identifier) else { continue }
             logger.notice("system time zone changed", metadata: ["timeZone": "\(zone.identifier)"])
             await node.changeTimeZone(to: zone)
             bridge.updateStatus { $0.timeZone = zone.identifier }
@@ -143,7 +143,7 @@ struct TimeKeeperService: Service {
 
     @discardableResult
     private func refreshSynchronization() async -> Bool {
-        let synchronized = (try? ClockSynchronization.status().isSynchronized) ?? false
+        let synchronized = (try? ClockSynchronization.isSynchronized()) ?? false
         bridge.updateStatus { $0.clockSynchronized = synchronized }
         if synchronized { await node.setClockTrusted(true) }
         return synchronized

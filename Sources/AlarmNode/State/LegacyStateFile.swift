@@ -1,7 +1,6 @@
 import AlarmKit
 import FoundationEssentials
 import LinuxSystem
-import Logging
 
 /// Reads the state as alarmd 0.1 kept it, so that an upgrade keeps every alarm: a snapshot,
 /// `state.json` (`{"alarms":[…],"authorization":…,"journalGeneration":N,"schemaVersion":2}`), and
@@ -11,7 +10,6 @@ import Logging
 /// short (never acknowledged) and is ignored; so is a journal of another generation.
 struct LegacyStateFile {
     let directory: String
-    let logger: Logger
 
     var path: String { directory + "/state.json" }
     var journalPath: String { directory + "/state.journal" }

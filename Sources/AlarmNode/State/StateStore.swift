@@ -84,7 +84,7 @@ public final class StateStore: Sendable {
                 logger.warning("leftover temporary state files not removed", metadata: ["error": "\(error)"])
             }
         }
-        let legacy = LegacyStateFile(directory: directory, logger: logger)
+        let legacy = LegacyStateFile(directory: directory)
         if FileManager.default.fileExists(atPath: nodePath) {
             // A move to this layout finished its save (node.json is written last): only the old
             // files may be left to rename, never to read again over newer state.

@@ -1,38 +1,46 @@
+import AlarmHardware
 import LinuxSystem
 import Logging
 
-/// Edge events from a set of input lines, as an async sequence.
+/// A GPIO output drives the buzzer or the LED.
+extension GPIOOutput: OutputLine {}
+
+/// The stop and (optional) snooze buttons on GPIO inputs, as raw ``ButtonEdge``s with the
+/// kernel's timestamps. Request the inputs active-low when pressing pulls the line to ground,
+/// so that `pressed` is `true` while held.
 ///
 /// Each iteration starts one ``PollThread`` (named `alarmd-gpio`) that blocks in `poll()` on the
 /// lines' event file descriptors; it never polls on a timer and never blocks Swift's
-/// cooperative pool. Events are read with ``GPIOInput/readEvents()`` and delivered in the order
+/// cooperative pool. Edges are read with ``GPIOInput/readEvents()`` and delivered in the order
 /// read. Cancelling the iterating task (or dropping the iterator) stops the thread at once. A
 /// failure ends the sequence with a ``GPIOError``.
 ///
 /// Use one iteration at a time: two would compete for the same events.
-public struct GPIOEdgeEvents: AsyncSequence, Sendable {
-    public typealias Element = GPIOEdgeEvent
+public struct GPIOButtons: ButtonEdgeSource {
+    public typealias Element = ButtonEdge
     public typealias Failure = any Error
 
-    private let inputs: [GPIOInput]
+    private let lines: [(button: Button, input: GPIOInput)]
     private let logger: Logger
 
-    public init(inputs: [GPIOInput], logger: Logger) {
-        self.inputs = inputs
+    public init(stop: GPIOInput, snooze: GPIOInput?, logger: Logger) {
+        var lines: [(button: Button, input: GPIOInput)] = [(.stop, stop)]
+        if let snooze { lines.append((.snooze, snooze)) }
+        self.lines = lines
         self.logger = logger
     }
 
     /// Starts the poll thread for this iteration.
-    public func makeAsyncIterator() -> AsyncThrowingStream<GPIOEdgeEvent, any Error>.Iterator {
+    public func makeAsyncIterator() -> AsyncThrowingStream<ButtonEdge, any Error>.Iterator {
         let (stream, continuation) = AsyncThrowingStream.makeStream(
-            of: GPIOEdgeEvent.self, bufferingPolicy: .bufferingNewest(1024))
-        let inputs = inputs, logger = logger
+            of: ButtonEdge.self, bufferingPolicy: .bufferingNewest(1024))
+        let lines = lines, logger = logger
         do throws(SystemError) {
             let thread = try PollThread.start(
                 name: "alarmd-gpio", waitingAction: "waiting for GPIO edge events",
-                descriptors: inputs.map(\.eventFileDescriptor), state: ()
+                descriptors: lines.map(\.input.eventFileDescriptor), state: ()
             ) { _, index, readiness in
-                Self.deliverEvents(of: inputs[index], readiness: readiness, to: continuation, logger: logger)
+                Self.deliverEdges(of: lines[index], readiness: readiness, to: continuation, logger: logger)
             } finished: { error in
                 if let error {
                     continuation.finish(throwing: GPIOError.from(errno: error.code, during: .waitForEvents))
@@ -42,31 +50,31 @@ public struct GPIOEdgeEvents: AsyncSequence, Sendable {
                 logger.debug("GPIO event thread stopped")
             }
             continuation.onTermination = { _ in thread.stop() }
-            logger.debug("GPIO event thread started", metadata: ["gpio.lines": "\(inputs.map(\.description))"])
+            logger.debug("GPIO event thread started", metadata: ["gpio.lines": "\(lines.map(\.input.description))"])
         } catch {
             continuation.finish(throwing: GPIOError.from(errno: error.code, during: .startEventThread))
         }
         return stream.makeAsyncIterator()
     }
 
-    /// On the poll thread: reads `input`'s pending edges into the stream. Returns false, having
+    /// On the poll thread: reads the line's pending edges into the stream. Returns false, having
     /// ended the stream, when the line failed or the consumer is gone.
-    private static func deliverEvents(
-        of input: GPIOInput, readiness: PollThread.Readiness,
-        to continuation: AsyncThrowingStream<GPIOEdgeEvent, any Error>.Continuation, logger: Logger
+    private static func deliverEdges(
+        of line: (button: Button, input: GPIOInput), readiness: PollThread.Readiness,
+        to continuation: AsyncThrowingStream<ButtonEdge, any Error>.Continuation, logger: Logger
     ) -> Bool {
         guard readiness == .readable else {
             continuation.finish(throwing: GPIOError(
-                code: .io, message: "the event file of \(input.description) failed; was the line released?"))
+                code: .io, message: "the event file of \(line.input.description) failed; was the line released?"))
             return false
         }
         do {
-            for event in try input.readEvents() {
-                switch continuation.yield(event) {
+            for event in try line.input.readEvents() {
+                switch continuation.yield(ButtonEdge(button: line.button, pressed: event.rising, timestamp: event.timestamp)) {
                 case .enqueued: break
                 case .dropped:
                     logger.warning("GPIO edge events dropped: consumer too slow", metadata: [
-                        "gpio.line": "\(input.description)",
+                        "gpio.line": "\(line.input.description)",
                     ])
                 case .terminated: return false
                 @unknown default: return false
