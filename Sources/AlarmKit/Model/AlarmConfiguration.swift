@@ -207,7 +207,7 @@ public struct AlarmPresentationState: Sendable, Hashable, Codable {
             }
         }
 
-        public struct Paused: Sendable, Hashable {
+        public struct Paused: Sendable, Hashable, Codable {
             public var totalCountdownDuration: TimeInterval
             public var previouslyElapsedDuration: TimeInterval
 
@@ -234,9 +234,7 @@ public struct AlarmPresentationState: Sendable, Hashable, Codable {
                     startDate: try container.decodeDate(forKey: .startDate),
                     fireDate: try container.decodeDate(forKey: .fireDate)))
             case "paused":
-                self = .paused(.init(
-                    totalCountdownDuration: try container.decode(TimeInterval.self, forKey: .totalCountdownDuration),
-                    previouslyElapsedDuration: try container.decode(TimeInterval.self, forKey: .previouslyElapsedDuration)))
+                self = .paused(try Paused(from: decoder))
             default:
                 throw DecodingError.dataCorruptedError(
                     forKey: .mode, in: container,
@@ -258,8 +256,7 @@ public struct AlarmPresentationState: Sendable, Hashable, Codable {
                 try container.encodeDate(countdown.fireDate, forKey: .fireDate)
             case .paused(let paused):
                 try container.encode("paused", forKey: .mode)
-                try container.encode(paused.totalCountdownDuration, forKey: .totalCountdownDuration)
-                try container.encode(paused.previouslyElapsedDuration, forKey: .previouslyElapsedDuration)
+                try paused.encode(to: encoder)
             }
         }
     }
