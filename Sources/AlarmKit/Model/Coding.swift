@@ -56,7 +56,7 @@ public enum AlarmJSON {
 }
 
 extension CodingUserInfoKey {
-    /// Set to `true` to make the model reject unknown fields.
+    /// Set to `true` to make a configuration reject the fields it does not know.
     public static let alarmStrictDecoding = CodingUserInfoKey(rawValue: "alarmkit.strictDecoding")!
 }
 
