@@ -76,7 +76,8 @@ public struct RemoteNodeSettings: Sendable, Hashable {
         return host.isEmpty ? nil : (String(host), port)
     }
 
-    var brokerDescription: String { "\(host):\(port)" }
+    /// `host:port`, as messages name the broker.
+    public var brokerDescription: String { "\(host):\(port)" }
 
     /// The MQTT client's configuration for these settings, with a client id of its own.
     func mqttConfiguration() -> MQTTConfiguration {
