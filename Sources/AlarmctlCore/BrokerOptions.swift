@@ -1,7 +1,7 @@
 import ArgumentParser
 
 /// The broker options that alarmctl and alarmd-companion share, each over its environment
-/// variable (``ConnectionOptionValues/settings(environment:)`` reads both).
+/// variable (``settings(node:timeout:environment:)`` reads both).
 public struct BrokerOptions: ParsableArguments, Sendable {
     @Option(help: ArgumentHelp("The MQTT broker (default: ALARMD_BROKER, or localhost:1883).", valueName: "host:port"))
     public var broker: String?
@@ -29,11 +29,4 @@ public struct BrokerOptions: ParsableArguments, Sendable {
     public var brokerProtocol: String?
 
     public init() {}
-
-    /// These options with the node and the answer's timeout, to be checked against the environment.
-    public func values(node: String? = nil, timeout: Double? = nil) -> ConnectionOptionValues {
-        ConnectionOptionValues(
-            broker: broker, node: node, prefix: prefix, username: username, password: password,
-            caFile: caFile, certFile: certFile, keyFile: keyFile, timeout: timeout, brokerProtocol: brokerProtocol)
-    }
 }

@@ -1,39 +1,12 @@
 import AlarmKit
 import Foundation
 
-/// The node `alarmctl` talks to: its command line options over the environment variables that
-/// AlarmKit's `RemoteNodeSettings.fromEnvironment` reads (`ALARMD_BROKER`, `ALARMD_NODE`, …).
-public struct ConnectionOptionValues: Sendable, Hashable {
-    public var broker: String?
-    public var node: String?
-    public var prefix: String?
-    public var username: String?
-    public var password: String?
-    public var caFile: String?
-    public var certFile: String?
-    public var keyFile: String?
-    /// Seconds to wait for the node's answer.
-    public var timeout: Double?
-    /// `auto`, `5` or `3.1.1`.
-    public var brokerProtocol: String?
-
-    public init(broker: String? = nil, node: String? = nil, prefix: String? = nil, username: String? = nil,
-                password: String? = nil, caFile: String? = nil, certFile: String? = nil, keyFile: String? = nil,
-                timeout: Double? = nil, brokerProtocol: String? = nil) {
-        self.broker = broker
-        self.node = node
-        self.prefix = prefix
-        self.username = username
-        self.password = password
-        self.caFile = caFile
-        self.certFile = certFile
-        self.keyFile = keyFile
-        self.timeout = timeout
-        self.brokerProtocol = brokerProtocol
-    }
-
-    /// The settings, checked: a malformed broker or node id is a usage error naming where it came from.
-    public func settings(environment: [String: String]) throws(AlarmctlError) -> RemoteNodeSettings {
+extension BrokerOptions {
+    /// The node `alarmctl` talks to: these options, `--node` and `--timeout` (seconds to wait for
+    /// the node's answer), over the environment variables that AlarmKit's
+    /// `RemoteNodeSettings.fromEnvironment` reads (`ALARMD_BROKER`, `ALARMD_NODE`, …), checked: a
+    /// malformed broker or node id is a usage error naming where it came from.
+    public func settings(node: String? = nil, timeout: Double? = nil, environment: [String: String]) throws(AlarmctlError) -> RemoteNodeSettings {
         var settings = RemoteNodeSettings.fromEnvironment(environment)
         if let text = broker ?? environment["ALARMD_BROKER"] {
             let source = broker == nil ? "ALARMD_BROKER" : "--broker"

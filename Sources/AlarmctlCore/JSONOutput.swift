@@ -34,11 +34,6 @@ public enum JSONOutput {
         .object(["ok": .bool(false), "error": errorObject(error)])
     }
 
-    /// The dates of `alarmctl preview --json`: ISO 8601 UTC strings.
-    public static func dates(_ dates: [Date]) -> String {
-        pretty(dates.map { AlarmJSON.string(from: $0) })
-    }
-
     private static func errorObject(_ error: AlarmctlError) -> JSONValue {
         .object([
             "code": .string(error.code),

@@ -72,7 +72,7 @@ public final class NodeSession: Sendable {
             return nil
         }
         guard let waited else {
-            throw .unreachable("no status from node '\(settings.node)' on broker \(broker) within \(settings.timeout): "
+            throw .unreachable("no status from node '\(settings.node)' on broker \(settings.brokerDescription) within \(settings.timeout): "
                 + "check the node id (--node, ALARMD_NODE) and that alarmd runs with this broker")
         }
         return try waited.get()
@@ -100,8 +100,6 @@ public final class NodeSession: Sendable {
     }
 
     // MARK: Internals
-
-    private var broker: String { "\(settings.host):\(settings.port)" }
 
     private func offlineError(_ status: NodeStatus) -> AlarmctlError {
         .unreachable("node '\(settings.node)' is \(status.stateDescription): start alarmd on it, "
@@ -188,7 +186,7 @@ public final class NodeSession: Sendable {
         guard case .node(.unavailable) = failure else { return AlarmctlError(failure) }
         if let problem = connectionProblems.value { return unreachable(problem) }
         if connection.statusUpdates.value == nil {
-            return .unreachable("node '\(settings.node)' did not answer, and has no status on broker \(broker): "
+            return .unreachable("node '\(settings.node)' did not answer, and has no status on broker \(settings.brokerDescription): "
                 + "check the node id (--node or ALARMD_NODE) and that alarmd runs with this broker")
         }
         return AlarmctlError(failure)

@@ -61,8 +61,9 @@ public enum Rendering {
             lines.append(("countdown", "\(AlarmText.clock(progress.remaining)) of \(AlarmText.clock(progress.total)) left"))
         }
         lines.append(("schedule", AlarmText.schedule(of: document, timeZone: timeZone)))
-        lines.append(("pre-alert", configuration.countdownDuration?.preAlert.map(DurationText.format) ?? "-"))
-        lines.append(("snooze", snoozeText(configuration)))
+        let countdown = configuration.countdownDuration
+        lines.append(("pre-alert", countdown?.preAlert.map(DurationText.format) ?? "-"))
+        lines.append(("snooze", (countdown?.postAlert ?? countdown?.preAlert).map(DurationText.format) ?? "-"))
         lines.append(("sound", configuration.sound.name))
         var buttons = alert.stopButton.text
         if let secondary = alert.secondaryButton {
@@ -99,13 +100,6 @@ public enum Rendering {
         return dates.indices.map { index in
             "\(pad(String(index + 1), to: numberWidth, left: true))  \(pad(locals[index], to: localWidth))  \(AlarmJSON.string(from: dates[index]))"
         }.joined(separator: "\n")
-    }
-
-    private static func snoozeText(_ configuration: AlarmManager.AlarmConfiguration<JSONValue>) -> String {
-        guard let duration = configuration.countdownDuration?.postAlert ?? configuration.countdownDuration?.preAlert else {
-            return "-"
-        }
-        return DurationText.format(duration)
     }
 }
 

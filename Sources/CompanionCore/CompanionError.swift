@@ -1,5 +1,4 @@
 import AlarmKit
-import AlarmctlCore
 import Hummingbird
 
 /// Why the companion refused a request or an option: a code for scripts, the HTTP status, and a
@@ -63,10 +62,5 @@ public struct CompanionError: Error, Sendable, Equatable, CustomStringConvertibl
         case .internal: .badGateway
         }
         self.init(code: failure.code.rawValue, status: status, message: failure.message)
-    }
-
-    /// A command-line style refusal (the human syntax), as a malformed request.
-    public init(_ error: AlarmctlError) {
-        self.init(code: "badRequest", status: .badRequest, message: error.message)
     }
 }

@@ -29,8 +29,8 @@ public struct CompanionServer: Sendable {
         let router = Router(context: Context.self)
         router.add(middleware: GuardMiddleware<Context>(access: access))
         router.get("/") { request, _ in page(request) }
-        router.get("/companion.css") { _, _ in Self.asset(PageAssets.style, type: "text/css; charset=utf-8") }
-        router.get("/companion.js") { _, _ in Self.asset(PageAssets.script, type: "text/javascript; charset=utf-8") }
+        router.get("/companion.css") { _, _ in Self.response(PageAssets.style, type: "text/css; charset=utf-8", cache: "no-cache") }
+        router.get("/companion.js") { _, _ in Self.response(PageAssets.script, type: "text/javascript; charset=utf-8", cache: "no-cache") }
         router.post("/login") { request, _ in try await signIn(request) }
         router.post("/logout") { request, _ in
             var response = Response.redirect(to: "/", type: .normal)
@@ -38,47 +38,41 @@ public struct CompanionServer: Sendable {
             return response
         }
         router.get("/api/state") { request, _ in
-            try respond { () throws(CompanionError) in
+            await respond { () throws(CompanionError) in
                 try session(request)
                 return Self.json(CompanionSnapshot(nodes: hub.nodes.value, now: Date()))
             }
         }
         router.get("/api/events") { request, _ in
-            try respond { () throws(CompanionError) in
+            await respond { () throws(CompanionError) in
                 try session(request)
                 return events()
             }
         }
         router.post("/api/nodes/{node}/alarms/{alarm}/{action}") { request, context in
-            try await respondAsync { () async throws(CompanionError) in
-                try checkAction(request)
+            await act(request) { () async throws(CompanionError) in
                 let action = try CompanionRequests.alarmAction(
                     node: context.parameters.get("node") ?? "", alarm: context.parameters.get("alarm") ?? "",
                     action: context.parameters.get("action") ?? "", nodes: hub.nodes.value)
                 try await control.perform(action.action.operation, node: action.node, id: action.alarmID)
-                return Self.json(APIReply(ok: true, error: nil))
             }
         }
         router.post("/api/groups/{group}/alarms/{alarm}/{action}") { request, context in
-            try await respondAsync { () async throws(CompanionError) in
-                try checkAction(request)
+            await act(request) { () async throws(CompanionError) in
                 let action = try CompanionRequests.groupAlarmAction(
                     group: context.parameters.get("group") ?? "", alarm: context.parameters.get("alarm") ?? "",
                     action: context.parameters.get("action") ?? "", nodes: hub.nodes.value)
                 try await control.perform(action.action.operation, group: action.group, id: action.alarmID)
-                return Self.json(APIReply(ok: true, error: nil))
             }
         }
         router.post("/api/nodes/{node}/alarms") { request, context in
-            try await respondAsync { () async throws(CompanionError) in
-                try checkAction(request)
+            await act(request) { () async throws(CompanionError) in
                 var request = request
                 let body = try await Self.body(of: &request)
                 let text = try CompanionRequests.newAlarmText(
                     node: context.parameters.get("node") ?? "", body: body,
                     contentType: request.headers[.contentType], nodes: hub.nodes.value)
                 try await control.schedule(text, node: context.parameters.get("node") ?? "")
-                return Self.json(APIReply(ok: true, error: nil))
             }
         }
         return router
@@ -95,7 +89,7 @@ public struct CompanionServer: Sendable {
 
     private func signIn(_ request: Request) async throws -> Response {
         var request = request
-        return try await respondAsync { () async throws(CompanionError) in
+        return await respond { () async throws(CompanionError) in
             try access.checkSameOrigin(host: Self.host(request), origin: request.headers[.origin],
                                        fetchSite: request.headers[Self.fetchSite])
             let body = try await Self.body(of: &request)
@@ -139,10 +133,7 @@ public struct CompanionServer: Sendable {
             }
             try await writer.finish(nil)
         }
-        var headers = HTTPFields()
-        headers[.contentType] = "text/event-stream"
-        headers[.cacheControl] = "no-store"
-        return Response(status: .ok, headers: headers, body: body)
+        return Self.response(body, type: "text/event-stream")
     }
 
     // MARK: Checks
@@ -151,10 +142,15 @@ public struct CompanionServer: Sendable {
         guard access.token(cookie: request.headers[.cookie], now: Date()) != nil else { throw .unauthenticated }
     }
 
-    /// The checks every action passes before its body is read: same origin, and the page's token.
-    private func checkAction(_ request: Request) throws(CompanionError) {
-        try access.checkSameOrigin(host: Self.host(request), origin: request.headers[.origin], fetchSite: request.headers[Self.fetchSite])
-        try access.checkToken(request.headers[Self.tokenField], cookie: request.headers[.cookie], now: Date())
+    /// An action: `{"ok":true}` once `body` did it, after the checks every action passes before
+    /// its body is read (same origin, and the page's token).
+    private func act(_ request: Request, _ body: () async throws(CompanionError) -> Void) async -> Response {
+        await respond { () async throws(CompanionError) in
+            try access.checkSameOrigin(host: Self.host(request), origin: request.headers[.origin], fetchSite: request.headers[Self.fetchSite])
+            try access.checkToken(request.headers[Self.tokenField], cookie: request.headers[.cookie], now: Date())
+            try await body()
+            return Self.json(APIReply(ok: true, error: nil))
+        }
     }
 
     static let fetchSite = HTTPField.Name("Sec-Fetch-Site")!
@@ -174,11 +170,7 @@ public struct CompanionServer: Sendable {
 
     // MARK: Responses
 
-    private func respond(_ body: () throws(CompanionError) -> Response) throws -> Response {
-        do { return try body() } catch { return Self.failure(error) }
-    }
-
-    private func respondAsync(_ body: () async throws(CompanionError) -> Response) async throws -> Response {
+    private func respond(_ body: () async throws(CompanionError) -> Response) async -> Response {
         do { return try await body() } catch { return Self.failure(error) }
     }
 
@@ -190,24 +182,23 @@ public struct CompanionServer: Sendable {
 
     static func json(_ value: some Encodable) -> Response {
         let data = (try? AlarmJSON.encoder.encode(value)) ?? Data()
-        var headers = HTTPFields()
-        headers[.contentType] = "application/json; charset=utf-8"
-        headers[.cacheControl] = "no-store"
-        return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: data)))
+        return response(.init(byteBuffer: ByteBuffer(bytes: data)), type: "application/json; charset=utf-8")
     }
 
     static func html(_ text: String) -> Response {
-        var headers = HTTPFields()
-        headers[.contentType] = "text/html; charset=utf-8"
-        headers[.cacheControl] = "no-store"
-        return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(string: text)))
+        response(text, type: "text/html; charset=utf-8")
     }
 
-    static func asset(_ text: String, type: String) -> Response {
+    static func response(_ text: String, type: String, cache: String = "no-store") -> Response {
+        response(.init(byteBuffer: ByteBuffer(string: text)), type: type, cache: cache)
+    }
+
+    /// A `200 OK` with `body` of `type`; `cache` is its `Cache-Control`.
+    static func response(_ body: ResponseBody, type: String, cache: String = "no-store") -> Response {
         var headers = HTTPFields()
         headers[.contentType] = type
-        headers[.cacheControl] = "no-cache"
-        return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(string: text)))
+        headers[.cacheControl] = cache
+        return Response(status: .ok, headers: headers, body: body)
     }
 }
 

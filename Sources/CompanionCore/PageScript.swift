@@ -134,38 +134,32 @@ extension PageAssets {
             return card;
           }
 
-          function nodeSection(node) {
-            const headingID = `node-${node.id}`;
-            const section = element("section", { class: "node", "aria-labelledby": headingID });
-            const facts = [];
-            if (node.timeZone) facts.push(node.timeZone);
-            if (node.clockSynchronized === true) facts.push("clock synchronized");
-            if (node.clockSynchronized === false) facts.push("clock not synchronized");
+          // A node's or a group's section: its heading (`name`, the pill, facts), then its alarms.
+          function section(owner, kind, name, pill, pillText, facts) {
+            const headingID = `${kind}-${name}`;
+            const section = element("section", { class: kind === "group" ? "node group" : "node", "aria-labelledby": headingID });
             section.append(element("div", { class: "node-head" }, [
-              element("h2", { id: headingID, text: node.id }),
-              element("span", { class: "pill " + node.state, text: node.stateText }),
+              element("h2", { id: headingID, text: name }),
+              element("span", { class: "pill " + pill, text: pillText }),
               facts.length ? element("p", { class: "node-facts", text: facts.join(" · ") }) : null,
             ]));
-            const list = element("ul", { class: "alarms", "aria-label": `Alarms of ${node.id}` });
-            for (const alarm of node.alarms) list.append(alarmCard(node, alarm));
-            if (!node.alarms.length) list.append(element("li", { class: "empty", text: "No alarms." }));
+            const list = element("ul", { class: "alarms", "aria-label": kind === "group" ? `Alarms of group ${name}` : `Alarms of ${name}` });
+            for (const alarm of owner.alarms) list.append(alarmCard(owner, alarm));
+            if (kind === "node" && !owner.alarms.length) list.append(element("li", { class: "empty", text: "No alarms." }));
             section.append(list);
             return section;
           }
 
-          // A group's alarms, once each, with the members that hold them.
-          function groupSection(group) {
-            const headingID = `group-${group.name}`;
-            const section = element("section", { class: "node group", "aria-labelledby": headingID });
-            section.append(element("div", { class: "node-head" }, [
-              element("h2", { id: headingID, text: group.name }),
-              element("span", { class: "pill group", text: "group" }),
-            ]));
-            const list = element("ul", { class: "alarms", "aria-label": `Alarms of group ${group.name}` });
-            for (const alarm of group.alarms) list.append(alarmCard(group, alarm));
-            section.append(list);
-            return section;
+          function nodeSection(node) {
+            const facts = [];
+            if (node.timeZone) facts.push(node.timeZone);
+            if (node.clockSynchronized === true) facts.push("clock synchronized");
+            if (node.clockSynchronized === false) facts.push("clock not synchronized");
+            return section(node, "node", node.id, node.state, node.stateText, facts);
           }
+
+          // A group's alarms, once each, with the members that hold them.
+          const groupSection = (group) => section(group, "group", group.name, "group", "group", []);
 
           function alertItem(owner, alarm) {
             const item = element("div", { class: "alert-item", tint: alarm.tint });
@@ -284,18 +278,17 @@ extension PageAssets {
 
           function follow() {
             const events = new EventSource("/api/events");
-            events.onopen = () => {
+            const live = () => {
               connected = true;
               connection.textContent = "Live";
               connection.classList.remove("lost");
             };
+            events.onopen = live;
             events.onmessage = (message) => {
               const next = JSON.parse(message.data);
               offset = Date.parse(next.serverTime) - Date.now();
               snapshot = next;
-              connected = true;
-              connection.textContent = "Live";
-              connection.classList.remove("lost");
+              live();
               draw();
             };
             events.onerror = () => {

@@ -92,17 +92,14 @@ struct ConnectionOptions: ParsableArguments {
     @Flag(help: "Write the MQTT client's log to standard error.")
     var verbose = false
 
-    private var values: ConnectionOptionValues {
-        brokerOptions.values(node: node, timeout: timeout)
-    }
-
     /// Runs `body` with the group of `--group`, and disconnects afterwards. Replies are collected
     /// for `--timeout` at most (5 s by default), less once every online member has answered.
     func withGroup<Value>(_ name: String, _ body: (RemoteGroup) async throws(AlarmctlError) -> Value) async throws(AlarmctlError) -> Value {
         guard NodeTopics.isValidNodeID(name) else {
             throw .usage("--group '\(name)' is not a group name: use letters, digits, '_' and '-' (at most 64)")
         }
-        let group = RemoteGroup.forAlarmctl(name, settings: try values.settings(environment: ProcessInfo.processInfo.environment), verbose: verbose)
+        let settings = try brokerOptions.settings(node: node, timeout: timeout, environment: ProcessInfo.processInfo.environment)
+        let group = RemoteGroup.forAlarmctl(name, settings: settings, verbose: verbose)
         do {
             let value = try await body(group)
             await group.close()
@@ -119,7 +116,8 @@ struct ConnectionOptions: ParsableArguments {
         if group != nil {
             throw .usage("--group works with timer, alarm, list, stop, snooze, pause, resume and cancel; this command talks to one node: use --node")
         }
-        let session = NodeSession(settings: try values.settings(environment: ProcessInfo.processInfo.environment), verbose: verbose)
+        let settings = try brokerOptions.settings(node: node, timeout: timeout, environment: ProcessInfo.processInfo.environment)
+        let session = NodeSession(settings: settings, verbose: verbose)
         do {
             let value = try await body(session)
             await session.close()

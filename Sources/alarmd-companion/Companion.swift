@@ -51,7 +51,7 @@ struct Companion: AsyncParsableCommand {
             // The node is chosen by --node (or every node), never by ALARMD_NODE.
             var environment = ProcessInfo.processInfo.environment
             environment["ALARMD_NODE"] = node.first ?? "companion"
-            settings = try brokerOptions.values().settings(environment: environment)
+            settings = try brokerOptions.settings(environment: environment)
         } catch let error as AlarmctlError {
             throw ValidationError(error.message)
         } catch let error as CompanionError {

@@ -73,9 +73,24 @@ struct ConnectionSettingsTests {
         "ALARMD_USERNAME": "ann", "ALARMD_PASSWORD": "secret", "ALARMD_CA_FILE": "/etc/ca.pem",
     ]
 
+    /// The settings of a command line: the broker options alarmctl shares with the companion, and
+    /// its own --node and --timeout.
+    func settings(_ arguments: [String], environment: [String: String]) throws -> RemoteNodeSettings {
+        var brokerArguments: [String] = [], node: String?, timeout: Double?
+        var rest = arguments[...]
+        while let argument = rest.popFirst() {
+            switch argument {
+            case "--node": node = rest.popFirst()
+            case "--timeout": timeout = rest.popFirst().flatMap(Double.init)
+            default: brokerArguments.append(argument)
+            }
+        }
+        return try BrokerOptions.parse(brokerArguments).settings(node: node, timeout: timeout, environment: environment)
+    }
+
     @Test("The environment alone")
     func environmentOnly() throws {
-        let settings = try ConnectionOptionValues().settings(environment: environment)
+        let settings = try settings([], environment: environment)
         #expect(settings.host == "10.0.0.2" && settings.port == 1884)
         #expect(settings.node == "bedroom" && settings.topicPrefix == "home")
         #expect(settings.username == "ann" && settings.password == "secret" && settings.caFile == "/etc/ca.pem")
@@ -84,9 +99,10 @@ struct ConnectionSettingsTests {
 
     @Test("Options win over the environment")
     func optionsWin() throws {
-        let options = ConnectionOptionValues(broker: "[::1]:8883", node: "kitchen", prefix: "alarms", username: "bob",
-                                             password: "pw", caFile: "/ca.pem", certFile: "/c.pem", keyFile: "/k.pem", timeout: 2.5)
-        let settings = try options.settings(environment: environment)
+        let settings = try settings([
+            "--broker", "[::1]:8883", "--node", "kitchen", "--prefix", "alarms", "--username", "bob", "--password", "pw",
+            "--ca-file", "/ca.pem", "--cert-file", "/c.pem", "--key-file", "/k.pem", "--timeout", "2.5",
+        ], environment: environment)
         #expect(settings.host == "::1" && settings.port == 8883)
         #expect(settings.node == "kitchen" && settings.topicPrefix == "alarms")
         #expect(settings.username == "bob" && settings.password == "pw")
@@ -96,24 +112,24 @@ struct ConnectionSettingsTests {
 
     @Test("Defaults: localhost:1883 and a node named after this host")
     func defaults() throws {
-        let settings = try ConnectionOptionValues().settings(environment: [:])
+        let settings = try settings([], environment: [:])
         #expect(settings.host == "localhost" && settings.port == 1883)
         #expect(NodeTopics.isValidNodeID(settings.node))
     }
 
     @Test("Mistakes name where the value came from", arguments: [
-        (ConnectionOptionValues(), ["ALARMD_BROKER": "host:99999"], "ALARMD_BROKER 'host:99999' is not a broker address"),
-        (ConnectionOptionValues(broker: ":1883"), [:], "--broker ':1883' is not a broker address"),
-        (ConnectionOptionValues(), ["ALARMD_NODE": "bed room"], "ALARMD_NODE 'bed room' is not a node id"),
-        (ConnectionOptionValues(node: "a/b"), [:], "--node 'a/b' is not a node id"),
-        (ConnectionOptionValues(password: "pw"), [:], "a password is set without a username"),
-        (ConnectionOptionValues(caFile: "/ca", certFile: "/c"), [:], "--cert-file and --key-file go together"),
-        (ConnectionOptionValues(certFile: "/c", keyFile: "/k"), [:], "a client certificate needs TLS"),
-        (ConnectionOptionValues(timeout: 0), [:], "--timeout 0.0 is out of range"),
+        ([], ["ALARMD_BROKER": "host:99999"], "ALARMD_BROKER 'host:99999' is not a broker address"),
+        (["--broker", ":1883"], [:], "--broker ':1883' is not a broker address"),
+        ([], ["ALARMD_NODE": "bed room"], "ALARMD_NODE 'bed room' is not a node id"),
+        (["--node", "a/b"], [:], "--node 'a/b' is not a node id"),
+        (["--password", "pw"], [:], "a password is set without a username"),
+        (["--ca-file", "/ca", "--cert-file", "/c"], [:], "--cert-file and --key-file go together"),
+        (["--cert-file", "/c", "--key-file", "/k"], [:], "a client certificate needs TLS"),
+        (["--timeout", "0"], [:], "--timeout 0.0 is out of range"),
     ])
-    func mistakes(options: ConnectionOptionValues, environment: [String: String], start: String) {
+    func mistakes(arguments: [String], environment: [String: String], start: String) {
         #expect {
-            try options.settings(environment: environment)
+            try settings(arguments, environment: environment)
         } throws: { error in
             guard case AlarmctlError.usage(let message)? = error as? AlarmctlError else { return false }
             return message.hasPrefix(start)

@@ -70,7 +70,7 @@ public final class AlarmManager: Sendable {
     /// The alarms each time they change, starting with the current list. Any number of
     /// observers may iterate at once.
     public var alarmUpdates: AlarmUpdates {
-        AlarmUpdates(documents: connection.documentUpdates)
+        AlarmUpdates(values: connection.documentUpdates) { $0.map(\.alarm) }
     }
 
     /// Every alarm's full document (configuration, presentation state, next alert date).
@@ -93,7 +93,7 @@ public final class AlarmManager: Sendable {
 
     /// The authorization decision each time it changes, starting with the current one.
     public var authorizationUpdates: AlarmAuthorizationStateUpdates {
-        AlarmAuthorizationStateUpdates(states: connection.authorizationUpdates)
+        AlarmAuthorizationStateUpdates(values: connection.authorizationUpdates) { $0 }
     }
 }
 

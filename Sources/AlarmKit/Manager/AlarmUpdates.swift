@@ -2,56 +2,38 @@ import FoundationEssentials
 
 extension AlarmManager {
     /// The alarms each time they change, starting with the current list (AlarmKit's
-    /// `AlarmManager.AlarmUpdates`, the type of `alarmUpdates`). Any number of observers may
-    /// iterate at once; a slow one skips to the newest list.
-    public struct AlarmUpdates: AsyncSequence, Sendable {
-        public typealias Element = [Alarm]
-        public typealias Failure = Never
-
-        let documents: Broadcast<[AlarmDocument]>
-
-        public func makeAsyncIterator() -> Iterator {
-            Iterator(documents: documents.stream().makeAsyncIterator())
-        }
-
-        /// Iterates the alarm lists.
-        public struct Iterator: AsyncIteratorProtocol {
-            var documents: AsyncStream<[AlarmDocument]>.Iterator
-
-            public mutating func next() async -> [Alarm]? {
-                await documents.next()?.map(\.alarm)
-            }
-
-            public mutating func next(isolation actor: isolated (any Actor)?) async -> [Alarm]? {
-                await documents.next(isolation: actor)?.map(\.alarm)
-            }
-        }
-    }
+    /// `AlarmManager.AlarmUpdates`, the type of `alarmUpdates`).
+    public typealias AlarmUpdates = BroadcastUpdates<[AlarmDocument], [Alarm]>
 
     /// The authorization decision each time it changes, starting with the current one
     /// (AlarmKit's `AlarmManager.AlarmAuthorizationStateUpdates`, the type of
     /// `authorizationUpdates`).
-    public struct AlarmAuthorizationStateUpdates: AsyncSequence, Sendable {
-        public typealias Element = AuthorizationState
-        public typealias Failure = Never
+    public typealias AlarmAuthorizationStateUpdates = BroadcastUpdates<AuthorizationState, AuthorizationState>
+}
 
-        let states: Broadcast<AuthorizationState>
+/// A ``Broadcast``'s value each time it changes, starting with the current one, as `transform`
+/// makes it. Any number of observers may iterate at once; a slow one skips to the newest value.
+public struct BroadcastUpdates<Value: Sendable, Element: Sendable>: AsyncSequence, Sendable {
+    public typealias Failure = Never
 
-        public func makeAsyncIterator() -> Iterator {
-            Iterator(states: states.stream().makeAsyncIterator())
+    let values: Broadcast<Value>
+    let transform: @Sendable (Value) -> Element
+
+    public func makeAsyncIterator() -> Iterator {
+        Iterator(values: values.stream().makeAsyncIterator(), transform: transform)
+    }
+
+    /// Iterates the values.
+    public struct Iterator: AsyncIteratorProtocol {
+        var values: AsyncStream<Value>.Iterator
+        let transform: @Sendable (Value) -> Element
+
+        public mutating func next() async -> Element? {
+            await values.next().map(transform)
         }
 
-        /// Iterates the decisions.
-        public struct Iterator: AsyncIteratorProtocol {
-            var states: AsyncStream<AuthorizationState>.Iterator
-
-            public mutating func next() async -> AuthorizationState? {
-                await states.next()
-            }
-
-            public mutating func next(isolation actor: isolated (any Actor)?) async -> AuthorizationState? {
-                await states.next(isolation: actor)
-            }
+        public mutating func next(isolation actor: isolated (any Actor)?) async -> Element? {
+            await values.next(isolation: actor).map(transform)
         }
     }
 }

@@ -34,15 +34,6 @@ public struct Alarm: Identifiable, Sendable, Hashable, Codable {
             self.preAlert = preAlert
             self.postAlert = postAlert
         }
-
-        private enum CodingKeys: String, CodingKey { case preAlert, postAlert }
-
-        public init(from decoder: any Decoder) throws {
-            try decoder.rejectUnknownKeys(CodingKeys.self)
-            let container = try decoder.container(keyedBy: CodingKeys.self)
-            preAlert = try container.decodeOptional(TimeInterval.self, forKey: .preAlert)
-            postAlert = try container.decodeOptional(TimeInterval.self, forKey: .postAlert)
-        }
     }
 
     /// When an alarm alerts: at a fixed instant, or at a local time of day.
@@ -71,15 +62,6 @@ public struct Alarm: Identifiable, Sendable, Hashable, Codable {
                     self.hour = hour
                     self.minute = minute
                 }
-
-                private enum CodingKeys: String, CodingKey { case hour, minute }
-
-                public init(from decoder: any Decoder) throws {
-                    try decoder.rejectUnknownKeys(CodingKeys.self)
-                    let container = try decoder.container(keyedBy: CodingKeys.self)
-                    hour = try container.decode(Int.self, forKey: .hour)
-                    minute = try container.decode(Int.self, forKey: .minute)
-                }
             }
 
             /// How a relative schedule repeats.
@@ -101,7 +83,6 @@ public struct Alarm: Identifiable, Sendable, Hashable, Codable {
                         self = .never
                         return
                     }
-                    try decoder.rejectUnknownKeys(CodingKeys.self)
                     let container = try decoder.container(keyedBy: CodingKeys.self)
                     let names = try container.decode([WeekdayName].self, forKey: .weekly)
                     self = .weekly(names.map(\.weekday))
@@ -123,7 +104,6 @@ public struct Alarm: Identifiable, Sendable, Hashable, Codable {
         private enum CodingKeys: String, CodingKey { case fixed, relative }
 
         public init(from decoder: any Decoder) throws {
-            try decoder.rejectUnknownKeys(CodingKeys.self)
             let container = try decoder.container(keyedBy: CodingKeys.self)
             switch (container.contains(.fixed), container.contains(.relative)) {
             case (true, false):

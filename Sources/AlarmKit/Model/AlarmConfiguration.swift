@@ -19,7 +19,6 @@ public enum AlertConfiguration {
                 self = .default
                 return
             }
-            try decoder.rejectUnknownKeys(CodingKeys.self)
             let container = try decoder.container(keyedBy: CodingKeys.self)
             self = .named(try container.decode(String.self, forKey: .named))
         }
@@ -54,11 +53,8 @@ public enum AlarmIntent: Sendable, Hashable, Codable {
     private enum PublishKeys: String, CodingKey { case topic, payload, retain }
 
     public init(from decoder: any Decoder) throws {
-        try decoder.rejectUnknownKeys(CodingKeys.self)
         let container = try decoder.container(keyedBy: CodingKeys.self)
-        let publishDecoder = try container.superDecoder(forKey: .publish)
-        try publishDecoder.rejectUnknownKeys(PublishKeys.self)
-        let publish = try publishDecoder.container(keyedBy: PublishKeys.self)
+        let publish = try container.superDecoder(forKey: .publish).container(keyedBy: PublishKeys.self)
         self = .publish(
             topic: try publish.decode(String.self, forKey: .topic),
             payload: try publish.decodeIfPresent(String.self, forKey: .payload) ?? "",
@@ -151,8 +147,14 @@ extension AlarmManager {
             case countdownDuration, schedule, attributes, stopIntent, secondaryIntent, sound
         }
 
+        /// Reads a configuration; in strict mode (commands), a field it does not know is an error.
         public init(from decoder: any Decoder) throws {
-            try decoder.rejectUnknownKeys(CodingKeys.self)
+            try self.init(fields: decoder)
+            try decoder.rejectUnknownFields(notWrittenBy: self)
+        }
+
+        /// Reads the fields of a configuration, ignoring any others (a whole alarm document's).
+        init(fields decoder: any Decoder) throws {
             let container = try decoder.container(keyedBy: CodingKeys.self)
             countdownDuration = try container.decodeOptional(Alarm.CountdownDuration.self, forKey: .countdownDuration)
             schedule = try container.decodeOptional(Alarm.Schedule.self, forKey: .schedule)
@@ -205,7 +207,7 @@ public struct AlarmPresentationState: Sendable, Hashable, Codable {
             }
         }
 
-        public struct Paused: Sendable, Hashable {
+        public struct Paused: Sendable, Hashable, Codable {
             public var totalCountdownDuration: TimeInterval
             public var previouslyElapsedDuration: TimeInterval
 
@@ -232,9 +234,7 @@ public struct AlarmPresentationState: Sendable, Hashable, Codable {
                     startDate: try container.decodeDate(forKey: .startDate),
                     fireDate: try container.decodeDate(forKey: .fireDate)))
             case "paused":
-                self = .paused(.init(
-                    totalCountdownDuration: try container.decode(TimeInterval.self, forKey: .totalCountdownDuration),
-                    previouslyElapsedDuration: try container.decode(TimeInterval.self, forKey: .previouslyElapsedDuration)))
+                self = .paused(try Paused(from: decoder))
             default:
                 throw DecodingError.dataCorruptedError(
                     forKey: .mode, in: container,
@@ -256,8 +256,7 @@ public struct AlarmPresentationState: Sendable, Hashable, Codable {
                 try container.encodeDate(countdown.fireDate, forKey: .fireDate)
             case .paused(let paused):
                 try container.encode("paused", forKey: .mode)
-                try container.encode(paused.totalCountdownDuration, forKey: .totalCountdownDuration)
-                try container.encode(paused.previouslyElapsedDuration, forKey: .previouslyElapsedDuration)
+                try paused.encode(to: encoder)
             }
         }
     }

@@ -35,7 +35,7 @@ public struct AlarmDocument: Identifiable, Sendable, Hashable, Codable {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         id = try container.decode(UUID.self, forKey: .id)
         state = try container.decode(Alarm.State.self, forKey: .state)
-        configuration = try AlarmManager.AlarmConfiguration<JSONValue>(fromDocument: decoder)
+        configuration = try AlarmManager.AlarmConfiguration<JSONValue>(fields: decoder)
         presentationState = try container.decodeOptional(AlarmPresentationState.Mode.self, forKey: .presentationState)
         nextAlertDate = try container.decode(OptionalInstant.self, forKey: .nextAlertDate).wrappedValue
         group = try container.decodeIfPresent(String.self, forKey: .group)
@@ -50,28 +50,4 @@ public struct AlarmDocument: Identifiable, Sendable, Hashable, Codable {
         try container.encodeDate(nextAlertDate, forKey: .nextAlertDate)
         try container.encodeIfPresent(group, forKey: .group)
     }
-}
-
-extension AlarmManager.AlarmConfiguration {
-    /// Reads the configuration fields of a whole alarm document, ignoring its other fields.
-    init(fromDocument decoder: any Decoder) throws {
-        let lenient = LenientDecoder(base: decoder)
-        try self.init(from: lenient)
-    }
-}
-
-/// Wraps a decoder so that unknown-field checks are off: a document carries more than a configuration.
-private struct LenientDecoder: Decoder {
-    let base: any Decoder
-    var codingPath: [any CodingKey] { base.codingPath }
-    var userInfo: [CodingUserInfoKey: Any] {
-        var info = base.userInfo
-        info[.alarmStrictDecoding] = false
-        return info
-    }
-    func container<Key: CodingKey>(keyedBy type: Key.Type) throws -> KeyedDecodingContainer<Key> {
-        try base.container(keyedBy: type)
-    }
-    func unkeyedContainer() throws -> any UnkeyedDecodingContainer { try base.unkeyedContainer() }
-    func singleValueContainer() throws -> any SingleValueDecodingContainer { try base.singleValueContainer() }
 }

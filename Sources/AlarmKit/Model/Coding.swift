@@ -56,11 +56,11 @@ public enum AlarmJSON {
 }
 
 extension CodingUserInfoKey {
-    /// Set to `true` to make the model reject unknown fields.
+    /// Set to `true` to make a configuration reject the fields it does not know.
     public static let alarmStrictDecoding = CodingUserInfoKey(rawValue: "alarmkit.strictDecoding")!
 }
 
-/// A coding key made from any string: used to find unknown fields.
+/// A coding key made from any string: a command's fields, an unknown field's path.
 struct AnyCodingKey: CodingKey {
     var stringValue: String
     var intValue: Int? { nil }
@@ -69,15 +69,29 @@ struct AnyCodingKey: CodingKey {
 }
 
 extension Decoder {
-    /// In strict mode, fails on the first field that `Keys` does not name, with the field's path.
-    func rejectUnknownKeys<Keys: CodingKey>(_ keys: Keys.Type) throws {
-        guard userInfo[.alarmStrictDecoding] as? Bool == true else { return }
-        let container = try container(keyedBy: AnyCodingKey.self)
-        for key in container.allKeys where Keys(stringValue: key.stringValue) == nil {
-            throw DecodingError.dataCorruptedError(
-                forKey: key, in: container,
-                debugDescription: "unknown field '\(key.stringValue)'")
+    /// In strict mode, fails on the first field read here that `decoded` does not write back, with
+    /// the field's path. The model's types write every field they know (`null` for an absent
+    /// one), so a field they do not write is one they do not know.
+    func rejectUnknownFields(notWrittenBy decoded: some Encodable) throws {
+        guard userInfo[.alarmStrictDecoding] as? Bool == true,
+              let path = try JSONValue(from: self).firstField(missingFrom: JSONValue(encoding: decoded)) else { return }
+        throw DecodingError.dataCorrupted(.init(
+            codingPath: codingPath + path.map(AnyCodingKey.init(stringValue:)),
+            debugDescription: "unknown field '\(path.last!)'"))
+    }
+}
+
+extension JSONValue {
+    /// The path of the first member (by sorted keys, depth first) of an object in this value
+    /// that `other` does not have at the same place. Arrays are not searched: the model's
+    /// arrays hold no objects of its own.
+    fileprivate func firstField(missingFrom other: JSONValue) -> [String]? {
+        guard case .object(let members) = self, case .object(let others) = other else { return nil }
+        for key in members.keys.sorted() {
+            guard let written = others[key] else { return [key] }
+            if let path = members[key]!.firstField(missingFrom: written) { return [key] + path }
         }
+        return nil
     }
 }
 
@@ -124,6 +138,11 @@ extension KeyedDecodingContainer {
         try decodeIfPresent(type, forKey: key) ?? OptionalInstant(wrappedValue: nil)
     }
 
+    /// An absent or `null` field is a `nil` value.
+    func decode<Value: Decodable>(_ type: ExplicitNull<Value>.Type, forKey key: Key) throws -> ExplicitNull<Value> {
+        ExplicitNull(wrappedValue: try decodeOptional(Value.self, forKey: key))
+    }
+
     /// `decodeIfPresent` that also treats an explicit `null` as absent.
     func decodeOptional<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T? {
         guard contains(key), try !decodeNil(forKey: key) else { return nil }
@@ -143,6 +162,10 @@ public struct ExplicitNull<Value: Encodable>: Encodable {
         var container = encoder.singleValueContainer()
         if let wrappedValue { try container.encode(wrappedValue) } else { try container.encodeNil() }
     }
+}
+
+extension ExplicitNull: Decodable where Value: Decodable {
+    public init(from decoder: any Decoder) throws { wrappedValue = try Optional<Value>(from: decoder) }
 }
 
 extension ExplicitNull: Equatable where Value: Equatable {}

@@ -80,16 +80,6 @@ public struct AlarmButton: Sendable, Hashable, Codable {
         self.textColor = textColor
         self.systemImageName = systemImageName
     }
-
-    private enum CodingKeys: String, CodingKey { case text, textColor, systemImageName }
-
-    public init(from decoder: any Decoder) throws {
-        try decoder.rejectUnknownKeys(CodingKeys.self)
-        let container = try decoder.container(keyedBy: CodingKeys.self)
-        text = try container.decode(String.self, forKey: .text)
-        textColor = try container.decode(Color.self, forKey: .textColor)
-        systemImageName = try container.decode(String.self, forKey: .systemImageName)
-    }
 }
 
 /// What a device shows for an alarm in each of its states (AlarmKit's `AlarmPresentation`).
@@ -147,7 +137,6 @@ public struct AlarmPresentation: Sendable, Hashable, Codable {
         }
 
         public init(from decoder: any Decoder) throws {
-            try decoder.rejectUnknownKeys(CodingKeys.self)
             let container = try decoder.container(keyedBy: CodingKeys.self)
             title = try container.decode(String.self, forKey: .title)
             stopButton = try container.decodeOptional(AlarmButton.self, forKey: .stopButton) ?? Self.defaultStopButton
@@ -166,15 +155,6 @@ public struct AlarmPresentation: Sendable, Hashable, Codable {
             self.title = title
             self.pauseButton = pauseButton
         }
-
-        private enum CodingKeys: String, CodingKey { case title, pauseButton }
-
-        public init(from decoder: any Decoder) throws {
-            try decoder.rejectUnknownKeys(CodingKeys.self)
-            let container = try decoder.container(keyedBy: CodingKeys.self)
-            title = try container.decode(String.self, forKey: .title)
-            pauseButton = try container.decodeOptional(AlarmButton.self, forKey: .pauseButton)
-        }
     }
 
     /// The presentation while a countdown is paused.
@@ -186,25 +166,6 @@ public struct AlarmPresentation: Sendable, Hashable, Codable {
             self.title = title
             self.resumeButton = resumeButton
         }
-
-        private enum CodingKeys: String, CodingKey { case title, resumeButton }
-
-        public init(from decoder: any Decoder) throws {
-            try decoder.rejectUnknownKeys(CodingKeys.self)
-            let container = try decoder.container(keyedBy: CodingKeys.self)
-            title = try container.decode(String.self, forKey: .title)
-            resumeButton = try container.decode(AlarmButton.self, forKey: .resumeButton)
-        }
-    }
-
-    private enum CodingKeys: String, CodingKey { case alert, countdown, paused }
-
-    public init(from decoder: any Decoder) throws {
-        try decoder.rejectUnknownKeys(CodingKeys.self)
-        let container = try decoder.container(keyedBy: CodingKeys.self)
-        alert = try container.decode(Alert.self, forKey: .alert)
-        countdown = try container.decodeOptional(Countdown.self, forKey: .countdown)
-        paused = try container.decodeOptional(Paused.self, forKey: .paused)
     }
 }
 
@@ -218,16 +179,6 @@ public struct AlarmAttributes<Metadata: AlarmMetadata>: Sendable, Hashable, Coda
         self.presentation = presentation
         self.metadata = metadata
         self.tintColor = tintColor
-    }
-
-    private enum CodingKeys: String, CodingKey { case presentation, metadata, tintColor }
-
-    public init(from decoder: any Decoder) throws {
-        try decoder.rejectUnknownKeys(CodingKeys.self)
-        let container = try decoder.container(keyedBy: CodingKeys.self)
-        presentation = try container.decode(AlarmPresentation.self, forKey: .presentation)
-        metadata = try container.decodeOptional(Metadata.self, forKey: .metadata)
-        tintColor = try container.decode(Color.self, forKey: .tintColor)
     }
 }
 

@@ -1,3 +1,4 @@
+import FoundationEssentials
 import Logging
 import Mosquitto
 import Synchronization
@@ -52,5 +53,40 @@ extension Mutex where Value: RemoteClientState {
         case nil:
             break
         }
+    }
+
+    /// The client for a request, after `startClient`: `unavailable`, saying why, when there is none.
+    func requestClient(settings: RemoteNodeSettings) throws(AlarmNodeError) -> MQTTClient {
+        let (client, setupFailure) = withLock { ($0.client, $0.setupFailure) }
+        guard let client else {
+            throw .unavailable("cannot set up a connection to the broker \(settings.brokerDescription): \(setupFailure ?? "check ALARMD_BROKER or --broker")")
+        }
+        return client
+    }
+}
+
+extension MQTTMessage {
+    /// A command to `topic` (QoS 1): `fields` with `replyTo` and `correlationID` for 3.1.1
+    /// connections, and both again as the MQTT 5 properties.
+    static func command(topic: String, fields: [String: JSONValue], replyTopic: String, correlation: String) -> MQTTMessage {
+        let payload = fields.merging(["replyTo": .string(replyTopic), "correlationID": .string(correlation)]) { $1 }
+        return MQTTMessage(topic: topic, payload: (try? AlarmJSON.encode(JSONValue.object(payload))) ?? [], qos: 1,
+                           responseTopic: replyTopic, correlationData: Array(correlation.utf8))
+    }
+
+    /// The correlation id of a reply: its MQTT 5 correlation data, or its payload's `correlationID`.
+    var replyCorrelation: String? {
+        struct Correlated: Decodable { var correlationID: String? }
+        return correlationData.flatMap { String(validating: $0, as: UTF8.self) }
+            ?? (try? JSONDecoder().decode(Correlated.self, from: Data(payload)))?.correlationID
+    }
+}
+
+/// The fields of a `schedule` command for alarm `id`.
+func scheduleFields(id: UUID, configuration: AlarmManager.AlarmConfiguration<JSONValue>) throws(AlarmNodeError) -> [String: JSONValue] {
+    do {
+        return ["id": .string(id.uuidString), "configuration": try JSONValue(encoding: configuration)]
+    } catch {
+        throw .invalidConfiguration(field: "configuration", reason: "cannot be written as JSON: \(error)")
     }
 }

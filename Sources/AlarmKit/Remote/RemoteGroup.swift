@@ -80,13 +80,7 @@ public final class RemoteGroup: Sendable {
 
     /// Schedules the alarm `id` on every member.
     public func schedule(id: UUID, configuration: AlarmManager.AlarmConfiguration<JSONValue>) async throws(AlarmNodeError) -> Replies {
-        let value: JSONValue
-        do {
-            value = try JSONValue(encoding: configuration)
-        } catch {
-            throw .invalidConfiguration(field: "configuration", reason: "cannot be written as JSON: \(error)")
-        }
-        return try await request(.schedule, fields: ["id": .string(id.uuidString), "configuration": value], alarmID: id)
+        try await request(.schedule, fields: try scheduleFields(id: id, configuration: configuration), alarmID: id)
     }
 
     /// Runs a lifecycle operation on alarm `id` on every member; a member without it answers `notFound`.
@@ -122,23 +116,16 @@ public final class RemoteGroup: Sendable {
 
     private func request(_ operation: NodeCommand.Operation, fields: [String: JSONValue], alarmID: UUID? = nil) async throws(AlarmNodeError) -> Replies {
         start()
-        let (client, setupFailure) = state.withLock { ($0.client, $0.setupFailure) }
-        guard let client else {
-            throw .unavailable("cannot set up a connection to the broker \(settings.brokerDescription): \(setupFailure ?? "check ALARMD_BROKER or --broker")")
-        }
+        let client = try state.requestClient(settings: settings)
         let correlation = UUID().uuidString
-        var payload = fields
-        payload["replyTo"] = .string(replyTopic)
-        payload["correlationID"] = .string(correlation)
+        var fields = fields
         // Every member counts a countdown from this instant, not from when the broker reached it.
-        payload["sentAt"] = .string(AlarmJSON.string(from: Date()))
-        let bytes = Array((try? AlarmJSON.encoder.encode(JSONValue.object(payload))) ?? Data())
+        fields["sentAt"] = .string(AlarmJSON.string(from: Date()))
         let (replies, collector) = AsyncStream.makeStream(of: [UInt8].self)
         state.withLock { $0.collectors[correlation] = collector }
         defer { _ = state.withLock { $0.collectors.removeValue(forKey: correlation) } }
         do {
-            try client.publish(MQTTMessage(topic: topics.command(operation), payload: bytes, qos: 1,
-                                           responseTopic: replyTopic, correlationData: Array(correlation.utf8)))
+            try client.publish(.command(topic: topics.command(operation), fields: fields, replyTopic: replyTopic, correlation: correlation))
         } catch {
             throw .unavailable("the request could not be sent to group '\(group)': \(error)")
         }
@@ -174,10 +161,8 @@ public final class RemoteGroup: Sendable {
 
     private func receive(_ message: MQTTMessage) {
         if message.topic == replyTopic {
-            let correlation = message.correlationData.flatMap { String(validating: $0, as: UTF8.self) }
-                ?? (try? JSONDecoder().decode([String: JSONValue].self, from: Data(message.payload)))
-                    .flatMap { if case .string(let id)? = $0["correlationID"] { id } else { nil } }
-            guard let correlation, let collector = state.withLock({ $0.collectors[correlation] }) else { return }
+            guard let correlation = message.replyCorrelation,
+                  let collector = state.withLock({ $0.collectors[correlation] }) else { return }
             collector.yield(message.payload)
         } else if let node = NodeTopics.nodeID(inStatusTopic: message.topic, prefix: settings.topicPrefix) {
             let status = message.payload.isEmpty ? nil : try? AlarmJSON.decoder.decode(NodeStatus.self, from: Data(message.payload))

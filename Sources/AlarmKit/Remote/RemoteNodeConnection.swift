@@ -76,7 +76,8 @@ public struct RemoteNodeSettings: Sendable, Hashable {
         return host.isEmpty ? nil : (String(host), port)
     }
 
-    var brokerDescription: String { "\(host):\(port)" }
+    /// `host:port`, as messages name the broker.
+    public var brokerDescription: String { "\(host):\(port)" }
 
     /// The MQTT client's configuration for these settings, with a client id of its own.
     func mqttConfiguration() -> MQTTConfiguration {
@@ -123,17 +124,11 @@ public final class RemoteNodeConnection: AlarmNodeConnection {
     // MARK: AlarmNodeConnection
 
     public func schedule(id: UUID, configuration: AlarmManager.AlarmConfiguration<JSONValue>) async throws -> AlarmDocument {
-        let configurationValue: JSONValue
-        do {
-            configurationValue = try JSONValue(encoding: configuration)
-        } catch {
-            throw AlarmNodeError.invalidConfiguration(field: "configuration", reason: "cannot be written as JSON: \(error)")
-        }
+        let fields = try scheduleFields(id: id, configuration: configuration)
         // While its authorization is undetermined (or not known yet), the node prompts on its
         // hardware before it answers.
         let mayPrompt = authorizationUpdates.value == .notDetermined
-        let reply = try await request(.schedule, fields: ["id": .string(id.uuidString), "configuration": configurationValue],
-                                      alarmID: id, timeout: mayPrompt ? promptingTimeout : nil)
+        let reply = try await request(.schedule, fields: fields, alarmID: id, timeout: mayPrompt ? promptingTimeout : nil)
         guard case .alarm(let document?) = reply else { throw AlarmNodeError.internal("the node answered schedule without the alarm") }
         return document
     }
@@ -227,18 +222,9 @@ public final class RemoteNodeConnection: AlarmNodeConnection {
         _ operation: NodeCommand.Operation, fields: [String: JSONValue], alarmID: UUID? = nil, timeout: Duration? = nil
     ) async throws -> NodeReply {
         start()
-        let (client, setupFailure) = state.withLock { ($0.client, $0.setupFailure) }
-        guard let client else {
-            throw AlarmNodeError.unavailable("cannot set up a connection to the broker \(settings.brokerDescription): \(setupFailure ?? "check ALARMD_BROKER or --broker")")
-        }
+        let client = try state.requestClient(settings: settings)
         let correlation = UUID().uuidString
-        var payload = fields
-        // Both reply paths: MQTT 5 properties, and the payload's replyTo for 3.1.1 connections.
-        payload["replyTo"] = .string(replyTopic)
-        payload["correlationID"] = .string(correlation)
-        let bytes = Array((try? AlarmJSON.encoder.encode(JSONValue.object(payload))) ?? Data())
-        let message = MQTTMessage(topic: topics.command(operation), payload: bytes, qos: 1,
-                                  responseTopic: replyTopic, correlationData: Array(correlation.utf8))
+        let message = MQTTMessage.command(topic: topics.command(operation), fields: fields, replyTopic: replyTopic, correlation: correlation)
         let limit = timeout ?? settings.timeout
         // Registered before the request is sent, so that the quickest reply finds its waiter.
         let pending = AwaitedAnswer<[UInt8]>()
@@ -280,10 +266,8 @@ public final class RemoteNodeConnection: AlarmNodeConnection {
 
     private func receive(_ message: MQTTMessage) {
         if message.topic == replyTopic {
-            let correlation = message.correlationData.flatMap { String(validating: $0, as: UTF8.self) }
-                ?? (try? JSONDecoder().decode([String: JSONValue].self, from: Data(message.payload)))
-                    .flatMap { if case .string(let id)? = $0["correlationID"] { id } else { nil } }
-            guard let correlation, let waiting = state.withLock({ $0.pending.removeValue(forKey: correlation) }) else { return }
+            guard let correlation = message.replyCorrelation,
+                  let waiting = state.withLock({ $0.pending.removeValue(forKey: correlation) }) else { return }
             waiting.answer(message.payload)
         } else if let id = topics.alarmID(inTopic: message.topic) {
             let document = message.payload.isEmpty ? nil : try? AlarmJSON.decoder.decode(AlarmDocument.self, from: Data(message.payload))
