@@ -123,21 +123,23 @@ struct TimeKeeperService: Service {
     /// network still reports missed alarms (docs/time.md).
     static let untrustedClockBound: Duration = .seconds(600)
 
-    /// Until the kernel reports the clock synchronized, looks again every minute during the
-    /// first ten minutes (an NTP step is seen at once anyway, as a wall-clock jump), then every 5
-    /// minutes (a board with no network may never synchronize, and must not wake for it often);
-    /// once synchronized, never again. The node trusts the clock once it is synchronized, or once
-    /// the bound has passed.
+    /// Until the kernel reports the clock synchronized, looks again a minute after the start
+    /// (restored alarms that look overdue are held by then), then every minute while alerts are
+    /// held and every 5 minutes otherwise: a board with no network may never synchronize, and must
+    /// not wake for it often, and an NTP step is seen at once anyway, as a wall-clock jump. Once
+    /// synchronized, never again. The node trusts the clock once it is synchronized, or once the
+    /// bound has passed.
     private func watchSynchronization() async throws {
-        let started = ContinuousClock.now
-        var trustedAnyway = false
+        let trustAnyway = ContinuousClock.now + Self.untrustedClockBound
+        var trusted = false, wait: Duration = .seconds(60)
         while !(await refreshSynchronization()) {
-            try await TimerFDClock().sleep(for: trustedAnyway ? .seconds(300) : .seconds(60))
-            if !trustedAnyway, ContinuousClock.now - started >= Self.untrustedClockBound {
+            try await TimerFDClock().sleep(until: trusted ? .now + wait : min(.now + wait, trustAnyway))
+            if !trusted, ContinuousClock.now >= trustAnyway {
                 logger.warning("clock still not synchronized; trusting it anyway", metadata: ["waited": "\(Self.untrustedClockBound)"])
                 await node.setClockTrusted(true)
-                trustedAnyway = true
+                trusted = true
             }
+            wait = await node.withEngine { $0.heldAlarms.isEmpty } ? .seconds(300) : .seconds(60)
         }
     }
 
