@@ -80,7 +80,7 @@ final class BarePublisher: Sendable {
         let body: [UInt8] = [0, 4] + Array("MQTT".utf8) + [4, 2, 0, 0, 0, UInt8(clientID.count)] + clientID
         var connack = [UInt8](repeating: 0, count: 4)
         guard connected == 0, send(packet: 0x10, body), recv(socket, &connack, 4, Int32(MSG_WAITALL)) == 4, connack[0] == 0x20, connack[3] == 0 else {
-            close(socket)
+            // deinit closes the socket: every stored property is set by now.
             throw BenchError("the bare publisher could not connect to 127.0.0.1:\(port) (CONNACK \(connack))")
         }
     }
