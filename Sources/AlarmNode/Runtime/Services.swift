@@ -119,27 +119,20 @@ struct TimeKeeperService: Service {
         }
     }
 
-    /// How long after start an unsynchronized clock is trusted anyway, so that a node with no
-    /// network still reports missed alarms (docs/time.md).
-    static let untrustedClockBound: Duration = .seconds(600)
-
-    /// Until the kernel reports the clock synchronized, looks again a minute after the start
-    /// (restored alarms that look overdue are held by then), then every minute while alerts are
-    /// held and every 5 minutes otherwise: a board with no network may never synchronize, and must
-    /// not wake for it often, and an NTP step is seen at once anyway, as a wall-clock jump. Once
-    /// synchronized, never again. The node trusts the clock once it is synchronized, or once the
-    /// bound has passed.
+    /// Until the kernel reports the clock synchronized, looks again as ``SynchronizationChecks``
+    /// plans, and trusts the clock anyway once its bound has passed. Once synchronized, never again.
     private func watchSynchronization() async throws {
-        let trustAnyway = ContinuousClock.now + Self.untrustedClockBound
-        var trusted = false, wait: Duration = .seconds(60)
-        while !(await refreshSynchronization()) {
-            try await TimerFDClock().sleep(until: trusted ? .now + wait : min(.now + wait, trustAnyway))
-            if !trusted, ContinuousClock.now >= trustAnyway {
-                logger.warning("clock still not synchronized; trusting it anyway", metadata: ["waited": "\(Self.untrustedClockBound)"])
+        var checks = SynchronizationChecks(startedAt: ContinuousClock.now)
+        guard !(await refreshSynchronization()) else { return }
+        while true {
+            try await TimerFDClock().sleep(until: checks.nextLook)
+            guard !(await refreshSynchronization()) else { return }
+            if checks.trustsAnyway(at: .now) {
+                logger.warning("clock still not synchronized; trusting it anyway",
+                               metadata: ["waited": "\(SynchronizationChecks.untrustedClockBound)"])
                 await node.setClockTrusted(true)
-                trusted = true
             }
-            wait = await node.withEngine { $0.heldAlarms.isEmpty } ? .seconds(300) : .seconds(60)
+            checks.planNextLook(after: .now, alertsHeld: !(await node.withEngine { $0.heldAlarms.isEmpty }))
         }
     }
 
