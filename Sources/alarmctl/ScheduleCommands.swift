@@ -61,17 +61,7 @@ extension Alarmctl {
                         snooze: try snooze.map { text throws(HumanSyntaxError) in try DurationArgument.seconds(text, option: "--snooze") },
                         sound: alert.sound)
                 }
-                let id = try alert.alarmID()
-                if let group = connection.group {
-                    groupFailure = try await connection.onGroup(group, output: output) { group throws(AlarmNodeError) in
-                        [(id, try await group.schedule(id: id, configuration: configuration))]
-                    }
-                    return
-                }
-                try await connection.withSession { session throws(AlarmctlError) in
-                    let document = try await session.schedule(id: id, configuration: configuration, onAuthorizationPrompt: announcePrompt(lasting:))
-                    output.print("scheduled \(Rendering.summary(document, now: Date(), timeZone: session.displayTimeZone))", json: document)
-                }
+                groupFailure = try await connection.schedule(id: try alert.alarmID(), output: output) { _ in configuration }
             }
             try exitForGroup(groupFailure)
         }
@@ -134,23 +124,35 @@ extension Alarmctl {
                 }
                 // Mistakes show before connecting, unless the date needs the node's time zone.
                 if !expression.needsTimeZone { _ = try configuration(.current) }
-                if let group = connection.group {
-                    // Members may be in different zones: a date without an offset is read in this machine's.
-                    let configuration = try configuration(.current)
-                    groupFailure = try await connection.onGroup(group, output: output) { group throws(AlarmNodeError) in
-                        [(id, try await group.schedule(id: id, configuration: configuration))]
-                    }
-                    return
-                }
-                try await connection.withSession { session throws(AlarmctlError) in
-                    let timeZone = try await (expression.needsTimeZone ? session.timeZone() : TimeZone.current)
-                    let document = try await session.schedule(id: id, configuration: try configuration(timeZone),
-                                                              onAuthorizationPrompt: announcePrompt(lasting:))
-                    output.print("scheduled \(Rendering.summary(document, now: Date(), timeZone: session.displayTimeZone))", json: document)
-                }
+                groupFailure = try await connection.schedule(id: id, output: output, inNodeTimeZone: expression.needsTimeZone, configuration)
             }
             try exitForGroup(groupFailure)
         }
+    }
+}
+
+extension ConnectionOptions {
+    /// Schedules alarm `id` on every member of `--group`, or on the node, and prints what was
+    /// scheduled; returns a group's failure, for ``exitForGroup(_:)``. `configuration` is made in
+    /// this machine's time zone, or in the node's when `inNodeTimeZone`; for a group always in
+    /// this machine's (members may be in different zones).
+    func schedule(
+        id: UUID, output: OutputOptions, inNodeTimeZone: Bool = false,
+        _ configuration: (TimeZone) throws(AlarmctlError) -> AlarmManager.AlarmConfiguration<JSONValue>
+    ) async throws(AlarmctlError) -> AlarmctlError? {
+        if let group {
+            let configuration = try configuration(.current)
+            return try await onGroup(group, output: output) { group throws(AlarmNodeError) in
+                [(id, try await group.schedule(id: id, configuration: configuration))]
+            }
+        }
+        try await withSession { session throws(AlarmctlError) in
+            let timeZone = try await (inNodeTimeZone ? session.timeZone() : TimeZone.current)
+            let document = try await session.schedule(id: id, configuration: try configuration(timeZone),
+                                                      onAuthorizationPrompt: announcePrompt(lasting:))
+            output.print("scheduled \(Rendering.summary(document, now: Date(), timeZone: session.displayTimeZone))", json: document)
+        }
+        return nil
     }
 }
 

@@ -68,7 +68,7 @@ public final class RemoteGroup: Sendable {
         self.group = group
         self.collectionTime = collectionTime ?? settings.timeout
         self.topics = NodeTopics.group(group, prefix: settings.topicPrefix)
-        self.replyTopic = "\(settings.topicPrefix)-clients/\(UUID().uuidString)/reply"
+        self.replyTopic = settings.newReplyTopic()
         self.logger = logger
     }
 

@@ -85,6 +85,9 @@ public struct RemoteNodeSettings: Sendable, Hashable {
         return MQTTConfiguration(host: host, port: port, clientID: "alarmkit-\(UUID().uuidString.prefix(13))",
                                  username: username, password: password, tls: tls, keepAlive: 15, protocolSetting: brokerProtocol)
     }
+
+    /// A reply topic of a client's own: `<prefix>-clients/<random id>/reply` (docs/mqtt.md).
+    func newReplyTopic() -> String { "\(topicPrefix)-clients/\(UUID().uuidString)/reply" }
 }
 
 /// A node reached over MQTT: requests go to `<base>/cmd/<operation>` and wait for the reply;
@@ -117,7 +120,7 @@ public final class RemoteNodeConnection: AlarmNodeConnection {
     public init(settings: RemoteNodeSettings, logger: Logger = Logger(label: "alarmkit.remote")) {
         self.settings = settings
         self.topics = NodeTopics(prefix: settings.topicPrefix, node: settings.node)
-        self.replyTopic = "\(settings.topicPrefix)-clients/\(UUID().uuidString)/reply"
+        self.replyTopic = settings.newReplyTopic()
         self.logger = logger
     }
 
