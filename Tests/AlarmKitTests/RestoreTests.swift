@@ -34,9 +34,10 @@ struct RestoreTests {
     let start = date("2026-11-22T10:00:00Z")
     let berlin = EngineConfiguration(timeZone: zone("Europe/Berlin"))
 
-    /// The state a node had written when it went down, built with the engine itself.
-    func stateBeforeShutdown(_ build: (inout AlarmEngine) throws -> Void) rethrows -> NodeState {
-        var engine = AlarmEngine(configuration: berlin)
+    /// The state a node had written when it went down, built with the engine itself (in
+    /// `timeZone`, Berlin when nil).
+    func stateBeforeShutdown(in timeZone: TimeZone? = nil, _ build: (inout AlarmEngine) throws -> Void) rethrows -> NodeState {
+        var engine = AlarmEngine(configuration: timeZone.map { EngineConfiguration(timeZone: $0) } ?? berlin)
         try build(&engine)
         return NodeState(authorization: .authorized, alarms: Array(engine.records.values))
     }
@@ -129,6 +130,42 @@ struct RestoreTests {
         let documents = await node.documents
         #expect(documents.map(\.id) == [late, repeating])
         #expect(documents.last?.nextAlertDate == date("2026-11-23T10:30:00Z"))
+    }
+
+    @Test("A relative alarm planned in another zone rings at its local time in the node's zone after a restart")
+    func zoneChangedWhileDown() async throws {
+        let weekdays = UUID(), fixed = UUID()
+        // Planned on a node in UTC: 06:45 on weekdays is Monday 06:45 UTC.
+        let state = try stateBeforeShutdown(in: zone("UTC")) {
+            _ = try $0.schedule(id: weekdays, configuration: configuration(schedule: weekly(6, 45, [.monday, .tuesday])), now: start)
+            _ = try $0.schedule(id: fixed, configuration: configuration(schedule: .fixed(start + 86_400)), now: start)
+        }
+        #expect(state.alarms.first { $0.id == weekdays }?.nextAlertDate == date("2026-11-23T06:45:00Z"))
+        // Up again in Berlin: 06:45 there, 05:45 UTC, on the same Monday; the fixed date stays.
+        let (node, _, delegate, timer) = try await restart(state, at: start + 60)
+        defer { timer.cancel() }
+        let documents = await node.documents
+        #expect(documents.first { $0.id == weekdays }?.nextAlertDate == date("2026-11-23T05:45:00Z"))
+        #expect(documents.first { $0.id == fixed }?.nextAlertDate == start + 86_400)
+        #expect(delegate.effects.contains { if case .changed(let document) = $0 { document.id == weekdays } else { false } })
+        try await waitUntil("the replanned alarm to be written") {
+            delegate.lastState?.alarms.first { $0.id == weekdays }?.nextAlertDate == date("2026-11-23T05:45:00Z")
+        }
+    }
+
+    @Test("An occurrence that the node's new zone puts in the past is decided as downtime")
+    func zoneChangedWhileDownIntoThePast() async throws {
+        let id = UUID()
+        // 10:30 on a node in UTC; up again in Berlin at 10:20 UTC, where 10:30 was 09:30 UTC:
+        // 50 minutes ago, past the grace, so missed, as if the node had been down at 10:30 Berlin.
+        let state = try stateBeforeShutdown(in: zone("UTC")) {
+            _ = try $0.schedule(id: id, configuration: configuration(schedule: once(10, 30)), now: start)
+        }
+        let (node, _, delegate, timer) = try await restart(state, at: start + 1200)
+        defer { timer.cancel() }
+        #expect(delegate.effects.eventNames.contains(.missed))
+        #expect(!delegate.effects.eventNames.contains(.alerting))
+        #expect(await node.documents.isEmpty)
     }
 
     @Test("While the clock is not trusted, alerts past the grace are held, then missed once it is")

@@ -360,6 +360,24 @@ public struct AlarmEngine: Sendable {
         return effects + advance(to: now)
     }
 
+    /// After a restart: a relative alarm waiting for an occurrence is planned for the same local
+    /// day at its time in the node's zone, which may not be the zone it was planned in (the
+    /// configured or the system's zone changed while the node was down, or the zone's rules did).
+    /// An occurrence that is then past is decided by the next `advance`, as any alarm that fell
+    /// due while the node was down. Call before that first `advance`.
+    public mutating func replanInTimeZone(now: Date) -> [AlarmEffect] {
+        var effects: [AlarmEffect] = []
+        for record in records.values where record.isWaitingForSchedule {
+            guard case .relative(let relative) = record.configuration.schedule, let day = record.pendingOccurrenceDay else { continue }
+            let alertDate = ScheduleMath.instant(of: relative.time, on: day, in: configuration.timeZone)
+            guard alertDate != record.nextAlertDate else { continue }
+            var replanned = record
+            replanned.phase = scheduledPhase(alertDate: alertDate, configuration: record.configuration, now: now)
+            effects += replace(record, with: replanned, now: now)
+        }
+        return effects
+    }
+
     /// The node's time zone changed: relative schedules are read again in the new zone.
     public mutating func changeTimeZone(to timeZone: TimeZone, now: Date) -> [AlarmEffect] {
         configuration.timeZone = timeZone

@@ -292,7 +292,7 @@ public actor LocalAlarmNode {
 
     /// Carries out due transitions and sleeps until the next due instant, until cancelled.
     public func run() async {
-        advanceTime { engine, now in engine.resumeAlerts(now: now) }
+        advanceTime { engine, now in engine.replanInTimeZone(now: now) + engine.resumeAlerts(now: now) }
         while !Task.isCancelled {
             advanceTime { engine, now in engine.advance(to: now) }
             let deadline = engine.nextDeadline ?? .distantFuture
