@@ -40,8 +40,9 @@ struct Alarmctl: AsyncParsableCommand {
         // A reader that goes away (`alarmctl watch | head -2`) is met as EPIPE by Terminal.write,
         // which exits quietly, instead of SIGPIPE, whose handling would depend on the libraries loaded.
         signal(SIGPIPE, SIG_IGN)
+        let arguments = Array(CommandLine.arguments.dropFirst())
         do {
-            var command = try parseAsRoot(LeadingOptions.movedBehindSubcommand(Array(CommandLine.arguments.dropFirst())))
+            var command = try parseAsRoot(LeadingOptions.movedBehindSubcommand(arguments))
             if var asyncCommand = command as? any AsyncParsableCommand {
                 try await asyncCommand.run()
             } else {
@@ -49,7 +50,9 @@ struct Alarmctl: AsyncParsableCommand {
             }
         } catch {
             if exitCode(for: error) == .validationFailure {
-                Terminal.printError(fullMessage(for: error))
+                // A command line that cannot be read still honours --json (before any `--`).
+                let json = arguments.prefix { $0 != "--" }.contains("--json")
+                OutputOptions.report(.usage(message(for: error)), json: json, text: fullMessage(for: error))
                 Foundation.exit(ExitStatus.usage.rawValue)
             }
             exit(withError: error)
@@ -73,10 +76,15 @@ struct OutputOptions: ParsableArguments {
         do {
             try await body()
         } catch {
-            if json { Terminal.print(JSONOutput.pretty(JSONOutput.failure(error))) }
-            Terminal.printError("alarmctl: \(error.message)")
+            Self.report(error, json: json, text: "alarmctl: \(error.message)")
             throw ExitCode(error.exitStatus.rawValue)
         }
+    }
+
+    /// Reports a failed command: `text` on standard error, and with `json` the error as JSON on standard output.
+    static func report(_ error: AlarmctlError, json: Bool, text: String) {
+        if json { Terminal.print(JSONOutput.pretty(JSONOutput.failure(error))) }
+        Terminal.printError(text)
     }
 }
 

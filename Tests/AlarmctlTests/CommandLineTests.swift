@@ -13,6 +13,34 @@ struct CommandLineTests {
         return pipe.fileHandleForWriting
     }
 
+    @Test("With --json, the parser's own errors are one JSON document on standard output, the text on standard error",
+          arguments: [
+              (["timer", "--json"], "Missing expected argument '<duration>"),
+              (["timer", "10m", "--bogus", "--json"], "Unknown option '--bogus'"),
+              (["--json", "preview", "07:00", "--count", "many"], "The value 'many' is invalid for '--count <count>'"),
+              (["stop", "--json"], "give an alarm id"),
+          ])
+    func parserErrorsAsJSON(arguments: [String], message: String) async throws {
+        let result = try await EndToEndTests.alarmctl(arguments)
+        #expect(result.status == ExitStatus.usage.rawValue)
+        let failure = try result.json(EndToEndTests.CommandFailure.self)
+        #expect(!failure.ok)
+        #expect(failure.error.code == "usage")
+        #expect(failure.error.exitStatus == Int(ExitStatus.usage.rawValue))
+        #expect(failure.error.message.contains(message))
+        #expect(!failure.error.message.contains("Usage:"), "the JSON message is the error, not the help")
+        #expect(result.errorOutput.contains(message))
+    }
+
+    @Test("Without --json, a parser error is text on standard error only")
+    func parserErrorAsText() async throws {
+        let result = try await EndToEndTests.alarmctl(["timer", "10m", "--bogus"])
+        #expect(result.status == ExitStatus.usage.rawValue)
+        #expect(result.output == "")
+        #expect(result.errorOutput.contains("Unknown option '--bogus'"))
+        #expect(result.errorOutput.contains("Usage: alarmctl timer"))
+    }
+
     @Test("Standard output to a pipe that nobody reads any more: a quiet exit, no crash")
     func outputReaderGone() async throws {
         let result = try await EndToEndTests.alarmctl(["preview", "07:00 daily", "--count", "1000"], output: try Self.pipeWithoutReader())
