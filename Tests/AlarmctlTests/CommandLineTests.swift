@@ -41,6 +41,26 @@ struct CommandLineTests {
         #expect(result.errorOutput.contains("Usage: alarmctl timer"))
     }
 
+    @Test("An address where something else than an MQTT broker listens is called so, with what to check",
+          arguments: [
+              // Shorter than the packet its first bytes announce ("HT"): the connection ends inside it.
+              ("HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
+               "closed the connection without answering the MQTT CONNECT"),
+              ("HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\n" + String(repeating: "<p>Bad request</p>\n", count: 20),
+               "answered the MQTT CONNECT with something that is not MQTT"),
+          ])
+    func notABroker(answer: String, complaint: String) async throws {
+        let listener = try NotABroker(answer: Array(answer.utf8))
+        defer { listener.close() }
+        let address = "127.0.0.1:\(listener.port)"
+        let result = try await EndToEndTests.alarmctl(["list", "--broker", address, "--node", "vm", "--timeout", "20"])
+        #expect(result.status == ExitStatus.unreachable.rawValue)
+        #expect(result.errorOutput.hasPrefix("alarmctl: \(address) \(complaint): it may not be an MQTT broker; "
+            + "check that this host and port are the broker's MQTT listener"))
+        #expect(result.errorOutput.hasSuffix("[--broker or ALARMD_BROKER]\n"))
+        #expect(!result.errorOutput.contains("Success"))
+    }
+
     @Test("Standard output to a pipe that nobody reads any more: a quiet exit, no crash")
     func outputReaderGone() async throws {
         let result = try await EndToEndTests.alarmctl(["preview", "07:00 daily", "--count", "1000"], output: try Self.pipeWithoutReader())
