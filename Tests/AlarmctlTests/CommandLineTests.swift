@@ -61,6 +61,18 @@ struct CommandLineTests {
         #expect(!result.errorOutput.contains("Success"))
     }
 
+    @Test("A listener that never answers the MQTT CONNECT: at the timeout, the broker never completed the MQTT connection",
+          arguments: [["list"], ["status"], ["--group", "house", "list"]])
+    func silentListener(arguments: [String]) async throws {
+        let listener = try NotABroker(answer: nil)
+        defer { listener.close() }
+        let address = "127.0.0.1:\(listener.port)"
+        let result = try await EndToEndTests.alarmctl(arguments + ["--broker", address, "--node", "vm", "--timeout", "1"])
+        #expect(result.status == ExitStatus.unreachable.rawValue)
+        #expect(result.errorOutput.hasPrefix("alarmctl: \(address) did not complete the MQTT connection within 1.0 seconds (no CONNACK): "
+            + "it may not be an MQTT broker"), "\(result.errorOutput)")
+    }
+
     @Test("Standard output to a pipe that nobody reads any more: a quiet exit, no crash")
     func outputReaderGone() async throws {
         let result = try await EndToEndTests.alarmctl(["preview", "07:00 daily", "--count", "1000"], output: try Self.pipeWithoutReader())
