@@ -14,6 +14,8 @@ public enum ExitStatus: Int32, Sendable, CaseIterable {
     case notFound = 4
     /// The node has not authorized scheduling (or refused the authorization request).
     case unauthorized = 5
+    /// Standard output cannot be written (a full disk, an I/O error); a reader that went away is no error.
+    case outputFailed = 6
 }
 
 /// Why an `alarmctl` command failed: a message that says what to do, and the exit status.

@@ -72,6 +72,7 @@ public final class NodeSession: Sendable {
             return nil
         }
         guard let waited else {
+            if !connection.isConnectedToBroker { throw .unreachable(settings.brokerNotConnectedMessage(waited: settings.timeout)) }
             throw .unreachable("no status from node '\(settings.node)' on broker \(settings.brokerDescription) within \(settings.timeout): "
                 + "check the node id (--node, ALARMD_NODE) and that alarmd runs with this broker")
         }
@@ -110,7 +111,9 @@ public final class NodeSession: Sendable {
     private func unreachable(_ problem: String) -> AlarmctlError {
         let settingsToCheck = if problem.contains("username") || problem.contains("not authori") {
             "--username and --password, or ALARMD_USERNAME and ALARMD_PASSWORD"
-        } else if problem.contains("TLS") || problem.contains("tls") {
+        } else if problem.hasPrefix("TLS ") || problem.contains("tls") {
+            // The MQTT client's TLS failures ("TLS failed while …") and TLS settings ("tls.caFile …");
+            // a word of advice naming TLS ("not an HTTP, websockets or TLS port") is no TLS failure.
             "--ca-file (ALARMD_CA_FILE), --cert-file and --key-file"
         } else {
             "--broker or ALARMD_BROKER"
@@ -185,6 +188,8 @@ public final class NodeSession: Sendable {
     private func translate(_ failure: NodeFailure) -> AlarmctlError {
         guard case .node(.unavailable) = failure else { return AlarmctlError(failure) }
         if let problem = connectionProblems.value { return unreachable(problem) }
+        // The connection's own message then says that the broker never completed the MQTT connection.
+        if !connection.isConnectedToBroker { return AlarmctlError(failure) }
         if connection.statusUpdates.value == nil {
             return .unreachable("node '\(settings.node)' did not answer, and has no status on broker \(settings.brokerDescription): "
                 + "check the node id (--node or ALARMD_NODE) and that alarmd runs with this broker")

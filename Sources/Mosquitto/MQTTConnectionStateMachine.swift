@@ -356,6 +356,7 @@ struct MQTTConnectionStateMachine {
             }
         }
         guard let connectedAt else {
+            let failure = acknowledged ? failure : failure.withoutConnectionAcknowledgement(broker: broker)
             let delay = backoffDelay(atMost: maximumReconnectDelay)
             failedAttempts += 1
             let repeated = failure.message == lastReportedFailure

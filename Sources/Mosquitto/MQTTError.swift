@@ -41,7 +41,7 @@ public struct MQTTError: Error, Sendable, CustomStringConvertible {
 }
 
 /// Where a libmosquitto result came from; it decides how the number is read.
-enum MosquittoOperation {
+enum MosquittoOperation: Equatable {
     /// A configuration call (`mosquitto_will_set`, `mosquitto_tls_set`...) about `setting`.
     case configure(setting: String)
     /// `mosquitto_connect_async` or `mosquitto_reconnect_async`.
@@ -60,6 +60,12 @@ extension MQTTError {
     /// `mosquitto_strerror`, `mosquitto_connack_string` and `mosquitto_reason_string`;
     /// `errno` must be captured right after the failing call (for `MOSQ_ERR_ERRNO`).
     init(mosquittoCode: Int32, errno: Int32 = 0, during operation: MosquittoOperation, broker: String) {
+        var mosquittoCode = mosquittoCode
+        if mosquittoCode == MOSQ_ERR_ERRNO.rawValue, errno == 0, [.connect, .connectionEnded].contains(operation) {
+            // libmosquitto's packet__read returns MOSQ_ERR_ERRNO, leaving errno as it was (0, which
+            // reads "Success"), when the socket ends in the middle of a packet: the peer closed it.
+            mosquittoCode = MOSQ_ERR_CONN_LOST.rawValue
+        }
         switch operation {
         case .connack:
             self = Self.connackRefusal(mosquittoCode, broker: broker)
@@ -108,9 +114,12 @@ extension MQTTError {
     }
 
     private static func returnCode(_ rc: Int32, errno: Int32, during operation: MosquittoOperation, broker: String) -> MQTTError {
-        let text = rc == MOSQ_ERR_ERRNO.rawValue
-            ? String(cString: strerror(errno))
-            : String(cString: mosquitto_strerror(rc))
+        // mosquitto_strerror(MOSQ_ERR_ERRNO) is strerror(errno) too: with errno 0, "Success".
+        let text = switch (rc, errno) {
+        case (MOSQ_ERR_ERRNO.rawValue, 0): "a system call failed without an error number"
+        case (MOSQ_ERR_ERRNO.rawValue, _): String(cString: strerror(errno))
+        default: String(cString: mosquitto_strerror(rc))
+        }
         let subject: String
         switch operation {
         case .configure(let setting): subject = "setting \(setting)"
@@ -162,5 +171,26 @@ extension MQTTError {
         default:
             return error(.libraryFailure, "\(subject) failed (libmosquitto: \(text))")
         }
+    }
+}
+
+extension MQTTError {
+    /// This failure as the end of a connection attempt that got no CONNACK. Whatever closes the
+    /// connection, sends what is not MQTT, or stays silent after the CONNECT is most likely not an
+    /// MQTT broker (an HTTP server, a websockets or TLS listener), which the message says; other
+    /// failures are returned as they are.
+    func withoutConnectionAcknowledgement(broker: String) -> MQTTError {
+        let what: String
+        switch mosquittoCode {
+        case MOSQ_ERR_CONN_LOST.rawValue: what = "closed the connection without answering the MQTT CONNECT"
+        case MOSQ_ERR_PROTOCOL.rawValue, MOSQ_ERR_MALFORMED_PACKET.rawValue: what = "answered the MQTT CONNECT with something that is not MQTT"
+        case MOSQ_ERR_KEEPALIVE.rawValue: what = "did not answer the MQTT CONNECT (no CONNACK)"
+        default: return self
+        }
+        return MQTTError(
+            code: .connectionFailed,
+            message: "\(broker) \(what): it may not be an MQTT broker; check that this host and port are the broker's MQTT listener (not an HTTP, websockets or TLS port)",
+            mosquittoCode: mosquittoCode
+        )
     }
 }

@@ -79,7 +79,7 @@ extension Alarmctl {
                 online = status.isOnline
             }
             if !online {
-                FileHandle.standardError.write(Data("alarmctl: the node is offline: start alarmd on it, or check the node id (--node, ALARMD_NODE)\n".utf8))
+                Terminal.printError("alarmctl: the node is offline: start alarmd on it, or check the node id (--node, ALARMD_NODE)")
                 throw ExitCode(ExitStatus.unreachable.rawValue)
             }
         }
@@ -106,8 +106,8 @@ extension Alarmctl {
                 output.print("authorization: \(decision.rawValue)", json: ["authorization": decision.rawValue])
             }
             if decision != .authorized {
-                FileHandle.standardError.write(Data(("alarmctl: the node is not authorized (\(decision.rawValue)): "
-                    + AlarmctlError.authorizationAdvice(decision) + "\n").utf8))
+                Terminal.printError("alarmctl: the node is not authorized (\(decision.rawValue)): "
+                    + AlarmctlError.authorizationAdvice(decision))
                 throw ExitCode(ExitStatus.unauthorized.rawValue)
             }
         }
@@ -148,18 +148,18 @@ struct OperationTarget: ParsableArguments {
                         if !output.json {
                             let state = after.map { Rendering.summary($0, now: Date(), timeZone: session.displayTimeZone) }
                                 ?? "\(AlarmText.kind(of: target)) \(target.id.uuidString.prefix(8)) \"\(AlarmText.title(of: target))\": removed"
-                            print("\(verb) \(state)")
+                            Terminal.print("\(verb) \(state)")
                         }
                     } catch {
                         results.append(JSONOutput.operationResult(id: target.id, result: .failure(error)))
                         if !output.json {
-                            FileHandle.standardError.write(Data("alarmctl: \(target.id.uuidString.prefix(8)): \(error.message)\n".utf8))
+                            Terminal.printError("alarmctl: \(target.id.uuidString.prefix(8)): \(error.message)")
                         }
                         firstFailure = firstFailure ?? error
                     }
                 }
-                if targets.isEmpty && !output.json { print("no alarm to \(operation == .countdown ? "snooze" : operation.rawValue)") }
-                if output.json { print(JSONOutput.pretty(results)) }
+                if targets.isEmpty && !output.json { Terminal.print("no alarm to \(operation == .countdown ? "snooze" : operation.rawValue)") }
+                if output.json { Terminal.print(JSONOutput.pretty(results)) }
             }
         }
         // Each failure was reported with its alarm.

@@ -24,7 +24,8 @@ struct Alarmctl: AsyncParsableCommand {
             (default localhost:1883 and this host's name). Every command takes --json.
 
             Exit statuses: 0 ok, 1 the node refused, 2 bad command line, 3 broker or node
-            unreachable (or offline), 4 no such alarm or ambiguous id, 5 not authorized.
+            unreachable (or offline), 4 no such alarm or ambiguous id, 5 not authorized,
+            6 standard output cannot be written.
             More in docs/alarmctl.md. Shell completion:
               alarmctl --generate-completion-script bash|zsh|fish
             """,
@@ -36,8 +37,12 @@ struct Alarmctl: AsyncParsableCommand {
 
     /// Runs the command line; usage errors exit with 2 (ArgumentParser's own would be 64).
     static func main() async {
+        // A reader that goes away (`alarmctl watch | head -2`) is met as EPIPE by Terminal.write,
+        // which exits quietly, instead of SIGPIPE, whose handling would depend on the libraries loaded.
+        signal(SIGPIPE, SIG_IGN)
+        let arguments = Array(CommandLine.arguments.dropFirst())
         do {
-            var command = try parseAsRoot(LeadingOptions.movedBehindSubcommand(Array(CommandLine.arguments.dropFirst())))
+            var command = try parseAsRoot(LeadingOptions.movedBehindSubcommand(arguments))
             if var asyncCommand = command as? any AsyncParsableCommand {
                 try await asyncCommand.run()
             } else {
@@ -45,7 +50,9 @@ struct Alarmctl: AsyncParsableCommand {
             }
         } catch {
             if exitCode(for: error) == .validationFailure {
-                FileHandle.standardError.write(Data((fullMessage(for: error) + "\n").utf8))
+                // A command line that cannot be read still honours --json (before any `--`).
+                let json = arguments.prefix { $0 != "--" }.contains("--json")
+                OutputOptions.report(.usage(message(for: error)), json: json, text: fullMessage(for: error))
                 Foundation.exit(ExitStatus.usage.rawValue)
             }
             exit(withError: error)
@@ -60,7 +67,7 @@ struct OutputOptions: ParsableArguments {
 
     /// Prints `text`, or `value` as JSON with `--json`.
     func print(_ text: @autoclosure () -> String, json value: @autoclosure () -> some Encodable) {
-        Swift.print(json ? JSONOutput.pretty(value()) : text())
+        Terminal.print(json ? JSONOutput.pretty(value()) : text())
     }
 
     /// Runs a command's body; its error is printed (to standard error, and as JSON on standard
@@ -69,10 +76,15 @@ struct OutputOptions: ParsableArguments {
         do {
             try await body()
         } catch {
-            if json { Swift.print(JSONOutput.pretty(JSONOutput.failure(error))) }
-            FileHandle.standardError.write(Data("alarmctl: \(error.message)\n".utf8))
+            Self.report(error, json: json, text: "alarmctl: \(error.message)")
             throw ExitCode(error.exitStatus.rawValue)
         }
+    }
+
+    /// Reports a failed command: `text` on standard error, and with `json` the error as JSON on standard output.
+    static func report(_ error: AlarmctlError, json: Bool, text: String) {
+        if json { Terminal.print(JSONOutput.pretty(JSONOutput.failure(error))) }
+        Terminal.printError(text)
     }
 }
 

@@ -30,7 +30,7 @@ extension ConnectionOptions {
 /// Ends a `--group` command with the exit status of what went wrong, said on standard error.
 func exitForGroup(_ failure: AlarmctlError?) throws {
     guard let failure else { return }
-    FileHandle.standardError.write(Data("alarmctl: \(failure.message)\n".utf8))
+    Terminal.printError("alarmctl: \(failure.message)")
     throw ExitCode(failure.exitStatus.rawValue)
 }
 

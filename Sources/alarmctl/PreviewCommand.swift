@@ -41,10 +41,10 @@ extension Alarmctl {
                 let start = try from.map { text throws(AlarmctlError) in try SchedulePreview.start(text, in: zone) } ?? Date()
                 let dates = try SchedulePreview.dates(of: expression, after: start, count: count, in: zone)
                 if output.json {
-                    print(JSONOutput.pretty(dates.map(AlarmJSON.string(from:))))
+                    Terminal.print(JSONOutput.pretty(dates.map(AlarmJSON.string(from:))))
                 } else {
-                    print("alerts of \"\(schedule.joined(separator: " "))\" in \(zone.identifier) after \(AlarmJSON.string(from: start)):")
-                    print(Rendering.preview(dates, timeZone: zone))
+                    Terminal.print("alerts of \"\(schedule.joined(separator: " "))\" in \(zone.identifier) after \(AlarmJSON.string(from: start)):")
+                    Terminal.print(Rendering.preview(dates, timeZone: zone))
                 }
             }
         }

@@ -158,6 +158,6 @@ extension ConnectionOptions {
 
 /// Tells the user, on standard error, that the node is prompting on its hardware.
 func announcePrompt(lasting seconds: TimeInterval) {
-    FileHandle.standardError.write(Data(("alarmctl: the node asks for authorization first: press its stop button within \(Int(seconds)) s "
-        + "to allow scheduling (its snooze button denies; on a single-button board a long press allows, a short one denies)\n").utf8))
+    Terminal.printError("alarmctl: the node asks for authorization first: press its stop button within \(Int(seconds)) s "
+        + "to allow scheduling (its snooze button denies; on a single-button board a long press allows, a short one denies)")
 }

@@ -1,9 +1,11 @@
+import AlarmctlCore
 import Foundation
 #if canImport(Glibc)
 import Glibc
 #endif
 
-/// The terminal standard output writes to.
+/// Standard output and standard error, and the terminal behind them. Everything alarmctl prints
+/// goes through here, with write(2): a write that fails is handled, never a trap.
 enum Terminal {
     /// Whether standard output is a terminal (not a pipe or a file).
     static var isInteractive: Bool { isatty(STDOUT_FILENO) == 1 }
@@ -19,8 +21,39 @@ enum Terminal {
         return 80
     }
 
-    /// Writes `text` as is, at once.
+    /// Writes `text` to standard output as is, at once. When nobody reads it any more (a pipe
+    /// whose reader has gone, as in `alarmctl watch | head -2`), alarmctl exits quietly with
+    /// status 0, as Unix tools do; when it cannot be written otherwise (a full disk), it says so
+    /// on standard error and exits with ``ExitStatus/outputFailed``.
     static func write(_ text: String) {
-        FileHandle.standardOutput.write(Data(text.utf8))
+        guard let failure = writeAll(text, to: STDOUT_FILENO) else { return }
+        if failure == EPIPE { exit(ExitStatus.success.rawValue) }
+        printError("alarmctl: cannot write standard output (\(String(cString: strerror(failure)))): check the file or pipe it goes to")
+        exit(ExitStatus.outputFailed.rawValue)
+    }
+
+    /// Writes `line` and a line feed to standard output (see ``write(_:)``).
+    static func print(_ line: String) {
+        write(line + "\n")
+    }
+
+    /// Writes `line` and a line feed to standard error. A failure is ignored: there is nowhere
+    /// left to report it, and the exit status still tells what happened.
+    static func printError(_ line: String) {
+        _ = writeAll(line + "\n", to: STDERR_FILENO)
+    }
+
+    /// Writes all of `text` to `descriptor`; returns the `errno` of a failed write(2), nil when all was written.
+    private static func writeAll(_ text: String, to descriptor: Int32) -> Int32? {
+        var bytes = Array(text.utf8)[...]
+        while !bytes.isEmpty {
+            let written = bytes.withUnsafeBytes { Glibc.write(descriptor, $0.baseAddress, $0.count) }
+            if written < 0 {
+                if errno == EINTR { continue }
+                return errno
+            }
+            bytes = bytes.dropFirst(written)
+        }
+        return nil
     }
 }

@@ -46,8 +46,13 @@ struct EndToEndTests {
         var error: OperationOutcome.Failure
     }
 
-    static func alarmctl(_ arguments: [String], environment: [String: String] = [:]) async throws -> CommandResult {
-        let child = try await ChildProcess.start(try BuiltExecutable.url("alarmctl"), arguments, environment: environment)
+    /// Runs the built alarmctl and waits for it; its standard output and error are read from files,
+    /// unless they go to `output` or `errorOutput`.
+    static func alarmctl(
+        _ arguments: [String], environment: [String: String] = [:], output: FileHandle? = nil, errorOutput: FileHandle? = nil
+    ) async throws -> CommandResult {
+        let child = try await ChildProcess.start(
+            try BuiltExecutable.url("alarmctl"), arguments, environment: environment, output: output, errorOutput: errorOutput)
         do {
             let status = try await child.waitForExit()
             let result = CommandResult(status: status, output: child.standardOutput, errorOutput: child.standardError)
@@ -223,6 +228,29 @@ struct EndToEndTests {
             let reported = try status.json(NodeStatus.self)
             #expect(reported.authorization == .authorized)
             #expect(reported.authorizationPrompt == 45)
+        }
+    }
+
+    @Test("watch piped into head: once head has its lines, the next change ends watch quietly", arguments: [["watch"], ["watch", "--json"]])
+    func watchIntoHead(arguments: [String]) async throws {
+        try await withNode { node in
+            // As a user types `alarmctl watch | head -1`; the reading end is closed once head is done,
+            // before the change, and bash reports alarmctl's own exit status.
+            let script = #""$0" "$@" | { head -n 1; exec 0<&-; echo "reader gone"; }; exit "${PIPESTATUS[0]}""#
+            let pipeline = try await ChildProcess.start(
+                URL(filePath: "/bin/bash"), ["-c", script, try BuiltExecutable.url("alarmctl").path] + arguments,
+                environment: ["ALARMD_BROKER": "127.0.0.1:\(node.broker.port)", "ALARMD_NODE": node.id])
+            do {
+                try await pipeline.waitForOutput("watch's first line, then the reader's end") { $0.hasSuffix("reader gone\n") }
+                let timer = try await node.alarmctl("timer", "1h")
+                #expect(timer.status == 0, "\(timer.errorOutput)")
+                #expect(try await pipeline.waitForExit(within: .seconds(10)) == 0)
+                #expect(pipeline.standardError == "")
+                await pipeline.stop()
+            } catch {
+                await pipeline.stop()
+                throw error
+            }
         }
     }
 

@@ -29,8 +29,12 @@ final class ChildProcess: Sendable {
         self.process = process
     }
 
-    /// Starts `executable` with an empty signal mask (so SIGTERM and SIGINT reach it).
-    static func start(_ executable: URL, _ arguments: [String], environment: [String: String] = [:]) async throws -> ChildProcess {
+    /// Starts `executable` with an empty signal mask (so SIGTERM and SIGINT reach it). Its standard
+    /// output and error go to files of its folder, or to `output` and `errorOutput` when given.
+    static func start(
+        _ executable: URL, _ arguments: [String], environment: [String: String] = [:],
+        output: FileHandle? = nil, errorOutput: FileHandle? = nil
+    ) async throws -> ChildProcess {
         let folder = FileManager.default.temporaryDirectory.appending(path: "alarmctl-test-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         do {
@@ -45,6 +49,8 @@ final class ChildProcess: Sendable {
                 _ = FileManager.default.createFile(atPath: url.path, contents: nil)
                 assign(try FileHandle(forWritingTo: url))
             }
+            if let output { process.standardOutput = output }
+            if let errorOutput { process.standardError = errorOutput }
             process.standardInput = FileHandle.nullDevice
             let child = ChildProcess(name: ([executable.lastPathComponent] + arguments).joined(separator: " "), folder: folder, process: process)
             process.terminationHandler = { [exited = child.exited] _ in exited.send(true) }

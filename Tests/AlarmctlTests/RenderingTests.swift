@@ -126,6 +126,6 @@ struct RenderingTests {
         #expect(AlarmctlError(.alarmKit(.maximumLimitReached)).exitStatus == .refused)
         #expect(AlarmctlError(.alarmKit(.maximumLimitReached)).code == "maximumLimitReached")
         #expect(AlarmctlError(.node(.invalidConfiguration(field: "configuration.schedule", reason: "bad"))).exitStatus == .refused)
-        #expect(ExitStatus.allCases.map(\.rawValue) == [0, 1, 2, 3, 4, 5])
+        #expect(ExitStatus.allCases.map(\.rawValue) == [0, 1, 2, 3, 4, 5, 6])
     }
 }

@@ -315,6 +315,25 @@ struct ConnectionStateMachineTests {
         #expect(machine.failedAttempts == 0)
     }
 
+    @Test("an attempt closed before any CONNACK is reported as an address that may not be an MQTT broker; a connection lost later is not")
+    func closedBeforeAcknowledgement() throws {
+        var machine = Machine(configuration: MQTTConfiguration(host: "pi", port: 8080, clientID: "node", protocolSetting: .v311))
+        try machine.connectRequested()
+        _ = machine.connectionEnded(reason: lost("lost the connection"))
+        guard case .waitBeforeReconnect(_, .attemptFailed(let failure, _)) = machine.connectionRoundFailed(lost(), at: start) else {
+            Issue.record("expected a failed attempt")
+            return
+        }
+        #expect(failure.message.hasPrefix("pi:8080 closed the connection without answering the MQTT CONNECT: it may not be an MQTT broker"))
+
+        try connected(&machine, at: start)
+        _ = machine.connectionEnded(reason: lost("lost the connection"))
+        guard case .waitBeforeReconnect(_, .connectionLost) = machine.connectionRoundFailed(lost(), at: start + .seconds(1)) else {
+            Issue.record("expected a lost connection")
+            return
+        }
+    }
+
     @Test("a broker that refuses MQTT 5 makes it fall back to MQTT 3.1.1 once, at once")
     func protocolFallback() throws {
         var machine = machine()

@@ -87,4 +87,29 @@ struct MQTTClientErrorTests {
         let shuttingDown = MQTTError(mosquittoCode: 139, during: .connectionEnded, broker: "pi:1883")  // broker's DISCONNECT
         #expect(shuttingDown.message == "broker pi:1883 closed the connection (Server shutting down); reconnecting")
     }
+
+    @Test("MOSQ_ERR_ERRNO with errno 0 (the socket ended inside a packet) is a closed connection, never \"(Success)\"")
+    func errnoZero() {
+        let ended = MQTTError(mosquittoCode: 14, errno: 0, during: .connectionEnded, broker: "pi:1883")  // MOSQ_ERR_ERRNO
+        #expect(ended.mosquittoCode == 7)  // MOSQ_ERR_CONN_LOST
+        #expect(ended.message.hasPrefix("lost the connection to broker pi:1883"))
+        for operation in [MosquittoOperation.connect, .connectionEnded, .configure(setting: "tls"), .publish(topic: "a"), .subscribe(filter: "a")] {
+            let error = MQTTError(mosquittoCode: 14, errno: 0, during: operation, broker: "pi:1883")
+            #expect(!error.message.contains("Success"), "\(operation): \(error.message)")
+        }
+    }
+
+    @Test("an attempt that ends without a CONNACK says that the address may not be an MQTT broker; other failures stay as they are")
+    func withoutConnectionAcknowledgement() {
+        let closed = MQTTError(mosquittoCode: 7, during: .connectionEnded, broker: "pi:8080").withoutConnectionAcknowledgement(broker: "pi:8080")
+        #expect(closed.message == "pi:8080 closed the connection without answering the MQTT CONNECT: it may not be an MQTT broker; "
+            + "check that this host and port are the broker's MQTT listener (not an HTTP, websockets or TLS port)")
+        #expect(closed.code == .connectionFailed && closed.mosquittoCode == 7)
+        let garbled = MQTTError(mosquittoCode: 2, during: .connectionEnded, broker: "pi:8080").withoutConnectionAcknowledgement(broker: "pi:8080")
+        #expect(garbled.message.hasPrefix("pi:8080 answered the MQTT CONNECT with something that is not MQTT: it may not be an MQTT broker"))
+        let silent = MQTTError(mosquittoCode: 19, during: .connectionEnded, broker: "pi:8080").withoutConnectionAcknowledgement(broker: "pi:8080")
+        #expect(silent.message.hasPrefix("pi:8080 did not answer the MQTT CONNECT (no CONNACK): it may not be an MQTT broker"))
+        let refused = MQTTError(mosquittoCode: 14, errno: ECONNREFUSED, during: .connect, broker: "pi:8080")
+        #expect(refused.withoutConnectionAcknowledgement(broker: "pi:8080").message == refused.message)
+    }
 }

@@ -11,7 +11,7 @@ public enum DurationArgument {
     /// - Parameter option: what the message calls the value, e.g. `--snooze` or `timer`.
     public static func seconds(_ text: String, option: String) throws(HumanSyntaxError) -> TimeInterval {
         if DurationText.isPlainNumber(text) {
-            throw .unreadable("\(option): '\(text)' has no unit: write \(text)s, \(text)m or \(text)h (\(acceptedForms))")
+            throw .unreadable("\(option): '\(text)' has no unit: write \(text)s, \(text)m or \(text)h")
         }
         guard let seconds = DurationText.seconds(from: text), seconds.isFinite else {
             throw .unreadable("\(option): '\(text)' is not a duration: \(acceptedForms)")

@@ -134,7 +134,7 @@ public final class RemoteGroup: Sendable {
         let answeredNodes = Set(answered.map(\.node))
         let silent = members.filter { !answeredNodes.contains($0.key) }
         if answered.isEmpty, !client.isConnected {
-            throw .unavailable("cannot reach the broker at \(settings.brokerDescription): is it running there? set ALARMD_BROKER or --broker")
+            throw .unavailable(settings.brokerNotConnectedMessage(waited: collectionTime))
         }
         return Replies(answered: answered.sorted { $0.node < $1.node }, silent: silent)
     }

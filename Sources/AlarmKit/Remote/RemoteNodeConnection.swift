@@ -79,6 +79,14 @@ public struct RemoteNodeSettings: Sendable, Hashable {
     /// `host:port`, as messages name the broker.
     public var brokerDescription: String { "\(host):\(port)" }
 
+    /// Why nothing came back within `waited` while the MQTT connection never came up, although
+    /// the MQTT client reported no failure: whatever listens at the address (if the TCP connection
+    /// was made at all) did not answer the MQTT CONNECT.
+    public func brokerNotConnectedMessage(waited: Duration) -> String {
+        "\(brokerDescription) did not complete the MQTT connection within \(waited) (no CONNACK): it may not be an MQTT broker, "
+            + "or the network drops the connection; check that this host and port are the broker's MQTT listener (ALARMD_BROKER or --broker)"
+    }
+
     /// The MQTT client's configuration for these settings, with a client id of its own.
     func mqttConfiguration() -> MQTTConfiguration {
         let tls = caFile.map { MQTTConfiguration.TLS(caFile: $0, certFile: certFile, keyFile: keyFile, insecure: tlsInsecure) }
@@ -196,6 +204,11 @@ public final class RemoteNodeConnection: AlarmNodeConnection {
         return stream
     }
 
+    /// Whether the MQTT connection to the broker is up (its CONNACK came, and it has not been lost since).
+    public var isConnectedToBroker: Bool {
+        state.withLock { $0.client?.isConnected ?? false }
+    }
+
     /// Connects now (it also happens on first use).
     public func start() {
         let filters = [topics.alarmsFilter, topics.status, topics.events, replyTopic]
@@ -259,7 +272,7 @@ public final class RemoteNodeConnection: AlarmNodeConnection {
 
     private func unavailableError(client: MQTTClient, waited: Duration) -> AlarmNodeError {
         if !client.isConnected {
-            return .unavailable("cannot reach the broker at \(settings.brokerDescription): is mosquitto running there? set ALARMD_BROKER or --broker")
+            return .unavailable(settings.brokerNotConnectedMessage(waited: waited))
         }
         if let status = statusUpdates.value, !status.isOnline {
             return .unavailable("node '\(settings.node)' is offline: start alarmd on it, or check the node name (ALARMD_NODE or --node)")

@@ -1,0 +1,97 @@
+import AlarmctlCore
+import Foundation
+import Testing
+
+/// The built `alarmctl` on commands that need no node: how it reports usage errors, and what it
+/// does when its output cannot be written.
+@Suite("alarmctl without a node", .timeLimit(.minutes(1)))
+struct CommandLineTests {
+    /// A pipe whose reading end is already closed, as after `| head -2` has read its lines.
+    private static func pipeWithoutReader() throws -> FileHandle {
+        let pipe = Pipe()
+        try pipe.fileHandleForReading.close()
+        return pipe.fileHandleForWriting
+    }
+
+    @Test("With --json, the parser's own errors are one JSON document on standard output, the text on standard error",
+          arguments: [
+              (["timer", "--json"], "Missing expected argument '<duration>"),
+              (["timer", "10m", "--bogus", "--json"], "Unknown option '--bogus'"),
+              (["--json", "preview", "07:00", "--count", "many"], "The value 'many' is invalid for '--count <count>'"),
+              (["stop", "--json"], "give an alarm id"),
+          ])
+    func parserErrorsAsJSON(arguments: [String], message: String) async throws {
+        let result = try await EndToEndTests.alarmctl(arguments)
+        #expect(result.status == ExitStatus.usage.rawValue)
+        let failure = try result.json(EndToEndTests.CommandFailure.self)
+        #expect(!failure.ok)
+        #expect(failure.error.code == "usage")
+        #expect(failure.error.exitStatus == Int(ExitStatus.usage.rawValue))
+        #expect(failure.error.message.contains(message))
+        #expect(!failure.error.message.contains("Usage:"), "the JSON message is the error, not the help")
+        #expect(result.errorOutput.contains(message))
+    }
+
+    @Test("Without --json, a parser error is text on standard error only")
+    func parserErrorAsText() async throws {
+        let result = try await EndToEndTests.alarmctl(["timer", "10m", "--bogus"])
+        #expect(result.status == ExitStatus.usage.rawValue)
+        #expect(result.output == "")
+        #expect(result.errorOutput.contains("Unknown option '--bogus'"))
+        #expect(result.errorOutput.contains("Usage: alarmctl timer"))
+    }
+
+    @Test("An address where something else than an MQTT broker listens is called so, with what to check",
+          arguments: [
+              // Shorter than the packet its first bytes announce ("HT"): the connection ends inside it.
+              ("HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
+               "closed the connection without answering the MQTT CONNECT"),
+              ("HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\n" + String(repeating: "<p>Bad request</p>\n", count: 20),
+               "answered the MQTT CONNECT with something that is not MQTT"),
+          ])
+    func notABroker(answer: String, complaint: String) async throws {
+        let listener = try NotABroker(answer: Array(answer.utf8))
+        defer { listener.close() }
+        let address = "127.0.0.1:\(listener.port)"
+        let result = try await EndToEndTests.alarmctl(["list", "--broker", address, "--node", "vm", "--timeout", "20"])
+        #expect(result.status == ExitStatus.unreachable.rawValue)
+        #expect(result.errorOutput.hasPrefix("alarmctl: \(address) \(complaint): it may not be an MQTT broker; "
+            + "check that this host and port are the broker's MQTT listener"))
+        #expect(result.errorOutput.hasSuffix("[--broker or ALARMD_BROKER]\n"))
+        #expect(!result.errorOutput.contains("Success"))
+    }
+
+    @Test("A listener that never answers the MQTT CONNECT: at the timeout, the broker never completed the MQTT connection",
+          arguments: [["list"], ["status"], ["--group", "house", "list"]])
+    func silentListener(arguments: [String]) async throws {
+        let listener = try NotABroker(answer: nil)
+        defer { listener.close() }
+        let address = "127.0.0.1:\(listener.port)"
+        let result = try await EndToEndTests.alarmctl(arguments + ["--broker", address, "--node", "vm", "--timeout", "1"])
+        #expect(result.status == ExitStatus.unreachable.rawValue)
+        #expect(result.errorOutput.hasPrefix("alarmctl: \(address) did not complete the MQTT connection within 1.0 seconds (no CONNACK): "
+            + "it may not be an MQTT broker"), "\(result.errorOutput)")
+    }
+
+    @Test("Standard output to a pipe that nobody reads any more: a quiet exit, no crash")
+    func outputReaderGone() async throws {
+        let result = try await EndToEndTests.alarmctl(["preview", "07:00 daily", "--count", "1000"], output: try Self.pipeWithoutReader())
+        #expect(result.status == ExitStatus.success.rawValue)
+        #expect(result.errorOutput == "")
+    }
+
+    @Test("Standard error to a pipe that nobody reads: the usage error's exit status, no crash",
+          arguments: [["timer", "10"], ["timer"], ["timer", "10", "--json"]])
+    func errorReaderGone(arguments: [String]) async throws {
+        let result = try await EndToEndTests.alarmctl(arguments, errorOutput: try Self.pipeWithoutReader())
+        #expect(result.status == ExitStatus.usage.rawValue)
+    }
+
+    @Test("Standard output that cannot be written (a full disk) is an error, not silently lost output")
+    func outputNotWritable() async throws {
+        let full = try #require(FileHandle(forWritingAtPath: "/dev/full"))
+        let result = try await EndToEndTests.alarmctl(["preview", "07:00 daily", "--count", "3"], output: full)
+        #expect(result.status == ExitStatus.outputFailed.rawValue)
+        #expect(result.errorOutput.contains("cannot write standard output (No space left on device)"))
+    }
+}
