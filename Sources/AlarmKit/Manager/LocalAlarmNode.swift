@@ -66,10 +66,8 @@ public actor LocalAlarmNode {
     private var latestWrite: StateWrite?
 
     /// Writes the state after each change, in order, off the actor (an `fsync` blocks): a
-    /// libdispatch queue, whose worker thread exists only while a write runs. At utility QoS
-    /// (nice 2 on Linux): a write takes a core for about half a millisecond, and when an alarm
-    /// sounds, the thread that sends its event must not queue behind it.
-    private let stateWriter = DispatchQueue(label: "alarmkit.state-writer", qos: .utility)
+    /// libdispatch queue, whose worker thread exists only while a write runs.
+    private let stateWriter = DispatchQueue(label: "alarmkit.state-writer")
     /// True while the last write failed: what it held is in effect but not on disk.
     private let lastWriteFailed = Mutex(false)
 
@@ -327,11 +325,10 @@ public actor LocalAlarmNode {
         return commit(try change(&engine, now).caused(by: source))
     }
 
-    /// Time passing is carried out whatever the disk does: the alarm still sounds. Nobody waits
-    /// for its write, so its messages go out before the write starts.
+    /// Time passing is carried out whatever the disk does: the alarm still sounds.
     private func advanceTime(_ change: (inout AlarmEngine, Date) -> [AlarmEffect]) {
         let now = clock.now
-        commit(change(&engine, now), publishingFirst: true)
+        commit(change(&engine, now))
     }
 
     /// Queues a write of the state as it is now, after the writes queued before it; nil
@@ -356,18 +353,15 @@ public actor LocalAlarmNode {
     }
 
     /// After the engine changed: shows it on the outputs (an alarm's buzzer waits for nothing),
-    /// starts writing it when the change must reach the disk, and carries out the effects:
-    /// after the write has started (so the disk works while they are published, for a reply
-    /// that waits for it), or before it when `publishingFirst` (an event that nobody's reply
-    /// waits for, as an alarm's `alerting`, then leaves before the write takes a core).
-    /// Returns the change's write, or nil when nothing needs writing.
+    /// starts writing it when the change must reach the disk, then carries out the effects (so
+    /// the disk works while they are published). Returns the change's write, or nil when
+    /// nothing needs writing.
     @discardableResult
-    private func commit(_ effects: [AlarmEffect], publishingFirst: Bool = false) -> StateWrite? {
+    private func commit(_ effects: [AlarmEffect]) -> StateWrite? {
         guard !effects.isEmpty else { return nil }
         delegate?.show(engine)
-        if publishingFirst { delegate?.perform(effects, engine: engine, authorization: authorization) }
         let write = effects.changesState ? startWrite() : nil
-        if !publishingFirst { delegate?.perform(effects, engine: engine, authorization: authorization) }
+        delegate?.perform(effects, engine: engine, authorization: authorization)
         if effects.changesState {
             documentUpdates.send(engine.documents)
         }

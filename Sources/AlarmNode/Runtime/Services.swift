@@ -200,15 +200,7 @@ struct SimulationDisplayService: Service {
         case button(ButtonEdge, at: ContinuousClock.Instant)
     }
 
-    /// Runs the display at utility priority (nice 2 on Linux): it shows what the node does, and
-    /// must not take a core from the node's own messages as an alarm sounds.
     func run() async throws {
-        await withDiscardingTaskGroup { group in
-            group.addTask(priority: .utility) { await display() }
-        }
-    }
-
-    private func display() async {
         let started = ContinuousClock.now
         let merged = AsyncStream<Change> { continuation in
             let tasks = [
