@@ -111,7 +111,7 @@ public final class NodeSession: Sendable {
     private func unreachable(_ problem: String) -> AlarmctlError {
         let settingsToCheck = if problem.contains("username") || problem.contains("not authori") {
             "--username and --password, or ALARMD_USERNAME and ALARMD_PASSWORD"
-        } else if problem.hasPrefix("TLS ") || problem.contains("tls") {
+        } else if problem.contains("TLS failed") || problem.contains("tls") {
             // The MQTT client's TLS failures ("TLS failed while …") and TLS settings ("tls.caFile …");
             // a word of advice naming TLS ("not an HTTP, websockets or TLS port") is no TLS failure.
             "--ca-file (ALARMD_CA_FILE), --cert-file and --key-file"
