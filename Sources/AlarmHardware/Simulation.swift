@@ -1,10 +1,9 @@
 import Synchronization
 
 /// An in-process output line: the buzzer or LED of the simulation mode and of
-/// unit tests. Its state can be read, and observed as a stream of changes.
+/// unit tests. Its state can be read, and its changes observed as they happen.
 public final class SimulatedLine: OutputLine {
-    /// A level the line took, and when (read as it was set, so an observer that runs later
-    /// still learns the exact instant).
+    /// A level the line took, and when.
     public struct Change: Sendable, Equatable {
         public var isOn: Bool
         public var at: ContinuousClock.Instant
@@ -12,9 +11,7 @@ public final class SimulatedLine: OutputLine {
 
     private struct State {
         var isOn = false
-        var changedAt = ContinuousClock.now
-        var nextObserver = 0
-        var observers: [Int: AsyncStream<Change>.Continuation] = [:]
+        var observers: [@Sendable (Change) -> Void] = []
     }
 
     private let state = Mutex(State())
@@ -26,33 +23,25 @@ public final class SimulatedLine: OutputLine {
         state.withLock { $0.isOn }
     }
 
+    /// Sets the level and, when it changed, tells the observers on this thread: an observer
+    /// that woke a task instead would take a core from the caller just as an alarm sounds.
     public func set(_ on: Bool) {
         let changedAt = ContinuousClock.now
-        let observers = state.withLock { state -> [AsyncStream<Change>.Continuation] in
+        let observers = state.withLock { state -> [@Sendable (Change) -> Void] in
             guard state.isOn != on else { return [] }
             state.isOn = on
-            state.changedAt = changedAt
-            return Array(state.observers.values)
+            return state.observers
         }
         for observer in observers {
-            observer.yield(Change(isOn: on, at: changedAt))
+            observer(Change(isOn: on, at: changedAt))
         }
     }
 
-    /// The current state, then every change, until the consumer stops iterating.
-    public func changes() -> AsyncStream<Change> {
-        let (stream, continuation) = AsyncStream.makeStream(of: Change.self)
-        let id = state.withLock { state -> Int in
-            let id = state.nextObserver
-            state.nextObserver += 1
-            state.observers[id] = continuation
-            continuation.yield(Change(isOn: state.isOn, at: state.changedAt))
-            return id
-        }
-        continuation.onTermination = { [weak self] _ in
-            _ = self?.state.withLock { $0.observers.removeValue(forKey: id) }
-        }
-        return stream
+    /// Calls `observer` with every change from now on, on the thread that sets the line (in
+    /// the node, with the hardware driver's lock held) and outside the line's lock. It must
+    /// not block.
+    public func observe(_ observer: @escaping @Sendable (Change) -> Void) {
+        state.withLock { $0.observers.append(observer) }
     }
 }
 
@@ -70,8 +59,7 @@ public final class SimulatedButtons<C: Clock>: ButtonEdgeSource where C.Duration
         var finished = false
         var consumer: CheckedContinuation<ButtonEdge?, Never>?
         var idleWaiters: [CheckedContinuation<Void, Never>] = []
-        var nextObserver = 0
-        var observers: [Int: AsyncStream<(edge: ButtonEdge, at: C.Instant)>.Continuation] = [:]
+        var observers: [@Sendable (ButtonEdge, C.Instant) -> Void] = []
     }
 
     private let clock: C
@@ -100,9 +88,9 @@ public final class SimulatedButtons<C: Clock>: ButtonEdgeSource where C.Duration
     /// Delivers one raw edge as is: for bounce sequences and exact timestamps.
     public func inject(_ edge: ButtonEdge) {
         let at = origin.advanced(by: .nanoseconds(Int64(clamping: edge.timestamp)))
-        let (consumer, observers) = state.withLock { state -> (CheckedContinuation<ButtonEdge?, Never>?, [AsyncStream<(edge: ButtonEdge, at: C.Instant)>.Continuation]) in
+        let (consumer, observers) = state.withLock { state -> (CheckedContinuation<ButtonEdge?, Never>?, [@Sendable (ButtonEdge, C.Instant) -> Void]) in
             guard !state.finished else { return (nil, []) }
-            let observers = Array(state.observers.values)
+            let observers = state.observers
             guard let consumer = state.consumer else {
                 state.queue.append(edge)
                 return (nil, observers)
@@ -111,35 +99,26 @@ public final class SimulatedButtons<C: Clock>: ButtonEdgeSource where C.Duration
             return (consumer, observers)
         }
         consumer?.resume(returning: edge)
-        for observer in observers { observer.yield((edge, at)) }
+        for observer in observers { observer(edge, at) }
     }
 
-    /// Every edge injected from now on, with the instant on the clock its timestamp stands
-    /// for: to show the virtual buttons. Any number of observers, unlike the edge sequence
-    /// itself, which has one consumer (the press detector). Ends with ``finish()``.
-    public func injectedEdges() -> AsyncStream<(edge: ButtonEdge, at: C.Instant)> {
-        let (stream, continuation) = AsyncStream.makeStream(of: (edge: ButtonEdge, at: C.Instant).self)
-        let id = state.withLock { state -> Int in
-            defer { state.nextObserver += 1 }
-            state.observers[state.nextObserver] = continuation
-            return state.nextObserver
-        }
-        continuation.onTermination = { [weak self] _ in
-            _ = self?.state.withLock { $0.observers.removeValue(forKey: id) }
-        }
-        return stream
+    /// Calls `observer` with every edge injected from now on, and the instant on the clock its
+    /// timestamp stands for, on the thread that injects it: to show the virtual buttons. Any
+    /// number of observers, unlike the edge sequence itself, which has one consumer (the press
+    /// detector). It must not block.
+    public func observeInjectedEdges(_ observer: @escaping @Sendable (ButtonEdge, C.Instant) -> Void) {
+        state.withLock { $0.observers.append(observer) }
     }
 
     /// Ends the edge stream.
     public func finish() {
-        let (consumer, waiters, observers) = state.withLock { state in
+        let (consumer, waiters) = state.withLock { state in
             state.finished = true
-            defer { state.consumer = nil; state.idleWaiters = []; state.observers = [:] }
-            return (state.consumer, state.idleWaiters, Array(state.observers.values))
+            defer { state.consumer = nil; state.idleWaiters = [] }
+            return (state.consumer, state.idleWaiters)
         }
         consumer?.resume(returning: nil)
         for waiter in waiters { waiter.resume() }
-        for observer in observers { observer.finish() }
     }
 
     /// Returns once the consumer has taken every injected edge and asks for

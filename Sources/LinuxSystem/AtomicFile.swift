@@ -153,11 +153,15 @@ struct FileLocation {
     var temporaryNamePrefix: String { ".\(name)\(Self.temporaryNameMarker)" }
     static let temporaryNameMarker = ".tmp-"
 
+    /// Splits at the last `/`: `a/b.json` is `b.json` in `a`, `/b.json` in `/`, `b.json` in `.`.
     init(_ path: String) throws(SystemError) {
-        let url = URL(fileURLWithPath: path)
-        name = url.lastPathComponent
-        directory = url.deletingLastPathComponent().path
-        guard !path.hasSuffix("/"), !name.isEmpty, name != "/" else {
+        if let last = path.lastIndex(of: "/") {
+            name = String(path[path.index(after: last)...])
+            directory = last == path.startIndex ? "/" : String(path[..<last])
+        } else {
+            (directory, name) = (".", path)
+        }
+        guard !name.isEmpty, name != ".", name != ".." else {
             throw SystemError(code: EISDIR, action: "using \(path) as a file", remedy: "the path names a directory: configure a file path")
         }
     }

@@ -26,8 +26,9 @@ public protocol AlarmNodeDelegate: Sendable {
     /// Called on the node's actor after every change that has effects; must not block. The
     /// default does nothing.
     func show(_ engine: AlarmEngine)
-    /// Carries out effects as soon as a change is applied, while its write runs: publish, run
-    /// intents. Called on the node's actor; must not block.
+    /// Carries out effects as soon as a change is applied: publish, run intents. Called on the
+    /// node's actor, after the change's write has started when a reply awaits it, before that
+    /// otherwise (an alert's event goes first); must not block.
     func perform(_ effects: [AlarmEffect], engine: AlarmEngine, authorization: AlarmManager.AuthorizationState)
 }
 
@@ -175,7 +176,7 @@ public actor LocalAlarmNode {
                 refusals.append((step, error))
             }
         }
-        commit(effects)
+        commit(effects, awaited: false)
         return refusals
     }
 
@@ -328,7 +329,7 @@ public actor LocalAlarmNode {
     /// Time passing is carried out whatever the disk does: the alarm still sounds.
     private func advanceTime(_ change: (inout AlarmEngine, Date) -> [AlarmEffect]) {
         let now = clock.now
-        commit(change(&engine, now))
+        commit(change(&engine, now), awaited: false)
     }
 
     /// Queues a write of the state as it is now, after the writes queued before it; nil
@@ -353,15 +354,18 @@ public actor LocalAlarmNode {
     }
 
     /// After the engine changed: shows it on the outputs (an alarm's buzzer waits for nothing),
-    /// starts writing it when the change must reach the disk, then carries out the effects (so
-    /// the disk works while they are published). Returns the change's write, or nil when
-    /// nothing needs writing.
+    /// then carries out the effects and starts writing the change when it must reach the disk.
+    /// A change whose reply is `awaited` starts its write first, so that the disk works while its
+    /// effects are published; one that nobody awaits (an alarm starting to alert, a button press)
+    /// is published first, so that its event does not wait for the write to take a core.
+    /// Returns the change's write, or nil when nothing needs writing.
     @discardableResult
-    private func commit(_ effects: [AlarmEffect]) -> StateWrite? {
+    private func commit(_ effects: [AlarmEffect], awaited: Bool = true) -> StateWrite? {
         guard !effects.isEmpty else { return nil }
         delegate?.show(engine)
+        if !awaited { delegate?.perform(effects, engine: engine, authorization: authorization) }
         let write = effects.changesState ? startWrite() : nil
-        delegate?.perform(effects, engine: engine, authorization: authorization)
+        if awaited { delegate?.perform(effects, engine: engine, authorization: authorization) }
         if effects.changesState {
             documentUpdates.send(engine.documents)
         }

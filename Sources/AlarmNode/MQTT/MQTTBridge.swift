@@ -410,19 +410,28 @@ public final class MQTTBridge: Service, Sendable {
         case .failure(let error):
             reply(.failure(.node(error)), to: pending.route, namesNode: pending.namesNode)
         case .success(let submission):
+            // Encoded while the disk works: once the change is durable, it only has to be sent.
+            let prepared = replyMessage(submission.reply, to: pending.route, namesNode: pending.namesNode)
             node.whenDurable(submission) { [self] result in
-                if case .failure(let error) = result {
-                    logger.notice("command refused", metadata: [
-                        "operation": "\(pending.operation)", "code": "\(error.code.rawValue)", "reason": "\(error.message)",
-                    ])
+                guard case .failure(let error) = result else {
+                    if let prepared { send(prepared) }
+                    return
                 }
+                logger.notice("command refused", metadata: [
+                    "operation": "\(pending.operation)", "code": "\(error.code.rawValue)", "reason": "\(error.message)",
+                ])
                 reply(result, to: pending.route, namesNode: pending.namesNode)
             }
         }
     }
 
     private func reply(_ reply: NodeReply, to route: NodeCommand.ReplyRoute?, namesNode: Bool) {
-        guard let route else { return }
+        if let message = replyMessage(reply, to: route, namesNode: namesNode) { send(message) }
+    }
+
+    /// The message that answers on `route`, nil when the command asked for no reply.
+    private func replyMessage(_ reply: NodeReply, to route: NodeCommand.ReplyRoute?, namesNode: Bool) -> MQTTMessage? {
+        guard let route else { return nil }
         let node = namesNode ? nodeID : nil
         var correlationID: JSONValue?, correlationData: [UInt8]?
         switch route.correlation {
@@ -435,6 +444,6 @@ public final class MQTTBridge: Service, Sendable {
         } else {
             reply.payload(correlationID: correlationID, node: node)
         }
-        send(MQTTMessage(topic: route.topic, payload: payload, qos: 1, correlationData: correlationData))
+        return MQTTMessage(topic: route.topic, payload: payload, qos: 1, correlationData: correlationData)
     }
 }

@@ -108,6 +108,9 @@ public final class AlarmDaemon: Sendable {
         let hardware = NodeHardware(parts: hardwareParts.parts, node: node, configuration: configuration.hardware,
                                     publishEvent: { bridge.publish(event: $0) }, onShownChange: printShown, logger: logger)
         effects.attach(bridge: bridge, hardware: hardware)
+        if let simulation {
+            SimulationDisplay.start(simulation, bridge: bridge, topics: topics)
+        }
 
         // Graceful shutdown runs from the last service to the first: the hardware goes off
         // first (and the simulation shows it), then the bridge publishes offline, then the timer stops.
@@ -121,9 +124,6 @@ public final class AlarmDaemon: Sendable {
         if let reload {
             services.append(ConfigurationReloadService(reload: reload, running: configuration, timeZone: timeZoneSource,
                                                        node: node, bridge: bridge, logger: logger))
-        }
-        if let simulation {
-            services.append(SimulationDisplayService(simulation: simulation, bridge: bridge, topics: topics))
         }
         services.append(hardware)
         services.append(ServiceNotifierService(notifier: ServiceNotifier(), logger: logger))

@@ -1,4 +1,3 @@
-import AlarmHardware
 import AlarmKit
 import FoundationEssentials
 import LinuxSystem
@@ -163,83 +162,5 @@ struct ServiceNotifierService: Service {
             try await gracefulShutdown()
         }
         try notifier.stopping()
-    }
-}
-
-/// In simulation mode: publishes the virtual buzzer and LED, retained, on
-/// `<base>/sim/outputs`: every transition, even one that is over by the time it is
-/// shown (an alarm stopped a millisecond after it sounded still shows its buzzer on, then off).
-/// The virtual buttons' edges go to `<base>/sim/buttons`. Both carry `at`, when the change
-/// happened, in nanoseconds on the daemon's monotonic clock since the simulation started: the
-/// time from a button's release to the buzzer going quiet is measured with them. The outputs
-/// also carry `realtime`, the same moment on the wall clock (nanoseconds since 1970), to
-/// compare with when an alarm was due.
-struct SimulationDisplayService: Service {
-    let simulation: HardwareParts.Simulation
-    let bridge: MQTTBridge
-    let topics: NodeTopics
-
-    /// `<base>/sim/buttons`: `{"at":…,"button":"stop","pressed":true}`.
-    private struct ButtonMessage: Encodable {
-        var button: String
-        var pressed: Bool
-        var at: Int64
-    }
-
-    /// `<base>/sim/outputs`: `{"at":…,"buzzer":true,"led":false,"realtime":…}`.
-    private struct OutputsMessage: Encodable {
-        var buzzer: Bool
-        var led: Bool
-        var at: Int64
-        var realtime: Int64
-    }
-
-    private enum Change {
-        case buzzer(SimulatedLine.Change)
-        case led(SimulatedLine.Change)
-        case button(ButtonEdge, at: ContinuousClock.Instant)
-    }
-
-    func run() async throws {
-        let started = ContinuousClock.now
-        let merged = AsyncStream<Change> { continuation in
-            let tasks = [
-                Task { for await change in simulation.buzzer.changes() { continuation.yield(.buzzer(change)) } },
-                Task { for await change in simulation.led.changes() { continuation.yield(.led(change)) } },
-                Task { for await (edge, at) in simulation.buttons.injectedEdges() { continuation.yield(.button(edge, at: at)) } },
-            ]
-            continuation.onTermination = { _ in tasks.forEach { $0.cancel() } }
-        }
-        var outputs = (buzzer: simulation.buzzer.isOn, led: simulation.led.isOn)
-        var last: (buzzer: Bool, led: Bool)?
-        for await change in merged.cancelOnGracefulShutdown() {
-            switch change {
-            case .buzzer(let line):
-                outputs.buzzer = line.isOn
-                show(outputs, &last, at: line.at, started: started)
-            case .led(let line):
-                outputs.led = line.isOn
-                show(outputs, &last, at: line.at, started: started)
-            case .button(let edge, let at):
-                let message = ButtonMessage(button: edge.button == .stop ? "stop" : "snooze", pressed: edge.pressed,
-                                            at: Self.nanoseconds(since: started, at: at))
-                bridge.publish(.init(topic: topics.simulatedButtons, payload: MQTTBridge.encode(message), qos: 1))
-            }
-        }
-        // The hardware is off by now: show that too.
-        show((simulation.buzzer.isOn, simulation.led.isOn), &last, at: .now, started: started)
-    }
-
-    private func show(_ outputs: (buzzer: Bool, led: Bool), _ last: inout (buzzer: Bool, led: Bool)?,
-                      at instant: ContinuousClock.Instant, started: ContinuousClock.Instant) {
-        guard last.map({ $0 != outputs }) ?? true else { return }
-        last = outputs
-        let message = OutputsMessage(buzzer: outputs.buzzer, led: outputs.led, at: Self.nanoseconds(since: started, at: instant),
-                                     realtime: ClockReading.wallClockNanoseconds(at: instant))
-        bridge.publish(.init(topic: topics.simulatedOutputs, payload: MQTTBridge.encode(message), qos: 1, retain: true))
-    }
-
-    private static func nanoseconds(since started: ContinuousClock.Instant, at instant: ContinuousClock.Instant) -> Int64 {
-        max(.zero, started.duration(to: instant)).inNanoseconds
     }
 }
