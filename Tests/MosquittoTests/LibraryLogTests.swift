@@ -19,9 +19,8 @@ struct LibraryLogTests {
             set { metadata[key] = newValue }
         }
 
-        func log(level: Logger.Level, message: Logger.Message, metadata: Logger.Metadata?,
-                 source: String, file: String, function: String, line: UInt) {
-            let text = metadata?["mosquitto.log"].map { "\(message): \($0)" } ?? "\(message)"
+        func log(event: LogEvent) {
+            let text = event.metadata?["mosquitto.log"].map { "\(event.message): \($0)" } ?? "\(event.message)"
             recorder.messages.withLock { $0.append(text) }
         }
     }
@@ -60,7 +59,7 @@ struct LibraryLogTests {
             try await TestBroker.withBroker(tls: true) { broker in
                 let recorder = Recorder()
                 var configuration = broker.clientConfiguration(clientID: "wrong-ca")
-                configuration.tls = .init(caFile: try #require(otherAuthority.tlsCAFile))
+                configuration.tls = .init(caFile: otherAuthority.tlsCAFile)
                 let client = try MQTTClient(configuration: configuration, logger: recorder.logger(at: .info))
                 try client.connect()
                 let start = ContinuousClock.now
