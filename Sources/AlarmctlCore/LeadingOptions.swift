@@ -6,12 +6,24 @@ public enum LeadingOptions {
     static let flags: Set<String> = ["--json", "--verbose", "--help", "-h", "--version", "--all", "--no-snooze"]
 
     public static func movedBehindSubcommand(_ arguments: [String]) -> [String] {
+        let index = subcommandIndex(arguments)
+        guard index > 0, index < arguments.count else { return arguments }
+        return [arguments[index]] + arguments[..<index] + arguments[(index + 1)...]
+    }
+
+    /// The first word that is not an option or an option's value: the subcommand's name, unless
+    /// it was mistyped; nil when there is none (`alarmctl --help`).
+    public static func subcommand(_ arguments: [String]) -> String? {
+        let index = subcommandIndex(arguments)
+        return index < arguments.count ? arguments[index] : nil
+    }
+
+    private static func subcommandIndex(_ arguments: [String]) -> Int {
         var index = 0
         while index < arguments.count, arguments[index].hasPrefix("-") {
             let argument = arguments[index]
             index += flags.contains(argument) || argument.contains("=") ? 1 : 2
         }
-        guard index > 0, index < arguments.count else { return arguments }
-        return [arguments[index]] + arguments[..<index] + arguments[(index + 1)...]
+        return index
     }
 }

@@ -19,6 +19,7 @@ struct CommandLineTests {
               (["timer", "10m", "--bogus", "--json"], "Unknown option '--bogus'"),
               (["--json", "preview", "07:00", "--count", "many"], "The value 'many' is invalid for '--count <count>'"),
               (["stop", "--json"], "give an alarm id"),
+              (["--json", "--node", "list", "tmier", "10m"], "'tmier' is not a command: use one of timer, alarm, list"),
           ])
     func parserErrorsAsJSON(arguments: [String], message: String) async throws {
         let result = try await EndToEndTests.alarmctl(arguments)

@@ -10,6 +10,9 @@ struct GroupReportTests {
         #expect(LeadingOptions.movedBehindSubcommand(["--group", "house", "timer", "10m"]) == ["timer", "--group", "house", "10m"])
         #expect(LeadingOptions.movedBehindSubcommand(["--json", "--node", "list", "list"]) == ["list", "--json", "--node", "list"])
         #expect(LeadingOptions.movedBehindSubcommand(["--broker=h:1", "list"]) == ["list", "--broker=h:1"])
+        #expect(LeadingOptions.subcommand(["--broker", "h:1", "--json", "bogus", "x"]) == "bogus")
+        #expect(LeadingOptions.subcommand(["--generate-completion-script", "bash"]) == nil)
+        #expect(LeadingOptions.subcommand([]) == nil)
         #expect(LeadingOptions.movedBehindSubcommand(["list", "--group", "house"]) == ["list", "--group", "house"])
         #expect(LeadingOptions.movedBehindSubcommand(["--help"]) == ["--help"])
     }
