@@ -42,9 +42,10 @@ struct Alarmctl: AsyncParsableCommand {
         signal(SIGPIPE, SIG_IGN)
         let arguments = Array(CommandLine.arguments.dropFirst())
         do {
-            let names = configuration.subcommands.map { $0._commandName } + ["help"]
-            if let word = LeadingOptions.subcommand(arguments), !names.contains(word) {
-                throw ValidationError("'\(word)' is not a command: use one of \(names.dropLast().joined(separator: ", "))")
+            // ArgumentParser would call a mistyped command an "unexpected argument".
+            let commands = configuration.subcommands.map { $0._commandName }
+            if let word = LeadingOptions.subcommand(arguments), word != "help", !commands.contains(word) {
+                throw ValidationError("'\(word)' is not a command: use one of \(commands.joined(separator: ", "))")
             }
             var command = try parseAsRoot(LeadingOptions.movedBehindSubcommand(arguments))
             if var asyncCommand = command as? any AsyncParsableCommand {
