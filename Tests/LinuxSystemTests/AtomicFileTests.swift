@@ -88,6 +88,18 @@ struct AtomicFileTests {
         #expect(error?.message.contains("\(missing) does not exist") == true)
     }
 
+    @Test func aPathIsSplitIntoItsFolderAndNameAndAFolderIsRefused() throws {
+        for (path, directory, name) in [("/var/lib/alarmd/node.json", "/var/lib/alarmd", "node.json"),
+                                        ("/node.json", "/", "node.json"), ("state/node.json", "state", "node.json"),
+                                        ("node.json", ".", "node.json")] {
+            let location = try FileLocation(path)
+            #expect((location.directory, location.name) == (directory, name), "\(path)")
+        }
+        for path in ["", "/", "state/", ".", "state/.."] {
+            #expect(throws: SystemError.self, "\(path)") { try FileLocation(path) }
+        }
+    }
+
     @Test func readingAMissingFileFailsWithENOENT() throws {
         let directory = try TemporaryDirectory()
         let error = #expect(throws: SystemError.self) {
