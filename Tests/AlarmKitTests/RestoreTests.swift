@@ -201,6 +201,23 @@ struct RestoreTests {
         #expect(Set(delegate.lastState?.alarms.map(\.id) ?? []) == [first, second])
     }
 
+    @Test("Each write names the alarms changed since the write before it, so that it need look at no other")
+    func writesNameTheirAlarms() async throws {
+        let (node, _, delegate, timer) = try await restart(NodeState(authorization: .authorized), at: start)
+        defer { timer.cancel() }
+        let first = UUID(), second = UUID()
+        _ = try await node.schedule(id: first, configuration: configuration(preAlert: 60))
+        #expect(delegate.lastState?.changedAlarms == [first])
+        _ = try await node.schedule(id: second, configuration: configuration(preAlert: 60))
+        #expect(delegate.lastState?.changedAlarms == [second])
+        #expect(Set(delegate.lastState?.alarms.map(\.id) ?? []) == [first, second], "the state is still whole")
+        _ = try await node.perform(.cancel, id: first)
+        #expect(delegate.lastState?.changedAlarms == [first])
+        #expect(delegate.lastState?.alarms.map(\.id) == [second])
+        await node.flush()
+        #expect(delegate.lastState?.changedAlarms == [], "nothing changed since")
+    }
+
     @Test("After a failed write, saveAfterFailedWrite writes the state again until it is saved, and nothing once it is")
     func saveAfterFailedWrite() async throws {
         let (node, _, delegate, timer) = try await restart(NodeState(authorization: .authorized), at: start)

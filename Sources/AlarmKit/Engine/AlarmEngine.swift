@@ -52,6 +52,9 @@ public struct AlarmEngine: Sendable {
     public private(set) var isClockTrusted = true
     /// The alarms held while the clock is not trusted.
     public private(set) var heldAlarms: Set<UUID> = []
+    /// The alarms stored or removed since ``takeChangedAlarms()`` last ran: what a write of the
+    /// state must look at (every change to an alarm passes through here, whatever its effects).
+    public private(set) var changedAlarms: Set<UUID> = []
 
     public init(configuration: EngineConfiguration = .init(), records: [AlarmRecord] = [], clockTrusted: Bool = true) {
         self.configuration = configuration
@@ -64,11 +67,19 @@ public struct AlarmEngine: Sendable {
     private mutating func store(_ record: AlarmRecord) {
         records[record.id] = record
         heldAlarms.remove(record.id)
+        changedAlarms.insert(record.id)
     }
 
     private mutating func removeRecord(_ id: UUID) {
         records[id] = nil
         heldAlarms.remove(id)
+        changedAlarms.insert(id)
+    }
+
+    /// Returns ``changedAlarms`` and empties it: the node calls this as it hands a state to its writer.
+    public mutating func takeChangedAlarms() -> Set<UUID> {
+        defer { changedAlarms = [] }
+        return changedAlarms
     }
 
     /// The alarm whose deadline (when `advance` must next look at it) is soonest, held ones

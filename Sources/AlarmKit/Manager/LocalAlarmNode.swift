@@ -7,10 +7,16 @@ import Synchronization
 public struct NodeState: Sendable, Hashable {
     public var authorization: AlarmManager.AuthorizationState
     public var alarms: [AlarmRecord]
+    /// The alarms stored or removed since the state before this one was handed to the writer
+    /// (``AlarmEngine/changedAlarms``), so that a write need look at no other; nil when any may
+    /// differ from what is on disk (a state built whole, such as one being moved to a new layout).
+    public var changedAlarms: Set<UUID>?
 
-    public init(authorization: AlarmManager.AuthorizationState = .notDetermined, alarms: [AlarmRecord] = []) {
+    public init(authorization: AlarmManager.AuthorizationState = .notDetermined, alarms: [AlarmRecord] = [],
+                changedAlarms: Set<UUID>? = nil) {
         self.authorization = authorization
         self.alarms = alarms
+        self.changedAlarms = changedAlarms
     }
 }
 
@@ -19,7 +25,8 @@ public protocol AlarmNodeDelegate: Sendable {
     /// Makes `state` durable: the whole state after one change, in the order of the changes.
     /// Called on the node's state-writer queue, one call at a time, before the reply to that
     /// change is given; a throw answers it with `internal`. The delegate writes what differs
-    /// from what it last saved, so that what a failed write left unsaved is written with the next.
+    /// from what it last saved among the alarms the state names (``NodeState/changedAlarms``),
+    /// and what a failed write left unsaved, which is then written with the next.
     func persist(_ state: NodeState) throws
     /// Shows a change on the outputs that must not wait for anything (the buzzer, the LED):
     /// called first, before the change's write starts and before ``perform(_:engine:authorization:)``.
@@ -335,8 +342,10 @@ public actor LocalAlarmNode {
     /// Queues a write of the state as it is now, after the writes queued before it; nil
     /// without a delegate.
     private func startWrite() -> StateWrite? {
+        // Taken even without a delegate, so that the set does not grow.
+        let changedAlarms = engine.takeChangedAlarms()
         guard let delegate else { return nil }
-        let state = NodeState(authorization: authorization, alarms: Array(engine.records.values))
+        let state = NodeState(authorization: authorization, alarms: Array(engine.records.values), changedAlarms: changedAlarms)
         let write = StateWrite()
         latestWrite = write
         stateWriter.async { [logger] in

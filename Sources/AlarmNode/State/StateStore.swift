@@ -11,9 +11,11 @@ import Synchronization
 /// - `<state-directory>/node.json`, the authorization decision (``StoredNode``);
 /// - `<state-directory>/lock`, held while a process uses the state.
 ///
-/// A save writes only the files whose contents changed since the last save, each atomically
-/// (``AtomicFile``: temporary file, fsync, rename, fsync of the folder), and removes the files
-/// of alarms that are gone. A power cut leaves every file either old or new. What a failed
+/// A save looks only at the alarms the state names as changed (``NodeState/changedAlarms``, every
+/// alarm when it names none) and at those a failed save left in doubt: it writes each whose
+/// contents differ from its file, atomically (``AtomicFile``: temporary file, fsync, rename,
+/// fsync of the folder), and removes the files of those that are gone. So a change costs the
+/// same with 1 alarm or 100. A power cut leaves every file either old or new. What a failed
 /// save could not write is written by the next one.
 ///
 /// The only place that reads or writes these files. A damaged file is never silently replaced:
@@ -108,16 +110,18 @@ public final class StateStore: Sendable {
                       problem: problems.isEmpty ? nil : problems.joined(separator: "; "))
     }
 
-    /// Makes `state` durable: writes the files that differ from what was saved, removes those of
-    /// alarms that are gone. Throws the first failure after trying every file.
+    /// Makes `state` durable: among the alarms it names as changed and those in doubt, writes the
+    /// files that differ from what was saved and removes those of alarms that are gone. Throws
+    /// the first failure after trying every file.
     public func save(_ state: NodeState) throws {
         try saved.withLock { saved in
             var firstFailure: (any Error)?
             func attempt(_ body: () throws -> Void) {
                 do { try body() } catch { firstFailure = firstFailure ?? error }
             }
+            let candidates = (state.changedAlarms ?? Set(saved.alarms.keys).union(state.alarms.map(\.id))).union(saved.unsure)
             var present = Set<UUID>()
-            for record in state.alarms {
+            for record in state.alarms where candidates.contains(record.id) {
                 present.insert(record.id)
                 guard saved.alarms[record.id] != record || saved.unsure.contains(record.id) else { continue }
                 saved.alarms[record.id] = nil
@@ -128,7 +132,7 @@ public final class StateStore: Sendable {
                     saved.unsure.remove(record.id)
                 }
             }
-            for id in Set(saved.alarms.keys).union(saved.unsure) where !present.contains(id) {
+            for id in candidates.subtracting(present) where saved.alarms[id] != nil || saved.unsure.contains(id) {
                 saved.alarms[id] = nil
                 saved.unsure.insert(id)
                 attempt {
