@@ -11,8 +11,8 @@ import Synchronization
 /// - `<state-directory>/node.json`, the authorization decision (``StoredNode``);
 /// - `<state-directory>/lock`, held while a process uses the state.
 ///
-/// A save looks only at the alarms the state names as changed (``NodeState/changedAlarms``, every
-/// alarm when it names none) and at those a failed save left in doubt: it writes each whose
+/// A save looks only at the alarms the state names as changed (``NodeState/changedAlarms``; every
+/// alarm when that is nil) and at those a failed save left in doubt: it writes each whose
 /// contents differ from its file, atomically (``AtomicFile``: temporary file, fsync, rename,
 /// fsync of the folder), and removes the files of those that are gone. So a change costs the
 /// same with 1 alarm or 100. A power cut leaves every file either old or new. What a failed
