@@ -143,6 +143,19 @@ struct HomeAssistantEntityTests {
         #expect(entries.first?["repeats"] == .null)
     }
 
+    @Test("Alarms that alert at the same instant, or not at all, are listed in the order of their id's text")
+    func alarmListTies() throws {
+        var engine = AlarmEngine()
+        let ids = (0..<8).map { _ in UUID() }
+        for (index, id) in ids.enumerated() {
+            _ = try engine.schedule(id: id, configuration: try RequestLine(parsing: index < 4 ? "08:00 Same" : "5m Timer").configuration(in: .gmt), now: now)
+            if index >= 4 { _ = try engine.pause(id: id, now: now) }
+        }
+        let listed = HomeAssistantAlarmList(engine: engine).alarms.map(\.id.uuidString)
+        #expect(listed.prefix(4) == ids.prefix(4).map(\.uuidString).sorted()[...])
+        #expect(listed.suffix(4) == ids.suffix(4).map(\.uuidString).sorted()[...])
+    }
+
     @Test("The text entity's state: what was scheduled, or the error, within Home Assistant's 255 characters")
     func scheduleResult() throws {
         var engine = AlarmEngine()

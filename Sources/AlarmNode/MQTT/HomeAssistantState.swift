@@ -38,17 +38,21 @@ public struct HomeAssistantAlarmList: Sendable, Hashable, Encodable {
 
     /// Every alarm of `engine`, those that alert soonest first, then the paused and ringing ones.
     /// Visits every alarm: built only when an alarm changed, not as time passes.
+    ///
+    /// Reads the records, not their published documents, and orders equal dates by `UUID`'s own
+    /// order (its bytes, the order of its text): formatting every id for each comparison was a
+    /// fifth of alarmd's CPU per change with 100 alarms.
     public init(engine: AlarmEngine) {
-        alarms = engine.documents.map { document in
-            let repeats: String? = switch document.configuration.schedule {
+        alarms = engine.records.values.map { record in
+            let repeats: String? = switch record.configuration.schedule {
             case .relative(let relative)?: WeekdayList.describe(relative.repeats)
             case .fixed?: "once"
             case nil: nil
             }
-            return Entry(id: document.id, title: document.configuration.attributes.presentation.alert.title,
-                         state: document.state, next: document.nextAlertDate, repeats: repeats)
+            return Entry(id: record.id, title: record.configuration.attributes.presentation.alert.title,
+                         state: record.state, next: record.nextAlertDate, repeats: repeats)
         }
-        .sorted { ($0.next ?? .distantFuture, $0.id.uuidString) < ($1.next ?? .distantFuture, $1.id.uuidString) }
+        .sorted { ($0.next ?? .distantFuture, $0.id) < ($1.next ?? .distantFuture, $1.id) }
     }
 }
 
