@@ -185,6 +185,18 @@ public struct InstantOrNull: Encodable, Hashable, Sendable {
 }
 
 extension KeyedEncodingContainer {
+    /// Writes the value, or `null`, as a member of this container. Synthesized `Encodable` picks
+    /// this over the wrapper's own `encode(to:)`, whose nested encoder cost a fifth of the time
+    /// of an alarm's document.
+    package mutating func encode<Value>(_ value: ExplicitNull<Value>, forKey key: Key) throws {
+        if let wrapped = value.wrappedValue { try encode(wrapped, forKey: key) } else { try encodeNil(forKey: key) }
+    }
+
+    /// Writes the instant, or `null`, as a member of this container (see the overload above).
+    package mutating func encode(_ value: InstantOrNull, forKey key: Key) throws {
+        if let date = value.wrappedValue { try encode(AlarmJSON.string(from: date), forKey: key) } else { try encodeNil(forKey: key) }
+    }
+
     /// Leaves out a `nil` instant.
     mutating func encode(_ value: OptionalInstant, forKey key: Key) throws {
         try encodeIfPresent(value.wrappedValue.map(AlarmJSON.string(from:)), forKey: key)
