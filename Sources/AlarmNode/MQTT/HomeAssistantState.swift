@@ -40,8 +40,8 @@ public struct HomeAssistantAlarmList: Sendable, Hashable, Encodable {
     /// Visits every alarm: built only when an alarm changed, not as time passes.
     ///
     /// Reads the records, not their published documents, and orders equal dates by `UUID`'s own
-    /// order (its bytes, the order of its text): formatting every id for each comparison was a
-    /// fifth of alarmd's CPU per change with 100 alarms.
+    /// order (its bytes, which is the order of its text) rather than formatting both ids in
+    /// every comparison.
     public init(engine: AlarmEngine) {
         alarms = engine.records.values.map { record in
             let repeats: String? = switch record.configuration.schedule {
