@@ -201,7 +201,8 @@ if [ -n "$deb" ]; then
         skip "Depends: against dpkg-shlibdeps" "dpkg-shlibdeps is missing (apt-get install dpkg-dev)"
     fi
     if command -v lintian >/dev/null 2>&1; then
-        lintian_out="$(lintian "$deb" 2>&1 || true)"
+        # TMPDIR: lintian leaves its cache files (mldbm-elf-*) there; $work goes at the end.
+        lintian_out="$(TMPDIR="$work" lintian "$deb" 2>&1 || true)"
         if grep -q '^E:' <<<"$lintian_out"; then
             fail "lintian finds no error" "$(grep '^E:' <<<"$lintian_out")"
         else
