@@ -14,9 +14,8 @@ import Synchronization
 /// A save looks only at the alarms the state names as changed (``NodeState/changedAlarms``; every
 /// alarm when that is nil) and at those a failed save left in doubt: it writes each whose
 /// contents differ from its file, atomically (``AtomicFile``: temporary file, fsync, rename,
-/// fsync of the folder), and removes the files of those that are gone: a change is not compared
-/// with every alarm's file. A power cut leaves every file either old or new. What a failed
-/// save could not write is written by the next one.
+/// fsync of the folder), and removes the files of those that are gone. A power cut leaves every
+/// file either old or new. What a failed save could not write is written by the next one.
 ///
 /// The only place that reads or writes these files. A damaged file is never silently replaced:
 /// it is kept aside under a new name and the problem is reported.
