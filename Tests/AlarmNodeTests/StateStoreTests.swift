@@ -86,6 +86,25 @@ struct StateStoreTests {
         }
     }
 
+    @Test func aRestartedNodeHoldsItsAlarmsSoonestFirstThenByID() throws {
+        try withFolder { folder in
+            var engine = AlarmEngine()
+            let attributes = AlarmAttributes<JSONValue>(presentation: .init(alert: .init(title: "Tea")), tintColor: .blue)
+            // Scheduled longest first, ids in no order: three 10-minute timers, three 1-minute ones, one paused.
+            let durations: [TimeInterval] = [600, 600, 600, 60, 60, 60, 60]
+            let ids = durations.map { _ in UUID() }
+            for (id, duration) in zip(ids, durations) {
+                _ = try engine.schedule(id: id, configuration: .timer(duration: duration, attributes: attributes), now: now)
+            }
+            _ = try engine.pause(id: ids[3], now: now)
+            try withStore(folder) { try $0.save(state(engine)) }
+
+            let loaded = try StateStore(directory: folder, logger: Self.logger).load().state.alarms.map(\.id)
+            let byText = { (ids: ArraySlice<UUID>) in ids.sorted { $0.uuidString < $1.uuidString } }
+            #expect(loaded == byText(ids[4...6]) + byText(ids[0...2]) + [ids[3]])
+        }
+    }
+
     @Test func aRemovedAlarmLosesItsFileAndTheDecisionIsKept() throws {
         try withFolder { folder in
             var engine = try engine(timers: 2)

@@ -80,6 +80,12 @@ public struct AlarmRecord: Identifiable, Sendable, Hashable {
         }
     }
 
+    /// The order alarms are listed in: the soonest alert first, then those with none (paused,
+    /// alerting); equal dates by id, in `UUID`'s own order (its bytes, which is the order of its text).
+    public static func alertsSooner(_ first: AlarmRecord, _ second: AlarmRecord) -> Bool {
+        (first.nextAlertDate ?? .distantFuture, first.id) < (second.nextAlertDate ?? .distantFuture, second.id)
+    }
+
     /// True while the alarm waits for its schedule's alert date: scheduled, or in its pre-alert countdown.
     public var isWaitingForSchedule: Bool {
         switch phase {

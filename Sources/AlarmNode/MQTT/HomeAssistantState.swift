@@ -38,12 +38,8 @@ public struct HomeAssistantAlarmList: Sendable, Hashable, Encodable {
 
     /// Every alarm of `engine`, those that alert soonest first, then the paused and ringing ones.
     /// Visits every alarm: built only when an alarm changed, not as time passes.
-    ///
-    /// Reads the records, not their published documents, and orders equal dates by `UUID`'s own
-    /// order (its bytes, which is the order of its text) rather than formatting both ids in
-    /// every comparison.
     public init(engine: AlarmEngine) {
-        alarms = engine.records.values.map { record in
+        alarms = engine.records.values.sorted(by: AlarmRecord.alertsSooner).map { record in
             let repeats: String? = switch record.configuration.schedule {
             case .relative(let relative)?: WeekdayList.describe(relative.repeats)
             case .fixed?: "once"
@@ -52,7 +48,6 @@ public struct HomeAssistantAlarmList: Sendable, Hashable, Encodable {
             return Entry(id: record.id, title: record.configuration.attributes.presentation.alert.title,
                          state: record.state, next: record.nextAlertDate, repeats: repeats)
         }
-        .sorted { ($0.next ?? .distantFuture, $0.id) < ($1.next ?? .distantFuture, $1.id) }
     }
 }
 

@@ -100,7 +100,7 @@ public final class StateStore: Sendable {
             if let record = try readAlarm(name, problems: &problems) { records.append(record) }
         }
         // The order alarms were first scheduled in is not kept; the earliest alert comes first.
-        records.sort { ($0.nextAlertDate ?? .distantFuture, $0.id.uuidString) < ($1.nextAlertDate ?? .distantFuture, $1.id.uuidString) }
+        records.sort(by: AlarmRecord.alertsSooner)
         saved.withLock { saved in
             saved.alarms = Dictionary(uniqueKeysWithValues: records.map { ($0.id, $0) })
             saved.node = node
