@@ -90,18 +90,19 @@ struct StateStoreTests {
         try withFolder { folder in
             var engine = AlarmEngine()
             let attributes = AlarmAttributes<JSONValue>(presentation: .init(alert: .init(title: "Tea")), tintColor: .blue)
-            // Scheduled longest first, ids in no order: three 10-minute timers, three 1-minute ones, one paused.
-            let durations: [TimeInterval] = [600, 600, 600, 60, 60, 60, 60]
+            // Scheduled longest first, ids in no order: six 10-minute timers, six 1-minute ones and
+            // one paused. Six per tie group: ties in any order but the ids' would pass once in 720².
+            let durations = Array(repeating: 600.0, count: 6) + Array(repeating: 60.0, count: 7)
             let ids = durations.map { _ in UUID() }
             for (id, duration) in zip(ids, durations) {
                 _ = try engine.schedule(id: id, configuration: .timer(duration: duration, attributes: attributes), now: now)
             }
-            _ = try engine.pause(id: ids[3], now: now)
+            _ = try engine.pause(id: ids[6], now: now)
             try withStore(folder) { try $0.save(state(engine)) }
 
             let loaded = try StateStore(directory: folder, logger: Self.logger).load().state.alarms.map(\.id)
             let byText = { (ids: ArraySlice<UUID>) in ids.sorted { $0.uuidString < $1.uuidString } }
-            #expect(loaded == byText(ids[4...6]) + byText(ids[0...2]) + [ids[3]])
+            #expect(loaded == byText(ids[7...12]) + byText(ids[0...5]) + [ids[6]])
         }
     }
 
