@@ -67,7 +67,7 @@ let package = Package(
 
         // MARK: Wiring
 
-        // The daemon's parts and the one builder that puts them together (tests call it too).
+        // The daemon's parts and the one builder that puts them together.
         .target(
             name: "AlarmNode",
             dependencies: [
@@ -176,7 +176,10 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
-        .testTarget(name: "LinuxSystemTests", dependencies: ["LinuxSystem", .product(name: "Logging", package: "swift-log")]),
+        .testTarget(
+            name: "LinuxSystemTests",
+            dependencies: ["LinuxSystem", "MosquittoTestSupport", .product(name: "Logging", package: "swift-log")]
+        ),
         .testTarget(name: "AlarmHardwareTests", dependencies: ["AlarmHardware", .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "GPIOTests", dependencies: ["GPIO", "AlarmHardware", .product(name: "Logging", package: "swift-log")]),
     ],

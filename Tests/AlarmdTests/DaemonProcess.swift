@@ -35,16 +35,17 @@ final class DaemonProcess: Sendable {
     /// Starts alarmd against `broker` with simulated hardware.
     static func start(
         broker: TestBroker, node: String = "node-\(UUID().uuidString.prefix(8))", stateDirectory: URL? = nil,
-        timeZone: String? = "Europe/Berlin", arguments: [String] = []
+        timeZone: String? = "Europe/Berlin", arguments: [String] = [], environment: [String: String] = [:]
     ) async throws -> DaemonProcess {
         try await start(brokerAddress: "\(broker.host):\(broker.port)", node: node, stateDirectory: stateDirectory,
-                        timeZone: timeZone, arguments: arguments)
+                        timeZone: timeZone, arguments: arguments, environment: environment)
     }
 
-    /// Starts alarmd against the broker at `brokerAddress` (`host:port`) with simulated hardware.
+    /// Starts alarmd against the broker at `brokerAddress` (`host:port`) with simulated hardware;
+    /// `environment` adds to the test's own.
     static func start(
         brokerAddress: String, node: String = "node-\(UUID().uuidString.prefix(8))", stateDirectory: URL? = nil,
-        timeZone: String? = "Europe/Berlin", arguments: [String] = []
+        timeZone: String? = "Europe/Berlin", arguments: [String] = [], environment: [String: String] = [:]
     ) async throws -> DaemonProcess {
         let directory = stateDirectory ?? FileManager.default.temporaryDirectory.appending(path: "alarmd-test-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
@@ -56,6 +57,7 @@ final class DaemonProcess: Sendable {
             process.arguments = ["--broker", brokerAddress, "--node", node,
                                  "--state-dir", directory.path, "--simulate-hardware"]
                 + (timeZone.map { ["--time-zone", $0] } ?? []) + arguments
+            process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
             let output = try FileHandle(forWritingTo: logFile)
             process.standardOutput = output
             process.standardError = output
@@ -129,10 +131,10 @@ final class DaemonProcess: Sendable {
 @discardableResult
 func withDaemonProcess<Result>(
     broker: TestBroker, node: String, stateDirectory: URL? = nil, timeZone: String? = "Europe/Berlin",
-    arguments: [String] = [], _ body: (DaemonProcess) async throws -> Result
+    arguments: [String] = [], environment: [String: String] = [:], _ body: (DaemonProcess) async throws -> Result
 ) async throws -> Result {
     let daemon = try await DaemonProcess.start(broker: broker, node: node, stateDirectory: stateDirectory,
-                                               timeZone: timeZone, arguments: arguments)
+                                               timeZone: timeZone, arguments: arguments, environment: environment)
     do {
         let result = try await body(daemon)
         await daemon.cleanUp()
@@ -147,11 +149,12 @@ func withDaemonProcess<Result>(
 /// Runs `body` with a started broker and a daemon, and cleans both up whatever happens;
 /// `clientKeepAlive` is the test client's (see ``NodeClient/connect(broker:node:clients:protocolSetting:keepAlive:)``).
 func withDaemon<Result>(
-    arguments: [String] = [], clientKeepAlive: Int = 5,
+    arguments: [String] = [], environment: [String: String] = [:], clientKeepAlive: Int = 5,
     _ body: (TestBroker, DaemonProcess, NodeClient) async throws -> Result
 ) async throws -> Result {
     try await TestBroker.withBroker { broker in
-        try await withDaemonProcess(broker: broker, node: "node-\(UUID().uuidString.prefix(8))", arguments: arguments) { daemon in
+        try await withDaemonProcess(broker: broker, node: "node-\(UUID().uuidString.prefix(8))", arguments: arguments,
+                                    environment: environment) { daemon in
             try await withTestClients { clients in
                 let client = try await NodeClient.connect(broker: broker, node: daemon.node, clients: clients, keepAlive: clientKeepAlive)
                 // Commands sent before the node subscribed would be lost: wait until it is online.

@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import Logging
+import MosquittoTestSupport
 import Testing
 @testable import LinuxSystem
 

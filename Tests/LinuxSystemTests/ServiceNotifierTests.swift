@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import MosquittoTestSupport
 import Testing
 @testable import LinuxSystem
 
@@ -57,45 +58,5 @@ struct ServiceNotifierTests {
         #expect(ServiceNotifier(environment: ["WATCHDOG_USEC": "0"]).watchdogTimeout() == nil)
         #expect(ServiceNotifier(environment: ["WATCHDOG_USEC": "soon"]).watchdogTimeout() == nil)
         #expect(ServiceNotifier(environment: [:]).watchdogTimeout() == nil)
-    }
-}
-
-/// An AF_UNIX datagram socket the test binds, standing in for systemd.
-final class DatagramListener {
-    private let descriptor: Int32
-
-    /// - Parameter address: a path, or a name starting with "@" for the abstract namespace.
-    init(address: String) throws {
-        descriptor = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue | SOCK_CLOEXEC.rawValue), 0)
-        guard descriptor >= 0 else { throw POSIXError(.init(rawValue: errno) ?? .EIO) }
-        var socketAddress = sockaddr_un()
-        socketAddress.sun_family = sa_family_t(AF_UNIX)
-        var bytes = Array(address.utf8)
-        if bytes.first == UInt8(ascii: "@") { bytes[0] = 0 } else { bytes.append(0) }
-        withUnsafeMutableBytes(of: &socketAddress.sun_path) { $0.copyBytes(from: bytes) }
-        let length = socklen_t(MemoryLayout<sockaddr_un>.offset(of: \.sun_path)! + bytes.count)
-        let bound = withUnsafePointer(to: &socketAddress) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(descriptor, $0, length) }
-        }
-        guard bound == 0 else {
-            let code = errno
-            close(descriptor)
-            throw POSIXError(.init(rawValue: code) ?? .EIO)
-        }
-    }
-
-    /// The next datagram, waiting for it with poll(2) at most `limit`.
-    func receive(within limit: Duration) throws -> String {
-        var waiting = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
-        let milliseconds = Int32(limit.components.seconds * 1000)
-        guard poll(&waiting, 1, milliseconds) == 1 else { throw DeadlineExceeded(waitingFor: "a notification datagram") }
-        var buffer = [UInt8](repeating: 0, count: 4096)
-        let count = recv(descriptor, &buffer, buffer.count, 0)
-        guard count >= 0 else { throw POSIXError(.init(rawValue: errno) ?? .EIO) }
-        return String(decoding: buffer[..<count], as: UTF8.self)
-    }
-
-    deinit {
-        close(descriptor)
     }
 }

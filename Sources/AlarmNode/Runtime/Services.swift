@@ -154,10 +154,16 @@ struct ServiceNotifierService: Service {
         try notifier.ready()
         logger.info("ready")
         if let timeout = notifier.watchdogTimeout() {
-            while !Task.isShuttingDownGracefully {
-                try notifier.watchdog()
-                try await TimerFDClock().sleep(for: timeout / 2)
-            }
+            // Shutdown ends the sleep: the services before this one, the hardware among them,
+            // shut down only once it returns.
+            do {
+                try await cancelWhenGracefulShutdown {
+                    while true {
+                        try notifier.watchdog()
+                        try await TimerFDClock().sleep(for: timeout / 2)
+                    }
+                }
+            } catch is CancellationError {}
         } else {
             try await gracefulShutdown()
         }
