@@ -91,6 +91,17 @@ struct RemoteManagerTests {
         await connection.close()
     }
 
+    @Test("A request after close() fails at once, saying it could not be sent")
+    func requestAfterClose() async throws {
+        let port = try TestBroker.freePort()
+        let connection = RemoteNodeConnection(settings: RemoteNodeSettings(host: "127.0.0.1", port: port, node: "closed", timeout: .seconds(60)))
+        connection.start()
+        await connection.close()
+        let error = await #expect(throws: AlarmNodeError.self) { try await AlarmManager(connection: connection).pause(id: UUID()) }
+        #expect(error?.code == .unavailable)
+        #expect(error?.message.hasPrefix("the request could not be sent to node 'closed'") == true)
+    }
+
     @Test("The environment names the node and broker")
     func environment() {
         let settings = RemoteNodeSettings.fromEnvironment(["ALARMD_BROKER": "10.0.0.5:1884", "ALARMD_NODE": "kitchen"])

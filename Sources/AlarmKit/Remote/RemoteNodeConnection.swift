@@ -248,7 +248,8 @@ public final class RemoteNodeConnection: AlarmNodeConnection {
         do {
             try client.publish(message)
         } catch {
-            logger.warning("request not sent", metadata: ["error": "\(error)"])
+            state.withLock { _ = $0.pending.removeValue(forKey: correlation) }
+            throw AlarmNodeError.unavailable("the request could not be sent to node '\(settings.node)': \(error)")
         }
         let answer = await pending.wait(atMost: limit) { try await Task.sleep(for: $0) }
         state.withLock { _ = $0.pending.removeValue(forKey: correlation) }
