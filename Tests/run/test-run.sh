@@ -6,7 +6,8 @@
 # private broker's port (the exported ALARMD_BROKER stays right), a taken port is replaced and
 # the banner says so, --config with no [broker] still gets the private broker, the banner and
 # the file's state folder, --config naming a broker gets it in the banner, and scripts/alarmctl
-# says to start scripts/run when it is not running. Run by scripts/test after the Swift tests,
+# says to start scripts/run when it is not running, and a second scripts/run in the same folder
+# refuses without disturbing the first. Run by scripts/test after the Swift tests,
 # as `swift build` inside scripts/run must not wait for `swift test`'s build lock.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -98,6 +99,13 @@ check "a restart keeps the broker's address ($first_broker)" test "$(banner_brok
 check "the banner does not say the address changed" bash -c "! grep -q 'address changed' '$work/out2'"
 check "alarmctl list works with the first banner's export" \
     bash -c "ALARMD_BROKER=$first_broker ALARMD_NODE=$node '$alarmctl' list > '$work/list' 2>&1"
+# A second scripts/run beside it refuses before it starts anything, and the first keeps its files.
+timeout 300 scripts/run --node "$node-second" --state-dir "$work/second-state" > "$work/second" 2>&1
+check "a second scripts/run in the same folder ends with status 1" test $? -eq 1
+check "and says the first is running" grep -q "scripts/run is already running here" "$work/second"
+check "it started no broker" bash -c "! grep -q 'started a private mosquitto' '$work/second'"
+check "the first's broker port is kept" test "127.0.0.1:$(cat "$ALARMD_RUN_DIR/broker-port")" = "$first_broker"
+check "scripts/alarmctl still reaches the first" bash -c "scripts/alarmctl list > '$work/list' 2>&1"
 check "Ctrl-C ends the restarted scripts/run with status 0" stop_run
 
 # --config with no [broker] section, while something else holds the remembered port: a new
