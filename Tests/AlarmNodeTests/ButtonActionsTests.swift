@@ -73,7 +73,7 @@ struct ButtonActionsTests {
     func noAlarms() {
         let engine = Self.engine()
         for (button, kind) in Self.allPresses {
-            #expect(ButtonActions.plan(button, kind, engine: engine).isEmpty, "\(button) \(kind)")
+            #expect(ButtonActions.plan(button, kind, engine: engine, now: Self.at(0)).isEmpty, "\(button) \(kind)")
         }
     }
 
@@ -84,7 +84,7 @@ struct ButtonActionsTests {
         try Self.alarm(&engine, Self.id(2), alertAt: 7200, preAlert: 600)
         #expect(Self.state(engine, Self.id(2)) == .scheduled)
         for (button, kind) in Self.allPresses {
-            #expect(ButtonActions.plan(button, kind, engine: engine).isEmpty, "\(button) \(kind)")
+            #expect(ButtonActions.plan(button, kind, engine: engine, now: Self.at(100)).isEmpty, "\(button) \(kind)")
         }
     }
 
@@ -97,7 +97,7 @@ struct ButtonActionsTests {
         _ = engine.advance(to: Self.at(60))
         #expect(Self.state(engine, Self.id(1)) == .alerting)
 
-        let plan = ButtonActions.plan(.stop, kind, engine: engine)
+        let plan = ButtonActions.plan(.stop, kind, engine: engine, now: Self.at(61))
         #expect(plan == [.perform(.stop, id: Self.id(1))])
         let effects = try Self.carryOut(plan, on: &engine, at: 61)
         #expect(effects.contains(.alertEnded(Self.id(1))))
@@ -110,7 +110,7 @@ struct ButtonActionsTests {
         try Self.timer(&engine, Self.id(1), 60)
         _ = engine.advance(to: Self.at(60))
 
-        let plan = ButtonActions.plan(.snooze, kind, engine: engine)
+        let plan = ButtonActions.plan(.snooze, kind, engine: engine, now: Self.at(61))
         #expect(plan == [.secondary(id: Self.id(1))])
         _ = try Self.carryOut(plan, on: &engine, at: 61)
         #expect(Self.state(engine, Self.id(1)) == .countdown)
@@ -128,7 +128,7 @@ struct ButtonActionsTests {
         _ = engine.advance(to: Self.at(3660))
         #expect(engine.alerting.map(\.id) == [Self.id(1), Self.id(2)])
 
-        let plan = ButtonActions.plan(.stop, .short, engine: engine)
+        let plan = ButtonActions.plan(.stop, .short, engine: engine, now: Self.at(3665))
         #expect(plan == [.perform(.stop, id: Self.id(1)), .perform(.stop, id: Self.id(2))])
         _ = try Self.carryOut(plan, on: &engine, at: 3665)
         #expect(Self.state(engine, Self.id(1)) == .scheduled)
@@ -147,7 +147,7 @@ struct ButtonActionsTests {
         _ = engine.advance(to: Self.at(90))
         _ = engine.advance(to: Self.at(120))
 
-        let plan = ButtonActions.plan(.stop, kind, engine: engine)
+        let plan = ButtonActions.plan(.stop, kind, engine: engine, now: Self.at(121))
         #expect(plan == [Self.id(2), Self.id(3), Self.id(1)].map { .perform(.stop, id: $0) })
         _ = try Self.carryOut(plan, on: &engine, at: 121)
         #expect(engine.records.isEmpty)
@@ -197,7 +197,7 @@ struct ButtonActionsTests {
         _ = engine.advance(to: Self.at(60))
         #expect(engine.alerting.count == 3)
 
-        let plan = ButtonActions.plan(.snooze, kind, engine: engine)
+        let plan = ButtonActions.plan(.snooze, kind, engine: engine, now: Self.at(61))
         #expect(Set(plan) == Set([1, 2, 3].map { ButtonAction.secondary(id: Self.id($0)) }))
         #expect(plan.count == 3)
         let effects = try Self.carryOut(plan, on: &engine, at: 61)
@@ -218,10 +218,10 @@ struct ButtonActionsTests {
         _ = engine.advance(to: Self.at(60))
         #expect(Self.state(engine, Self.id(1)) == .alerting)
 
-        #expect(ButtonActions.plan(.snooze, .short, engine: engine) == [.secondary(id: Self.id(1))])
-        #expect(ButtonActions.plan(.stop, .long, engine: engine) == [.perform(.stop, id: Self.id(1))],
+        #expect(ButtonActions.plan(.snooze, .short, engine: engine, now: Self.at(61)) == [.secondary(id: Self.id(1))])
+        #expect(ButtonActions.plan(.stop, .long, engine: engine, now: Self.at(61)) == [.perform(.stop, id: Self.id(1))],
                 "a long stop press while alerting stops the alert and cancels no timer")
-        #expect(ButtonActions.plan(.stop, .short, engine: engine) == [.perform(.stop, id: Self.id(1))])
+        #expect(ButtonActions.plan(.stop, .short, engine: engine, now: Self.at(61)) == [.perform(.stop, id: Self.id(1))])
     }
 
     // MARK: Countdowns, nothing alerting
@@ -231,16 +231,30 @@ struct ButtonActionsTests {
         var engine = Self.engine()
         try Self.timer(&engine, Self.id(1), 600)
 
-        let plan = ButtonActions.plan(.snooze, kind, engine: engine)
+        let plan = ButtonActions.plan(.snooze, kind, engine: engine, now: Self.at(100))
         #expect(plan == [.perform(.pause, id: Self.id(1))])
         _ = try Self.carryOut(plan, on: &engine, at: 100)
         #expect(Self.state(engine, Self.id(1)) == .paused)
 
         // The next snooze press resumes it.
-        let again = ButtonActions.plan(.snooze, kind, engine: engine)
+        let again = ButtonActions.plan(.snooze, kind, engine: engine, now: Self.at(200))
         #expect(again == [.perform(.resume, id: Self.id(1))])
         _ = try Self.carryOut(again, on: &engine, at: 200)
         #expect(engine.records[Self.id(1)]?.nextAlertDate == Self.at(200 + 500), "resumed for the 500 s left")
+    }
+
+    @Test("Snooze pressed twice: the second press leaves running the snooze the first began", arguments: [ButtonPress.Kind.short, .long])
+    func doublePressAfterSnooze(kind: ButtonPress.Kind) throws {
+        var engine = Self.engine()
+        try Self.alarm(&engine, Self.id(1), alertAt: 60)
+        _ = engine.advance(to: Self.at(60))
+        _ = try Self.carryOut(ButtonActions.plan(.snooze, kind, engine: engine, now: Self.at(61)), on: &engine, at: 61)
+        #expect(Self.state(engine, Self.id(1)) == .countdown, "snoozed")
+
+        #expect(ButtonActions.plan(.snooze, kind, engine: engine, now: Self.at(61.4)).isEmpty, "the same press again")
+        #expect(ButtonActions.plan(.snooze, kind, engine: engine, now: Self.at(62.9)).isEmpty)
+        #expect(ButtonActions.plan(.snooze, kind, engine: engine, now: Self.at(63)) == [.perform(.pause, id: Self.id(1))],
+                "2 s on, a press pauses it as any countdown")
     }
 
     @Test("A running timer: a short stop press does nothing, a long one cancels it")
@@ -248,8 +262,8 @@ struct ButtonActionsTests {
         var engine = Self.engine()
         try Self.timer(&engine, Self.id(1), 600)
 
-        #expect(ButtonActions.plan(.stop, .short, engine: engine).isEmpty)
-        let plan = ButtonActions.plan(.stop, .long, engine: engine)
+        #expect(ButtonActions.plan(.stop, .short, engine: engine, now: Self.at(10)).isEmpty)
+        let plan = ButtonActions.plan(.stop, .long, engine: engine, now: Self.at(10))
         #expect(plan == [.perform(.cancel, id: Self.id(1))])
         _ = try Self.carryOut(plan, on: &engine, at: 10)
         #expect(engine.records.isEmpty)
@@ -261,7 +275,7 @@ struct ButtonActionsTests {
         try Self.timer(&engine, Self.id(1), 900)
         try Self.timer(&engine, Self.id(2), 600, at: 100)   // ends at 700
         try Self.timer(&engine, Self.id(3), 800, at: 50)    // ends at 850
-        #expect(ButtonActions.plan(.snooze, .short, engine: engine) == [.perform(.pause, id: Self.id(2))])
+        #expect(ButtonActions.plan(.snooze, .short, engine: engine, now: Self.at(200)) == [.perform(.pause, id: Self.id(2))])
     }
 
     @Test("Running and paused countdowns: snooze pauses the running one rather than resuming")
@@ -270,7 +284,7 @@ struct ButtonActionsTests {
         try Self.timer(&engine, Self.id(1), 60)
         _ = try engine.pause(id: Self.id(1), now: Self.at(50))   // 10 s left
         try Self.timer(&engine, Self.id(2), 900, at: 50)
-        #expect(ButtonActions.plan(.snooze, .short, engine: engine) == [.perform(.pause, id: Self.id(2))])
+        #expect(ButtonActions.plan(.snooze, .short, engine: engine, now: Self.at(100)) == [.perform(.pause, id: Self.id(2))])
     }
 
     @Test("Only paused countdowns: snooze resumes the one with the least time left", arguments: [ButtonPress.Kind.short, .long])
@@ -284,7 +298,7 @@ struct ButtonActionsTests {
         _ = try engine.pause(id: Self.id(2), now: Self.at(800))   // 100 s left
         #expect(engine.hasRunningCountdown == false)
 
-        let plan = ButtonActions.plan(.snooze, kind, engine: engine)
+        let plan = ButtonActions.plan(.snooze, kind, engine: engine, now: Self.at(1000))
         #expect(plan == [.perform(.resume, id: Self.id(2))])
         _ = try Self.carryOut(plan, on: &engine, at: 1000)
         #expect(engine.records[Self.id(2)]?.nextAlertDate == Self.at(1100))
@@ -298,8 +312,8 @@ struct ButtonActionsTests {
         _ = try engine.pause(id: Self.id(1), now: Self.at(10))
         _ = try engine.pause(id: Self.id(2), now: Self.at(10))
 
-        #expect(ButtonActions.plan(.stop, .short, engine: engine).isEmpty)
-        let plan = ButtonActions.plan(.stop, .long, engine: engine)
+        #expect(ButtonActions.plan(.stop, .short, engine: engine, now: Self.at(20)).isEmpty)
+        let plan = ButtonActions.plan(.stop, .long, engine: engine, now: Self.at(20))
         #expect(Set(plan) == [.perform(.cancel, id: Self.id(1)), .perform(.cancel, id: Self.id(2))])
         _ = try Self.carryOut(plan, on: &engine, at: 20)
         #expect(engine.records.isEmpty)
@@ -318,7 +332,7 @@ struct ButtonActionsTests {
         _ = engine.advance(to: Self.at(100))
         #expect(Self.state(engine, Self.id(4)) == .countdown)
 
-        let plan = ButtonActions.plan(.stop, .long, engine: engine)
+        let plan = ButtonActions.plan(.stop, .long, engine: engine, now: Self.at(110))
         #expect(Set(plan) == [.perform(.cancel, id: Self.id(1)), .perform(.cancel, id: Self.id(2))])
         _ = try Self.carryOut(plan, on: &engine, at: 110)
         #expect(Array(engine.records.keys) == [Self.id(3), Self.id(4)])
@@ -331,7 +345,7 @@ struct ButtonActionsTests {
         try Self.alarm(&engine, Self.id(1), alertAt: 1000, preAlert: 950)
         _ = engine.advance(to: Self.at(100))
         #expect(Self.state(engine, Self.id(1)) == .countdown)
-        #expect(ButtonActions.plan(.stop, .long, engine: engine).isEmpty)
+        #expect(ButtonActions.plan(.stop, .long, engine: engine, now: Self.at(100)).isEmpty)
     }
 
     @Test("Snooze toggles a scheduled alarm's pre-alert countdown too, when it is the one ending soonest")
@@ -340,7 +354,7 @@ struct ButtonActionsTests {
         try Self.timer(&engine, Self.id(1), 3000)
         try Self.alarm(&engine, Self.id(2), alertAt: 1000, preAlert: 950)
         _ = engine.advance(to: Self.at(100))
-        #expect(ButtonActions.plan(.snooze, .short, engine: engine) == [.perform(.pause, id: Self.id(2))])
+        #expect(ButtonActions.plan(.snooze, .short, engine: engine, now: Self.at(100)) == [.perform(.pause, id: Self.id(2))])
     }
 
     // MARK: A single-button board
@@ -353,7 +367,7 @@ struct ButtonActionsTests {
 
         func plan(_ kind: ButtonPress.Kind) -> [ButtonAction] {
             let press = ButtonLayout.singleButton.map(ButtonPress(button: .stop, kind: kind, at: 0))
-            return ButtonActions.plan(press.button == .stop ? .stop : .snooze, press.kind == .long ? .long : .short, engine: engine)
+            return ButtonActions.plan(press.button == .stop ? .stop : .snooze, press.kind == .long ? .long : .short, engine: engine, now: Self.at(61))
         }
         #expect(plan(.short) == [.secondary(id: Self.id(1))])
         #expect(plan(.long) == [.perform(.stop, id: Self.id(1))])

@@ -162,7 +162,7 @@ public actor LocalAlarmNode {
     /// Applies several changes in one turn of the actor and starts writing them without waiting
     /// for the disk: for input nobody awaits a reply to, such as a hardware button, whose alarms
     /// must stop together rather than one write apart. `plan` picks the steps from the current
-    /// engine; `apply` carries out each one, and must change nothing when it throws (as the
+    /// engine at the instant of the change; `apply` carries out each one, and must change nothing when it throws (as the
     /// engine's operations do). A refused step is returned with its error; the steps before and
     /// after it stay in effect. `leadingEffects` (the event that
     /// reports the input, say) are carried out first, before the steps' own, whose lifecycle
@@ -170,13 +170,13 @@ public actor LocalAlarmNode {
     public func applyWithoutWaiting<Step: Sendable>(
         source: AlarmEvent.Source,
         reporting leadingEffects: [AlarmEffect] = [],
-        planning plan: @Sendable (AlarmEngine) -> [Step],
+        planning plan: @Sendable (AlarmEngine, Date) -> [Step],
         _ apply: @Sendable (inout AlarmEngine, Step, Date) throws(AlarmNodeError) -> [AlarmEffect]
     ) -> [(Step, AlarmNodeError)] {
         let now = clock.now
         var effects = leadingEffects
         var refusals: [(Step, AlarmNodeError)] = []
-        for step in plan(engine) {
+        for step in plan(engine, now) {
             do throws(AlarmNodeError) {
                 effects += try apply(&engine, step, now).caused(by: source)
             } catch {

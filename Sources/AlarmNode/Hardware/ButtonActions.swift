@@ -18,12 +18,18 @@ public enum ButtonAction: Sendable, Hashable {
 }
 
 public enum ButtonActions {
-    /// The actions a press calls for (already mapped for a single-button board, ``ButtonLayout``):
+    /// A snooze press this soon after the countdown that ends soonest started is the same press
+    /// again (a double press, half asleep) and does nothing: pausing the snooze that the first
+    /// press began would leave the alarm silent, today and on every later day.
+    public static let repeatedPressWindow: TimeInterval = 2
+
+    /// The actions a press at `now` calls for (already mapped for a single-button board, ``ButtonLayout``):
     /// - while anything alerts, stop stops every alerting alarm and snooze applies each alerting
     ///   alarm's secondary behaviour;
-    /// - otherwise snooze toggles the countdown that ends soonest (pause it, or resume the paused
-    ///   one with the least time left when none runs), and a long stop press cancels every timer.
-    public static func plan(_ button: Button, _ kind: ButtonPress.Kind, engine: AlarmEngine) -> [ButtonAction] {
+    /// - otherwise snooze toggles the countdown that ends soonest (pause it, unless it started
+    ///   within ``repeatedPressWindow``; or resume the paused one with the least time left when
+    ///   none runs), and a long stop press cancels every timer.
+    public static func plan(_ button: Button, _ kind: ButtonPress.Kind, engine: AlarmEngine, now: Date) -> [ButtonAction] {
         let alerting = engine.alerting.map(\.id)
         if !alerting.isEmpty {
             switch button {
@@ -33,11 +39,14 @@ public enum ButtonActions {
         }
         switch (button, kind) {
         case (.snooze, _):
-            let running = engine.records.values.compactMap { record -> (UUID, Date)? in
+            let running = engine.records.values.compactMap { record -> (id: UUID, countdown: AlarmRecord.Countdown)? in
                 guard case .countdown(let countdown) = record.phase else { return nil }
-                return (record.id, countdown.fireDate)
+                return (record.id, countdown)
             }
-            if let soonest = running.min(by: { $0.1 < $1.1 }) { return [.perform(.pause, id: soonest.0)] }
+            if let soonest = running.min(by: { $0.countdown.fireDate < $1.countdown.fireDate }) {
+                guard now.timeIntervalSince(soonest.countdown.startDate) >= repeatedPressWindow else { return [] }
+                return [.perform(.pause, id: soonest.id)]
+            }
             let paused = engine.records.values.compactMap { record -> (UUID, TimeInterval)? in
                 guard case .paused(let total, let elapsed) = record.phase else { return nil }
                 return (record.id, total - elapsed)
@@ -71,14 +80,14 @@ extension ButtonActions {
         _ button: Button, _ kind: ButtonPress.Kind, on node: LocalAlarmNode, source: AlarmEvent.Source = .button,
         reporting event: AlarmEvent? = nil
     ) async -> [(ButtonAction, AlarmNodeError)] {
-        await apply(source: source, on: node, reporting: event) { engine in plan(button, kind, engine: engine) }
+        await apply(source: source, on: node, reporting: event) { engine, now in plan(button, kind, engine: engine, now: now) }
     }
 
     /// Carries out the actions `plan` picks from the node's state, as one change (see `press`).
     @discardableResult
     public static func apply(
         source: AlarmEvent.Source, on node: LocalAlarmNode, reporting event: AlarmEvent? = nil,
-        planning plan: @Sendable (AlarmEngine) -> [ButtonAction]
+        planning plan: @Sendable (AlarmEngine, Date) -> [ButtonAction]
     ) async -> [(ButtonAction, AlarmNodeError)] {
         await node.applyWithoutWaiting(source: source, reporting: event.map { [.event($0)] } ?? [],
                                        planning: plan) { engine, action, now throws(AlarmNodeError) in

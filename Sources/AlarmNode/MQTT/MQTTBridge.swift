@@ -306,7 +306,7 @@ public final class MQTTBridge: Service, Sendable {
             let refusals = switch message.topic {
             case homeAssistant.stopTopic: await ButtonActions.press(.stop, .short, on: node, source: .homeAssistant)
             case homeAssistant.snoozeTopic: await ButtonActions.press(.snooze, .short, on: node, source: .homeAssistant)
-            default: await ButtonActions.apply(source: .homeAssistant, on: node) { ButtonActions.cancelTimers(engine: $0) }
+            default: await ButtonActions.apply(source: .homeAssistant, on: node) { engine, _ in ButtonActions.cancelTimers(engine: engine) }
             }
             for (action, error) in refusals {
                 logger.notice("Home Assistant button action refused", metadata: ["action": "\(action)", "error": "\(error.message)"])
