@@ -35,18 +35,17 @@ public enum AlarmSelection {
         return selected
     }
 
-    /// The alarms `--all` means for `operation`: those in a state the operation accepts (docs/mqtt.md, "Lifecycle").
+    /// The alarms `--all` means for `operation`: those the node accepts it for (docs/mqtt.md,
+    /// "Lifecycle"): in a state it accepts, and for snooze with a duration to count down again.
     public static func all(for operation: AlarmOperation, among documents: [AlarmDocument]) -> [AlarmDocument] {
-        documents.filter { accepts(operation, $0.state) }
-    }
-
-    /// Whether the node accepts `operation` for an alarm in `state`.
-    public static func accepts(_ operation: AlarmOperation, _ state: Alarm.State) -> Bool {
-        switch operation {
-        case .cancel: true
-        case .stop, .countdown: state == .alerting
-        case .pause: state == .countdown
-        case .resume: state == .paused
+        documents.filter { document in
+            switch operation {
+            case .cancel: true
+            case .stop: document.state == .alerting
+            case .countdown: document.state == .alerting && document.configuration.countdownDuration.map { $0.postAlert ?? $0.preAlert } != nil
+            case .pause: document.state == .countdown
+            case .resume: document.state == .paused
+            }
         }
     }
 

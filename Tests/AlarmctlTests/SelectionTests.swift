@@ -60,17 +60,19 @@ struct SelectionTests {
         #expect(selected.map(\.id.uuidString.first) == ["2", "9"])
     }
 
-    @Test("--all takes the alarms in a state the operation accepts")
+    @Test("--all takes the alarms the operation applies to: in a state it accepts, and for snooze with a snooze")
     func all() throws {
-        let documents = try Fixtures.mixed()
+        var noSnooze = try Fixtures.alertingAlarm(id: Fixtures.id("0E0E0000-1111-4222-8333-444455556666"), title: "No snooze")
+        noSnooze.configuration.countdownDuration = nil
+        let documents = try Fixtures.mixed() + [noSnooze]
         func titles(_ operation: AlarmOperation) -> [String] {
             AlarmSelection.all(for: operation, among: documents).map(AlarmText.title(of:))
         }
-        #expect(titles(.stop) == ["Nap over"])
-        #expect(titles(.countdown) == ["Nap over"])
+        #expect(titles(.stop) == ["Nap over", "No snooze"])
+        #expect(titles(.countdown) == ["Nap over"], "an alarm with neither postAlert nor preAlert cannot be snoozed")
         #expect(titles(.pause) == ["Tea"])
         #expect(titles(.resume) == ["Pizza"])
-        #expect(titles(.cancel).count == 5)
+        #expect(titles(.cancel).count == 6)
     }
 
     @Test("Short ids are 8 characters, longer only when two would look alike")
