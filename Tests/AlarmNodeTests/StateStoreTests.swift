@@ -164,6 +164,31 @@ struct StateStoreTests {
         }
     }
 
+    @Test("An alarm file holding values no command is accepted with is kept aside, not run", arguments: [
+        ("\"totalCountdownDuration\":600", "\"totalCountdownDuration\":-5", "totalCountdownDuration: -5.0 is not a duration"),
+        ("\"previouslyElapsedDuration\":0", "\"previouslyElapsedDuration\":700", "previouslyElapsedDuration: 700.0 is not a duration"),
+        ("\"preAlert\":600", "\"preAlert\":-5", "configuration: configuration.countdownDuration.preAlert: -5.0 is not a duration"),
+    ])
+    func anAlarmFileWithImpossibleValuesIsKeptAside(found: String, replacement: String, reason: String) throws {
+        try withFolder { folder in
+            var engine = try engine(timers: 2)
+            try withStore(folder) { try $0.save(state(engine)) }
+            let damaged = try #require(engine.records.keys.first)
+            let path = "\(folder)/alarms/\(damaged.uuidString).json"
+            let contents = try String(contentsOfFile: path, encoding: .utf8)
+            #expect(contents.contains(found))
+            try contents.replacing(found, with: replacement).write(toFile: path, atomically: false, encoding: .utf8)
+
+            let restored = try reload(folder)
+            _ = try engine.cancel(id: damaged, now: now)
+            #expect(restored.alarms == byID(engine))
+            let problem = try #require(restored.problem)
+            #expect(problem.contains("\(damaged.uuidString).json is damaged (\(reason)"), "\(problem)")
+            let names = try FileManager.default.contentsOfDirectory(atPath: folder + "/alarms")
+            #expect(names.contains { $0.hasPrefix("\(damaged.uuidString).json.damaged-") })
+        }
+    }
+
     @Test func everyPhaseRoundTrips() throws {
         var engine = AlarmEngine(configuration: .init(timeZone: TimeZone(identifier: "Europe/Berlin")!))
         let ids = (0..<4).map { _ in UUID() }

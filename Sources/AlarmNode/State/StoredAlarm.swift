@@ -20,25 +20,46 @@ struct StoredAlarm: Codable {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         func date(_ key: CodingKeys) throws -> Date { try container.decodeDate(forKey: key) }
         func seconds(_ key: CodingKeys) throws -> TimeInterval { try container.decode(TimeInterval.self, forKey: key) }
+        // A file edited by hand, or damaged, may hold values no command would have been accepted
+        // with: such an alarm is refused here, so that the file is kept aside rather than run.
+        func countdownSeconds(_ key: CodingKeys, within limit: ClosedRange<TimeInterval>) throws -> TimeInterval {
+            let value = try seconds(key)
+            guard value.isFinite, limit.contains(value) else {
+                throw DecodingError.dataCorruptedError(forKey: key, in: container,
+                                                       debugDescription: "\(value) is not a duration from \(limit.lowerBound) to \(limit.upperBound) seconds")
+            }
+            return value
+        }
+        func countdownDurations() throws -> (total: TimeInterval, elapsed: TimeInterval) {
+            let total = try countdownSeconds(.totalCountdownDuration, within: AlarmLimits.durations)
+            return (total, try countdownSeconds(.previouslyElapsedDuration, within: 0...total))
+        }
         let phase: AlarmRecord.Phase
         switch try container.decode(Alarm.State.self, forKey: .phase) {
         case .scheduled:
             phase = .scheduled(alertDate: try date(.alertDate))
         case .countdown:
+            let (total, elapsed) = try countdownDurations()
             phase = .countdown(.init(
-                totalCountdownDuration: try seconds(.totalCountdownDuration),
-                previouslyElapsedDuration: try seconds(.previouslyElapsedDuration),
+                totalCountdownDuration: total, previouslyElapsedDuration: elapsed,
                 startDate: try date(.startDate), fireDate: try date(.fireDate),
                 isPreAlert: try container.decode(Bool.self, forKey: .isPreAlert)))
         case .paused:
-            phase = .paused(totalCountdownDuration: try seconds(.totalCountdownDuration),
-                            previouslyElapsedDuration: try seconds(.previouslyElapsedDuration))
+            let (total, elapsed) = try countdownDurations()
+            phase = .paused(totalCountdownDuration: total, previouslyElapsedDuration: elapsed)
         case .alerting:
             phase = .alerting(since: try date(.since), alertDate: try date(.alertDate))
         }
+        let configuration = try container.decode(AlarmManager.AlarmConfiguration<JSONValue>.self, forKey: .configuration)
+        do {
+            // Any instant will do: a fixed date in the past is a missed alarm, not a damaged file.
+            try configuration.validate(now: .distantPast)
+        } catch {
+            throw DecodingError.dataCorruptedError(forKey: .configuration, in: container, debugDescription: error.message)
+        }
         record = AlarmRecord(
             id: try container.decode(UUID.self, forKey: .id),
-            configuration: try container.decode(AlarmManager.AlarmConfiguration<JSONValue>.self, forKey: .configuration),
+            configuration: configuration,
             phase: phase,
             pendingOccurrenceDay: try container.decodeIfPresent(LocalDay.self, forKey: .pendingOccurrenceDay),
             lastOccurrenceDay: try container.decodeIfPresent(LocalDay.self, forKey: .lastOccurrenceDay),
