@@ -19,6 +19,16 @@ struct BroadcastTests {
         #expect(await values.next() == 4)
     }
 
+    @Test("a stream opened after finish() yields the current value and ends", .timeLimit(.minutes(1)))
+    func streamAfterFinish() async {
+        let broadcast = Broadcast(1)
+        broadcast.finish()
+        var values = broadcast.stream().makeAsyncIterator()
+        #expect(await values.next() == 1)
+        #expect(await values.next() == nil)
+        #expect(broadcast.observerCount == 0)
+    }
+
     /// Cancelling an observer's task ends its stream while the runtime holds that task's
     /// status lock, and the stream's termination handler unregisters the observer. A sender
     /// that delivered values while holding the lock the handler takes waited for the task's

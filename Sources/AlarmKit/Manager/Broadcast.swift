@@ -8,6 +8,7 @@ public final class Broadcast<Value: Sendable>: Sendable {
         var value: Value
         var nextID = 0
         var observers: [Int: AsyncStream<Value>.Continuation] = [:]
+        var finished = false
     }
 
     private let state: Mutex<State>
@@ -35,11 +36,13 @@ public final class Broadcast<Value: Sendable>: Sendable {
         }
     }
 
-    /// A stream of the current value and every later one; it ends when `finish()` is called.
+    /// A stream of the current value and every later one; it ends when `finish()` is called, or
+    /// right after the current value when it was called already.
     public func stream() -> AsyncStream<Value> {
         let (stream, continuation) = AsyncStream.makeStream(of: Value.self, bufferingPolicy: .bufferingNewest(1))
-        let id = delivery.withLock { _ in
-            let (id, current) = state.withLock { state in
+        let registered = delivery.withLock { _ in
+            let (id, current) = state.withLock { state -> (Int?, Value) in
+                guard !state.finished else { return (nil, state.value) }
                 let id = state.nextID
                 state.nextID += 1
                 state.observers[id] = continuation
@@ -47,6 +50,10 @@ public final class Broadcast<Value: Sendable>: Sendable {
             }
             continuation.yield(current)
             return id
+        }
+        guard let id = registered else {
+            continuation.finish()
+            return stream
         }
         continuation.onTermination = { [weak self] _ in
             _ = self?.state.withLock { $0.observers.removeValue(forKey: id) }
@@ -60,6 +67,7 @@ public final class Broadcast<Value: Sendable>: Sendable {
     /// Ends every observer's stream.
     public func finish() {
         let observers = state.withLock { state in
+            state.finished = true
             defer { state.observers.removeAll() }
             return Array(state.observers.values)
         }
