@@ -22,7 +22,7 @@ public enum CompanionRequests {
         guard let known = nodes[node] else { throw .unknownNode(node) }
         let (id, action) = try read(alarm: alarm, action: action)
         guard known.documents.contains(where: { $0.id == id }) else { throw .unknownAlarm(id.uuidString, node: node) }
-        guard known.status?.isOnline == true else { throw offline(node) }
+        guard known.isOnline else { throw unreachable(node, known) }
         return AlarmAction(node: node, alarmID: id, action: action)
     }
 
@@ -68,7 +68,7 @@ public enum CompanionRequests {
         guard let text = fields["text"]?.trimmingCharacters(in: .whitespacesAndNewlines), !text.isEmpty else {
             throw .badRequest("type a timer or an alarm, e.g. '10m Tea' or '07:00 weekdays Work'")
         }
-        guard known.status?.isOnline == true else { throw offline(node) }
+        guard known.isOnline else { throw unreachable(node, known) }
         return text
     }
 
@@ -102,8 +102,9 @@ public enum CompanionRequests {
         text.replacingOccurrences(of: "+", with: " ").removingPercentEncoding
     }
 
-    private static func offline(_ node: String) -> CompanionError {
-        CompanionError(code: "unavailable", status: .serviceUnavailable,
-                       message: "node '\(node)' is offline: start alarmd on it, then try again")
+    private static func unreachable(_ node: String, _ known: KnownNode) -> CompanionError {
+        CompanionError(code: "unavailable", status: .serviceUnavailable, message: known.brokerLost
+            ? "the companion has lost its connection to the broker, so node '\(node)' cannot be reached: check that the broker runs, then try again"
+            : "node '\(node)' is offline: start alarmd on it, then try again")
     }
 }

@@ -42,6 +42,21 @@ import Testing
         #expect(error?.message.contains("offline") == true)
     }
 
+    @Test func withTheBrokerLostAnOnlineNodeIsRefusedBeforeAnythingIsSent() throws {
+        var kitchen = try #require(nodes["kitchen"])
+        kitchen.brokerLost = true
+        let error = #expect(throws: CompanionError.self) {
+            try CompanionRequests.alarmAction(node: "kitchen", alarm: Fixtures.timerID.uuidString, action: "pause", nodes: ["kitchen": kitchen])
+        }
+        #expect(error?.status == .serviceUnavailable)
+        #expect(error?.message.contains("lost its connection to the broker") == true)
+        let textError = #expect(throws: CompanionError.self) {
+            try CompanionRequests.newAlarmText(node: "kitchen", body: Data("text=10m".utf8), contentType: "application/x-www-form-urlencoded",
+                                               nodes: ["kitchen": kitchen])
+        }
+        #expect(textError == error)
+    }
+
     @Test func aNewAlarmsTextComesFromAFormOrJSON() throws {
         #expect(try CompanionRequests.newAlarmText(
             node: "kitchen", body: Data("text=10m+Tea%21".utf8), contentType: "application/x-www-form-urlencoded", nodes: nodes) == "10m Tea!")
