@@ -106,12 +106,7 @@ public final class HardwareDriver<C: Clock>: Sendable where C.Duration == Durati
     /// later updates are ignored.
     public func run() async throws {
         logger.debug("hardware driver started")
-        defer {
-            state.withLock { state in
-                state.isShutDown = true
-                switchOff(&state)
-            }
-        }
+        defer { shutdown() }
         while !Task.isCancelled {
             let next: Result<C.Instant?, any Error>? = state.withLock { state in
                 if state.isShutDown { return nil }

@@ -65,8 +65,8 @@ public enum AlarmText {
         let total = Int(max(0, seconds).rounded(.up))
         let (days, hours, minutes, secs) = (total / 86_400, total % 86_400 / 3600, total % 3600 / 60, total % 60)
         let dayPart = days > 0 ? "\(days)d " : ""
-        if days > 0 || hours > 0 { return "\(dayPart)\(hours):\(twoDigits(minutes)):\(twoDigits(secs))" }
-        return "\(minutes):\(twoDigits(secs))"
+        if days > 0 || hours > 0 { return "\(dayPart)\(hours):\(zeroPadded(minutes, 2)):\(zeroPadded(secs, 2))" }
+        return "\(minutes):\(zeroPadded(secs, 2))"
     }
 
     /// A wall-clock time in `timeZone`, as near as it is: `today 07:00`, `tomorrow 07:00`, `Wed 07:00`,
@@ -94,8 +94,8 @@ public enum AlarmText {
     static func timeOfDay(_ date: Date, timeZone: TimeZone, withSeconds: Bool = false) -> String {
         let local = date.timeIntervalSince1970 + TimeInterval(timeZone.secondsFromGMT(for: date))
         let secondOfDay = Int(local - (local / 86_400).rounded(.down) * 86_400)
-        let text = "\(twoDigits(secondOfDay / 3600)):\(twoDigits(secondOfDay % 3600 / 60))"
-        return secondOfDay % 60 == 0 && !withSeconds ? text : "\(text):\(twoDigits(secondOfDay % 60))"
+        let text = "\(zeroPadded(secondOfDay / 3600, 2)):\(zeroPadded(secondOfDay % 3600 / 60, 2))"
+        return secondOfDay % 60 == 0 && !withSeconds ? text : "\(text):\(zeroPadded(secondOfDay % 60, 2))"
     }
 
     /// The schedule as `alarmctl alarm` takes it: `07:00 mon,wed,fri`, `2026-12-24 18:00 CET`, `-` for a timer.
@@ -113,8 +113,4 @@ public enum AlarmText {
     }
 
     static let weekdayNames = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"]
-}
-
-private func twoDigits(_ value: Int) -> String {
-    value < 10 ? "0\(value)" : "\(value)"
 }

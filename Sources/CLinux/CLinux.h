@@ -1,12 +1,11 @@
 // Linux interfaces that Swift's Glibc module does not export: the module is
 // built without _GNU_SOURCE, and it leaves out <sys/timerfd.h>, <sys/timex.h>,
-// <sys/epoll.h>, <sys/eventfd.h> and <sys/inotify.h>; and <malloc.h>'s malloc_trim.
+// <sys/eventfd.h> and <sys/inotify.h>; and <malloc.h>'s malloc_trim.
 // Only the Swift target LinuxSystem imports this module.
 #ifndef CLINUX_H
 #define CLINUX_H
 
 #include <malloc.h>
-#include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/inotify.h>
 #include <sys/prctl.h>

@@ -1,13 +1,8 @@
 import CGPIOD
 import FoundationEssentials
+import Glibc
 import Logging
 import Synchronization
-
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#endif
 
 /// An open GPIO chip. Lines requested from it keep it open; it closes
 /// (`gpiod_chip_close`) when the chip and all its lines are gone.

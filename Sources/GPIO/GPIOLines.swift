@@ -1,11 +1,6 @@
 import CGPIOD
-import Synchronization
-
-#if canImport(Glibc)
 import Glibc
-#elseif canImport(Musl)
-import Musl
-#endif
+import Synchronization
 
 /// A requested output line. It starts off (inactive); ``release()`` (or
 /// dropping the last reference) drives it off and gives it back.

@@ -1,8 +1,6 @@
 import AlarmctlCore
 import Foundation
-#if canImport(Glibc)
 import Glibc
-#endif
 
 /// Standard output and standard error, and the terminal behind them. Everything alarmctl prints
 /// goes through here, with write(2): a write that fails is handled, never a trap.

@@ -3,9 +3,7 @@ import AlarmctlCore
 import ArgumentParser
 import Dispatch
 import Foundation
-#if canImport(Glibc)
 import Glibc
-#endif
 
 extension Alarmctl {
     struct Watch: AsyncParsableCommand {

@@ -59,7 +59,7 @@ public struct LocalDay: Sendable, Hashable, Comparable, Codable, CustomStringCon
 }
 
 /// `value` in decimal with leading zeros up to `width` digits: `zeroPadded(7, 2)` is `07`.
-func zeroPadded(_ value: Int, _ width: Int) -> String {
+package func zeroPadded(_ value: Int, _ width: Int) -> String {
     let digits = String(value)
     return String(repeating: "0", count: max(0, width - digits.count)) + digits
 }

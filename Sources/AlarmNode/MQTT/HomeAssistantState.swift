@@ -11,7 +11,7 @@ public struct HomeAssistantState: Sendable, Hashable, Encodable {
     /// How many alarms the node holds.
     public var alarms: Int
 
-    /// From the engine's indexes: this runs after every change, so it must not visit every alarm.
+    /// What the engine holds now.
     public init(engine: AlarmEngine) {
         nextAlarm = engine.soonestAlertDate
         alerting = engine.isAlerting

@@ -19,26 +19,24 @@ public struct StartupError: Error, Sendable, CustomStringConvertible {
 }
 
 /// The daemon, wired: the node, its state file, MQTT, the hardware and the services that run
-/// them. `build` is the one place where the parts are put together; tests call it too.
+/// them. `build` is the one place where the parts are put together.
 public final class AlarmDaemon: Sendable {
-    public let node: LocalAlarmNode
-    public let configuration: NodeConfiguration
-    public let simulation: HardwareParts.Simulation?
+    private let configuration: NodeConfiguration
+    private let simulation: HardwareParts.Simulation?
     private let services: [any Service]
     private let logger: Logger
 
-    private init(node: LocalAlarmNode, configuration: NodeConfiguration, simulation: HardwareParts.Simulation?,
+    private init(configuration: NodeConfiguration, simulation: HardwareParts.Simulation?,
                  services: [any Service], logger: Logger) {
-        self.node = node
         self.configuration = configuration
         self.simulation = simulation
         self.services = services
         self.logger = logger
     }
 
-    /// - Parameter reload: reads the configuration again (on SIGHUP); nil when there is nothing to re-read.
+    /// - Parameter reload: reads the configuration again (on SIGHUP).
     public static func build(
-        configuration: NodeConfiguration, reload: (@Sendable () throws -> NodeConfiguration)? = nil, logger: Logger
+        configuration: NodeConfiguration, reload: @escaping @Sendable () throws -> NodeConfiguration, logger: Logger
     ) throws(StartupError) -> AlarmDaemon {
         let store = StateStore(directory: configuration.node.stateDirectory, logger: logger)
         let loaded: StateStore.Loaded
@@ -112,22 +110,21 @@ public final class AlarmDaemon: Sendable {
             SimulationDisplay.start(simulation, bridge: bridge, topics: topics)
         }
 
-        // Graceful shutdown runs from the last service to the first: the hardware goes off
-        // first (and the simulation shows it), then the bridge publishes offline, then the timer stops.
+        // Graceful shutdown runs from the last service to the first, each once the one after it
+        // has returned: systemd hears STOPPING=1, the hardware goes off (and the simulation shows
+        // it), then the bridge publishes offline, then the timer stops.
         var services: [any Service] = [
             NodeTimerService(node: node),
             StateRetryService(node: node, writeFailures: effects.writeFailures),
             HeapReleaseService(bursts: bridge.sendingBursts, messagesSent: { bridge.messagesSent }),
             TimeKeeperService(node: node, bridge: bridge, timeZone: timeZoneSource, logger: logger),
             bridge,
+            ConfigurationReloadService(reload: reload, running: configuration, timeZone: timeZoneSource,
+                                       node: node, bridge: bridge, logger: logger),
+            hardware,
+            ServiceNotifierService(notifier: ServiceNotifier(), logger: logger),
         ]
-        if let reload {
-            services.append(ConfigurationReloadService(reload: reload, running: configuration, timeZone: timeZoneSource,
-                                                       node: node, bridge: bridge, logger: logger))
-        }
-        services.append(hardware)
-        services.append(ServiceNotifierService(notifier: ServiceNotifier(), logger: logger))
-        return AlarmDaemon(node: node, configuration: configuration, simulation: simulation, services: services, logger: logger)
+        return AlarmDaemon(configuration: configuration, simulation: simulation, services: services, logger: logger)
     }
 
     /// Runs until SIGTERM or SIGINT, then shuts down gracefully: offline status published,
