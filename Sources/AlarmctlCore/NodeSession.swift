@@ -1,6 +1,7 @@
 import AlarmKit
 import Foundation
 import Logging
+import Synchronization
 
 /// One `alarmctl` run's conversation with a node over MQTT, through AlarmKit's `RemoteNodeConnection`.
 ///
@@ -12,6 +13,8 @@ public final class NodeSession: Sendable {
     public let connection: RemoteNodeConnection
     /// The latest connection problem the MQTT client logged, nil while there is none.
     public let connectionProblems: Broadcast<String?>
+    /// The last zone the node's status named: an offline status names none.
+    private let lastNamedZone = Mutex<TimeZone?>(nil)
 
     /// - Parameter verbose: also write the MQTT client's log to standard error.
     public init(settings: RemoteNodeSettings, verbose: Bool = false) {
@@ -90,9 +93,14 @@ public final class NodeSession: Sendable {
         return zone
     }
 
-    /// The zone to show times in: the node's when its status named one, otherwise this machine's.
+    /// The zone to show times in: the node's, the last one its status named (an offline node's
+    /// status names none); this machine's until the node's is known.
     public var displayTimeZone: TimeZone {
-        connection.statusUpdates.value?.timeZone.flatMap(TimeZone.init(identifier:)) ?? .current
+        let named = connection.statusUpdates.value?.timeZone.flatMap(TimeZone.init(identifier:))
+        return lastNamedZone.withLock { last in
+            last = named ?? last
+            return last ?? .current
+        }
     }
 
     /// Disconnects from the broker.

@@ -5,6 +5,17 @@ import Testing
 
 @Suite("watch: the screen as text")
 struct WatchScreenTests {
+    @Test("Times stay in the node's zone while it is offline: its offline status names no zone")
+    func zoneKeptWhileOffline() async {
+        let session = NodeSession(settings: RemoteNodeSettings(host: "127.0.0.1", port: 1, node: "bedroom"))
+        let zone = TimeZone.current.identifier == "America/New_York" ? "Asia/Tokyo" : "America/New_York"
+        session.connection.statusUpdates.send(NodeStatus(state: "online", since: Date(), timeZone: zone))
+        #expect(session.displayTimeZone.identifier == zone)
+        session.connection.statusUpdates.send(.offline(since: Date()))
+        #expect(session.displayTimeZone.identifier == zone)
+        await session.close()
+    }
+
     let now = Fixtures.now
     let berlin = Fixtures.berlin
 
