@@ -13,15 +13,14 @@ public struct CompanionServer: Sendable {
     public let failedSignInDelay: Duration
     /// How often the event stream repeats the state when nothing changes, so that a dropped
     /// connection is noticed and the page's clock correction stays fresh.
-    public let heartbeat: Duration
+    static let heartbeat: Duration = .seconds(20)
 
     public init(hub: CompanionHub, access: CompanionAccess, control: any NodeControl,
-                failedSignInDelay: Duration = .seconds(1), heartbeat: Duration = .seconds(20)) {
+                failedSignInDelay: Duration = .seconds(1)) {
         self.hub = hub
         self.access = access
         self.control = control
         self.failedSignInDelay = failedSignInDelay
-        self.heartbeat = heartbeat
     }
 
     /// The routes, for any request context (the server uses `BasicRequestContext`).
@@ -109,7 +108,6 @@ public struct CompanionServer: Sendable {
     /// The event stream: the state now, then on every change (and at each heartbeat).
     private func events() -> Response {
         let nodes = hub.nodes
-        let heartbeat = heartbeat
         let body = ResponseBody { writer in
             let changes = nodes.stream()
             try await withThrowingTaskGroup(of: Void.self) { group in
@@ -120,7 +118,7 @@ public struct CompanionServer: Sendable {
                 }
                 group.addTask {
                     while !Task.isCancelled {
-                        try await Task.sleep(for: heartbeat)
+                        try await Task.sleep(for: Self.heartbeat)
                         tick.yield()
                     }
                 }

@@ -116,15 +116,7 @@ struct ConnectionOptions: ParsableArguments {
             throw .usage("--group '\(name)' is not a group name: use letters, digits, '_' and '-' (at most 64)")
         }
         let settings = try brokerOptions.settings(node: node, timeout: timeout, environment: ProcessInfo.processInfo.environment)
-        let group = RemoteGroup.forAlarmctl(name, settings: settings, verbose: verbose)
-        do {
-            let value = try await body(group)
-            await group.close()
-            return value
-        } catch {
-            await group.close()
-            throw error
-        }
+        return try await closing(RemoteGroup.forAlarmctl(name, settings: settings, verbose: verbose), body) { await $0.close() }
     }
 
     /// Runs `body` with a session to the node, and disconnects afterwards.
@@ -134,13 +126,19 @@ struct ConnectionOptions: ParsableArguments {
             throw .usage("--group works with timer, alarm, list, stop, snooze, pause, resume and cancel; this command talks to one node: use --node")
         }
         let settings = try brokerOptions.settings(node: node, timeout: timeout, environment: ProcessInfo.processInfo.environment)
-        let session = NodeSession(settings: settings, verbose: verbose)
+        return try await closing(NodeSession(settings: settings, verbose: verbose), body) { await $0.close() }
+    }
+
+    /// Runs `body` with `connection`, then closes it, also when `body` throws.
+    private func closing<Connection, Value>(
+        _ connection: Connection, _ body: (Connection) async throws(AlarmctlError) -> Value, close: (Connection) async -> Void
+    ) async throws(AlarmctlError) -> Value {
         do {
-            let value = try await body(session)
-            await session.close()
+            let value = try await body(connection)
+            await close(connection)
             return value
         } catch {
-            await session.close()
+            await close(connection)
             throw error
         }
     }

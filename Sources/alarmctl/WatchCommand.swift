@@ -51,7 +51,7 @@ actor WatchDisplay {
 
     /// Runs until SIGINT, SIGTERM or SIGHUP; the terminal is restored on the way out.
     func run() async {
-        let signals = SignalWatcher([SIGINT, SIGTERM, SIGHUP, SIGWINCH])
+        let watcher = SignalWatcher([SIGINT, SIGTERM, SIGHUP, SIGWINCH])
         if mode == .terminal { Terminal.write(ANSI.enterAlternateScreen + ANSI.hideCursor) }
         if mode != .json { draw() }
         let connection = session.connection
@@ -88,7 +88,7 @@ actor WatchDisplay {
                 }
             }
             group.addTask {
-                for await number in signals.stream {
+                for await number in watcher.signals {
                     guard number == SIGWINCH else { return }
                     await self.draw()
                 }
@@ -97,7 +97,7 @@ actor WatchDisplay {
             await group.next()
             group.cancelAll()
         }
-        signals.cancel()
+        watcher.cancel()
         if mode == .terminal { Terminal.write(ANSI.showCursor + ANSI.leaveAlternateScreen) }
     }
 
@@ -145,7 +145,8 @@ final class SignalWatcher: @unchecked Sendable {
     private let numbers: [Int32]
     private let sources: [any DispatchSourceSignal]
     private let continuation: AsyncStream<Int32>.Continuation
-    private let signals: AsyncStream<Int32>
+    /// The signals as they arrive.
+    let signals: AsyncStream<Int32>
 
     init(_ numbers: [Int32]) {
         self.numbers = numbers
@@ -159,9 +160,6 @@ final class SignalWatcher: @unchecked Sendable {
             return source
         }
     }
-
-    /// The signals as they arrive.
-    var stream: AsyncStream<Int32> { signals }
 
     /// Stops watching; the signals get their default actions back.
     func cancel() {

@@ -52,6 +52,9 @@ public protocol AuthorizationPrompt: Sendable {
 /// An operation on an existing alarm.
 public enum AlarmOperation: String, Sendable, Hashable, Codable, CaseIterable {
     case cancel, stop, countdown, pause, resume
+
+    /// The command that carries it: each is one of the same name.
+    var command: NodeCommand.Operation { NodeCommand.Operation(rawValue: rawValue)! }
 }
 
 /// An alarm node in this process: the engine, driven by a clock, with its effects carried out

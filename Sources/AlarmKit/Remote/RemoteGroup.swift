@@ -11,7 +11,7 @@ import Synchronization
 ///
 /// The members are known from their retained statuses (`<prefix>/+/status`), which list their
 /// groups: a member that did not answer is reported as silent, with its last status. The
-/// collection ends once every member that is online has answered, or after ``collectionTime``.
+/// collection ends once every member that is online has answered, or after `settings.timeout`.
 ///
 /// Nothing runs until first use; `close()` ends the connection.
 public final class RemoteGroup: Sendable {
@@ -41,8 +41,6 @@ public final class RemoteGroup: Sendable {
 
     public let settings: RemoteNodeSettings
     public let group: String
-    /// How long a request's replies are collected at most.
-    public let collectionTime: Duration
 
     private let topics: NodeTopics
     private let replyTopic: String
@@ -61,12 +59,10 @@ public final class RemoteGroup: Sendable {
     /// - Parameters:
     ///   - settings: the broker and topic prefix (`node` is not used).
     ///   - group: the group's name, `[A-Za-z0-9_-]` as node ids.
-    ///   - collectionTime: how long replies are collected at most; `settings.timeout` by default.
-    public init(settings: RemoteNodeSettings, group: String, collectionTime: Duration? = nil,
+    public init(settings: RemoteNodeSettings, group: String,
                 logger: Logger = Logger(label: "alarmkit.remote-group")) {
         self.settings = settings
         self.group = group
-        self.collectionTime = collectionTime ?? settings.timeout
         self.topics = NodeTopics.group(group, prefix: settings.topicPrefix)
         self.replyTopic = settings.newReplyTopic()
         self.logger = logger
@@ -85,10 +81,7 @@ public final class RemoteGroup: Sendable {
 
     /// Runs a lifecycle operation on alarm `id` on every member; a member without it answers `notFound`.
     public func perform(_ operation: AlarmOperation, id: UUID) async throws(AlarmNodeError) -> Replies {
-        guard let command = NodeCommand.Operation(rawValue: operation.rawValue) else {
-            throw .badRequest(field: nil, reason: "'\(operation.rawValue)' is not a command")
-        }
-        return try await request(command, fields: ["id": .string(id.uuidString)], alarmID: id)
+        try await request(operation.command, fields: ["id": .string(id.uuidString)], alarmID: id)
     }
 
     /// Every member's alarms (the `list` command).
@@ -134,15 +127,15 @@ public final class RemoteGroup: Sendable {
         let answeredNodes = Set(answered.map(\.node))
         let silent = members.filter { !answeredNodes.contains($0.key) }
         if answered.isEmpty, !client.isConnected {
-            throw .unavailable(settings.brokerNotConnectedMessage(waited: collectionTime))
+            throw .unavailable(settings.brokerNotConnectedMessage(waited: settings.timeout))
         }
         return Replies(answered: answered.sorted { $0.node < $1.node }, silent: silent)
     }
 
-    /// The replies until every online member has answered or ``collectionTime`` has passed.
+    /// The replies until every online member has answered or `settings.timeout` has passed.
     private func collect(_ replies: AsyncStream<[UInt8]>, collector: AsyncStream<[UInt8]>.Continuation, alarmID: UUID?) async -> [MemberReply] {
         let limit = Task {
-            try? await Task.sleep(for: collectionTime)
+            try? await Task.sleep(for: settings.timeout)
             collector.finish()
         }
         defer { limit.cancel() }

@@ -174,8 +174,7 @@ public final class RemoteNodeConnection: AlarmNodeConnection {
     /// Runs a lifecycle operation and returns the alarm as the node's reply shows it after the
     /// operation: nil when the operation removed it (cancel, stop of a one-shot alarm).
     public func performReturningDocument(_ operation: AlarmOperation, id: UUID) async throws -> AlarmDocument? {
-        guard let command = NodeCommand.Operation(rawValue: operation.rawValue) else { return nil }
-        guard case .alarm(let document) = try await request(command, fields: ["id": .string(id.uuidString)], alarmID: id) else {
+        guard case .alarm(let document) = try await request(operation.command, fields: ["id": .string(id.uuidString)], alarmID: id) else {
             throw AlarmNodeError.internal("the node answered \(operation.rawValue) without the alarm")
         }
         return document
