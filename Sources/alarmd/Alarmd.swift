@@ -86,7 +86,9 @@ struct ConfigurationOptions: ParsableArguments {
             configuration.node.timeZone = timeZone
         }
         if let maxAlarms {
-            guard maxAlarms >= 1 else { throw ValidationError("--max-alarms must be at least 1") }
+            guard NodeConfiguration.Limits.maxAlarmsRange.contains(maxAlarms) else {
+                throw ValidationError("--max-alarms must be from 1 to 100000, as limits.max-alarms")
+            }
             configuration.limits.maxAlarms = maxAlarms
         }
         return configuration

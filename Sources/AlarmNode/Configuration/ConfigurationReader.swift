@@ -129,7 +129,7 @@ public enum ConfigurationReader {
 
             if let limits = table(root, "limits") {
                 checkKeys(limits, path: "limits", known: ["max-alarms", "alert-timeout", "silence-action", "missed-alarm-grace"])
-                if let max = integer(limits, "limits.max-alarms", in: 1...100_000) { configuration.limits.maxAlarms = max }
+                if let max = integer(limits, "limits.max-alarms", in: NodeConfiguration.Limits.maxAlarmsRange) { configuration.limits.maxAlarms = max }
                 if let timeout = seconds(limits, "limits.alert-timeout", in: 5...86_400) { configuration.limits.alertTimeout = timeout }
                 if let action = choice(limits, "limits.silence-action", EngineConfiguration.SilenceAction.self) {
                     configuration.limits.silenceAction = action

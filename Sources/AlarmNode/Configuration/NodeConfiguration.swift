@@ -48,6 +48,8 @@ public struct NodeConfiguration: Sendable, Hashable {
     }
 
     public struct Limits: Sendable, Hashable {
+        /// What `max-alarms` may be, in the file and on the command line.
+        public static let maxAlarmsRange = 1...100_000
         public var maxAlarms: Int = 100
         /// Seconds an alarm alerts with nobody acting before it is silenced.
         public var alertTimeout: TimeInterval = 600
