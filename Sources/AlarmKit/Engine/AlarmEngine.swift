@@ -393,11 +393,9 @@ public struct AlarmEngine: Sendable {
     public mutating func changeTimeZone(to timeZone: TimeZone, now: Date) -> [AlarmEffect] {
         configuration.timeZone = timeZone
         var effects: [AlarmEffect] = []
-        for record in records.values where record.pendingOccurrenceDay != nil {
-            guard case .relative = record.configuration.schedule else { continue }
-            if record.isWaitingForSchedule {
-                effects += replace(record, with: rescheduled(record, after: now), now: now)
-            }
+        // Only relative schedules have a pending occurrence day (`rescheduled` leaves others as they are).
+        for record in records.values where record.pendingOccurrenceDay != nil && record.isWaitingForSchedule {
+            effects += replace(record, with: rescheduled(record, after: now), now: now)
         }
         return effects + advance(to: now)
     }
