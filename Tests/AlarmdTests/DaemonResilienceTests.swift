@@ -37,11 +37,9 @@ struct DaemonResilienceTests {
             _ = try await node.request("schedule", ["id": .string(id.uuidString), "configuration": configurationJSON(preAlert: 1)])
             _ = try await node.event("alerting", alarmID: id)
             let mark = node.count
-            let stopped = ContinuousClock.now
+            // A shutdown that waits for the watchdog's next ping (up to 15 s, the buzzer sounding)
+            // outlasts terminate()'s 10 s, and is killed.
             #expect(await daemon.terminate() == 0)
-            // Not a measure of speed: a shutdown that waits for the watchdog's next ping leaves
-            // the buzzer sounding for up to 15 s.
-            #expect(ContinuousClock.now - stopped < .seconds(5))
             var notifications: [String] = []
             while notifications.last != "STOPPING=1" { notifications.append(try systemd.receive(within: .seconds(5))) }
             #expect(notifications.allSatisfy { $0 == "WATCHDOG=1" || $0 == "STOPPING=1" })
