@@ -11,7 +11,8 @@ public enum AlarmSelection {
         let byID = wanted.isEmpty || !wanted.allSatisfy(\.isHexDigit) ? []
             : documents.filter { normalized($0.id.uuidString).hasPrefix(wanted) }
         let byTitle = documents.filter { document in
-            !byID.contains { $0.id == document.id } && AlarmText.title(of: document).lowercased() == text.lowercased()
+            !byID.contains { $0.id == document.id }
+                && document.configuration.attributes.presentation.alert.title.lowercased() == text.lowercased()
         }
         let matches = byID + byTitle
         switch matches.count {

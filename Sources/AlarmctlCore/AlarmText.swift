@@ -12,8 +12,16 @@ public enum AlarmText {
         }
     }
 
+    /// The alert's title, `printable`.
     public static func title(of document: AlarmDocument) -> String {
-        document.configuration.attributes.presentation.alert.title
+        printable(document.configuration.attributes.presentation.alert.title)
+    }
+
+    /// `text` with each control character (a newline, the ESC that starts a terminal's escape
+    /// sequence) replaced by `�`: text that anyone on the broker can set can then neither break
+    /// a table's rows nor drive the terminal that shows it.
+    public static func printable(_ text: String) -> String {
+        String(String.UnicodeScalarView(text.unicodeScalars.map { $0.properties.generalCategory == .control ? "\u{FFFD}" : $0 }))
     }
 
     /// `once`, `daily`, `weekdays`, `mon,wed,fri`; `-` for a timer.

@@ -50,7 +50,7 @@ public enum Rendering {
         var lines: [(String, String)] = [
             ("id", document.id.uuidString),
             ("kind", AlarmText.kind(of: document)),
-            ("title", alert.title),
+            ("title", AlarmText.title(of: document)),
             ("state", document.state.rawValue),
             ("next", AlarmText.next(of: document, now: now, timeZone: timeZone)),
         ]
@@ -65,9 +65,9 @@ public enum Rendering {
         lines.append(("pre-alert", countdown?.preAlert.map(DurationText.format) ?? "-"))
         lines.append(("snooze", (countdown?.postAlert ?? countdown?.preAlert).map(DurationText.format) ?? "-"))
         lines.append(("sound", configuration.sound.name))
-        var buttons = alert.stopButton.text
+        var buttons = AlarmText.printable(alert.stopButton.text)
         if let secondary = alert.secondaryButton {
-            buttons += ", \(secondary.text) (\(alert.secondaryButtonBehavior?.rawValue ?? "custom"))"
+            buttons += ", \(AlarmText.printable(secondary.text)) (\(alert.secondaryButtonBehavior?.rawValue ?? "custom"))"
         }
         lines.append(("buttons", buttons))
         lines.append(("tint", configuration.attributes.tintColor.hex))

@@ -29,6 +29,20 @@ struct RenderingTests {
         #expect(table.contains("A very long t…  countdown"))
     }
 
+    @Test("Control characters in a title can neither break the table nor reach the terminal")
+    func controlCharactersInTitles() throws {
+        let title = "Tea\ntime \u{1B}]0;owned\u{07}"
+        let timer = try Fixtures.runningTimer(id: UUID(), title: title, total: 600, remaining: 60)
+        let outputs = [Rendering.table([timer], now: now, timeZone: berlin), Rendering.details(timer, now: now, timeZone: berlin),
+                       Rendering.summary(timer, now: now, timeZone: berlin)]
+        for output in outputs {
+            #expect(!output.unicodeScalars.contains { $0 != "\n" && $0.properties.generalCategory == .control }, "\(output)")
+        }
+        #expect(outputs[0].split(separator: "\n").count == 2)
+        #expect(outputs[2].contains("\"Tea\u{FFFD}time \u{FFFD}]0;owned\u{FFFD}\""))
+        #expect(try AlarmSelection.resolve(title, among: [timer]).id == timer.id)
+    }
+
     @Test("show: every detail of one alarm")
     func details() throws {
         let tea = try Fixtures.mixed()[1]
