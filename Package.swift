@@ -106,7 +106,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "alarmctl",
-            dependencies: ["AlarmctlCore", "AlarmKit", .product(name: "ArgumentParser", package: "swift-argument-parser")]
+            dependencies: ["AlarmctlCore", "AlarmKit", "LinuxSystem", .product(name: "ArgumentParser", package: "swift-argument-parser")]
         ),
 
         // The companion display (docs/companion.md): the page's view of the nodes, request checks,

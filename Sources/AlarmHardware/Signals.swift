@@ -37,11 +37,6 @@ public struct BuzzerPattern: OnOffSignal, Hashable {
         public var isOn: Bool
         public var duration: Duration
 
-        public init(isOn: Bool, duration: Duration) {
-            self.isOn = isOn
-            self.duration = duration
-        }
-
         public static func on(_ milliseconds: Int) -> Step { Step(isOn: true, duration: .milliseconds(milliseconds)) }
         public static func off(_ milliseconds: Int) -> Step { Step(isOn: false, duration: .milliseconds(milliseconds)) }
     }

@@ -64,13 +64,12 @@ public struct GroupReport: Sendable {
         var lines: [String] = []
         for request in requests {
             let width = (request.replies.answered.map(\.node) + request.replies.silent.keys).map(\.count).max() ?? 0
-            func pad(_ node: String) -> String { node.padding(toLength: width, withPad: " ", startingAt: 0) }
             for member in request.replies.answered {
                 if ignoringNotFound, case .failure(let failure) = member.reply, failure.code == .notFound { continue }
-                lines.append("\(pad(member.node))  \(Self.describe(member.reply, now: now, timeZone: timeZone))")
+                lines.append("\(pad(member.node, to: width))  \(Self.describe(member.reply, now: now, timeZone: timeZone))")
             }
             for (node, status) in request.replies.silent.sorted(by: { $0.key < $1.key }) {
-                lines.append("\(pad(node))  no answer (\(status.stateDescription))")
+                lines.append("\(pad(node, to: width))  no answer (\(status.stateDescription))")
             }
         }
         let answered = Set(requests.flatMap { $0.replies.answered.map(\.node) })

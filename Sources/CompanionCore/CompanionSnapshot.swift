@@ -219,13 +219,9 @@ public struct ButtonView: Codable, Sendable, Equatable {
     public var action: CompanionAction?
     public var text: String
     public var textColor: String
+}
 
-    public init(action: CompanionAction?, text: String, textColor: String) {
-        self.action = action
-        self.text = text
-        self.textColor = textColor
-    }
-
+extension ButtonView {
     init(action: CompanionAction?, button: AlarmButton?, defaultText: String) {
         self.init(action: action, text: button?.text ?? defaultText, textColor: (button?.textColor ?? .white).hex)
     }

@@ -5,9 +5,11 @@ public enum StandardStream: Sendable {
     case output, error
 
     /// Writes `text` whole with `write(2)`, retrying after a signal or a partial write. A
-    /// stream that cannot take it (closed, or a full disk behind a redirect) loses the text:
-    /// nothing here is worth stopping the daemon for.
-    public func write(_ text: String) {
+    /// stream that cannot take it (closed, or a full disk behind a redirect) loses the rest.
+    /// - Returns: the `errno` of the write that failed (`EIO` when it wrote nothing); nil when
+    ///   all was written. The daemon ignores it: nothing here is worth stopping it for.
+    @discardableResult
+    public func write(_ text: String) -> Int32? {
         let descriptor = self == .output ? STDOUT_FILENO : STDERR_FILENO
         var bytes = Array(text.utf8)[...]
         while !bytes.isEmpty {
@@ -17,8 +19,9 @@ public enum StandardStream: Sendable {
             } else if written < 0 && errno == EINTR {
                 continue
             } else {
-                return
+                return written < 0 ? errno : EIO
             }
         }
+        return nil
     }
 }

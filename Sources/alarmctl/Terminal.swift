@@ -1,6 +1,7 @@
 import AlarmctlCore
 import Foundation
 import Glibc
+import LinuxSystem
 
 /// Standard output and standard error, and the terminal behind them. Everything alarmctl prints
 /// goes through here, with write(2): a write that fails is handled, never a trap.
@@ -24,7 +25,7 @@ enum Terminal {
     /// status 0, as Unix tools do; when it cannot be written otherwise (a full disk), it says so
     /// on standard error and exits with ``ExitStatus/outputFailed``.
     static func write(_ text: String) {
-        guard let failure = writeAll(text, to: STDOUT_FILENO) else { return }
+        guard let failure = StandardStream.output.write(text) else { return }
         if failure == EPIPE { exit(ExitStatus.success.rawValue) }
         printError("alarmctl: cannot write standard output (\(String(cString: strerror(failure)))): check the file or pipe it goes to")
         exit(ExitStatus.outputFailed.rawValue)
@@ -38,20 +39,6 @@ enum Terminal {
     /// Writes `line` and a line feed to standard error. A failure is ignored: there is nowhere
     /// left to report it, and the exit status still tells what happened.
     static func printError(_ line: String) {
-        _ = writeAll(line + "\n", to: STDERR_FILENO)
-    }
-
-    /// Writes all of `text` to `descriptor`; returns the `errno` of a failed write(2), nil when all was written.
-    private static func writeAll(_ text: String, to descriptor: Int32) -> Int32? {
-        var bytes = Array(text.utf8)[...]
-        while !bytes.isEmpty {
-            let written = bytes.withUnsafeBytes { Glibc.write(descriptor, $0.baseAddress, $0.count) }
-            if written < 0 {
-                if errno == EINTR { continue }
-                return errno
-            }
-            bytes = bytes.dropFirst(written)
-        }
-        return nil
+        StandardStream.error.write(line + "\n")
     }
 }

@@ -74,12 +74,6 @@ public struct NodeConfiguration: Sendable, Hashable {
             public var activeLow: Bool = false
             /// `pull-up`, `pull-down`, `disabled` or `as-is`.
             public var bias: String = "as-is"
-
-            public init(line: String, activeLow: Bool = false, bias: String = "as-is") {
-                self.line = line
-                self.activeLow = activeLow
-                self.bias = bias
-            }
         }
 
         public var mode: Mode = .auto

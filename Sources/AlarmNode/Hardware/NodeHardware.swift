@@ -31,13 +31,6 @@ public final class NodeHardware: Service, AuthorizationPrompt, Sendable {
         public var led: (any OutputLine)?
         public var buttons: any ButtonEdgeSource
         public var layout: ButtonLayout
-
-        public init(buzzer: any OutputLine, led: (any OutputLine)?, buttons: any ButtonEdgeSource, layout: ButtonLayout) {
-            self.buzzer = buzzer
-            self.led = led
-            self.buttons = buttons
-            self.layout = layout
-        }
     }
 
     private let parts: Parts

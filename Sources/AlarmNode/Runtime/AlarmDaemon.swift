@@ -113,7 +113,7 @@ public final class AlarmDaemon: Sendable {
         // Graceful shutdown runs from the last service to the first, each once the one after it
         // has returned: systemd hears STOPPING=1, the hardware goes off (and the simulation shows
         // it), then the bridge publishes offline, then the timer stops.
-        var services: [any Service] = [
+        let services: [any Service] = [
             NodeTimerService(node: node),
             StateRetryService(node: node, writeFailures: effects.writeFailures),
             HeapReleaseService(bursts: bridge.sendingBursts, messagesSent: { bridge.messagesSent }),
