@@ -271,6 +271,19 @@ struct EngineLifecycleTests {
         #expect(engine.document(for: id)?.nextAlertDate == start + 480)
     }
 
+    @Test("An alert restored long after its timeout is not snoozed from the restart: its snooze ended while the node was down")
+    func staleAlertNotSnoozedAtRestart() {
+        let restored = AlarmRecord(id: id, configuration: configuration(schedule: .fixed(start), postAlert: 540, secondary: .countdown),
+                                   phase: .alerting(since: start, alertDate: start))
+        var engine = AlarmEngine(configuration: .init(alertTimeout: 600, silenceAction: .countdown), records: [restored])
+        let restart = start + 10 * 3600
+        #expect(engine.resumeAlerts(now: restart).isEmpty)
+        let effects = engine.advance(to: restart)
+        #expect(effects.eventNames == [.silenced, .countdown, .missed])
+        #expect(effects.event(.missed)?.details["alertDate"] == .string(AlarmJSON.string(from: start + 600 + 540)))
+        #expect(engine.document(for: id) == nil)
+    }
+
     @Test("The lifecycle events someone caused name the source; alerting, silenced and the rest do not")
     mutating func sources() throws {
         let scheduled = try engine.schedule(id: id, configuration: configuration(preAlert: 60), now: start)

@@ -110,6 +110,36 @@ struct EngineTimeTests {
         #expect(alerts == expected.map(date))
     }
 
+    /// A board without a battery-backed clock boots after a power cut with the time fake-hwclock
+    /// saved (behind), and NTP then steps it right: the dates restored from disk were right all along.
+    @Test("A timer and an alert restored before the clock is trusted keep their dates across its step")
+    func restoredDatesKeptAcrossFirstStep() throws {
+        let timer = UUID(), alerting = UUID(), startedAfterBoot = UUID()
+        let restored = [
+            AlarmRecord(id: timer, configuration: configuration(preAlert: 600), phase: .countdown(.init(
+                totalCountdownDuration: 600, previouslyElapsedDuration: 0, startDate: date("2026-11-22T07:00:00Z"),
+                fireDate: date("2026-11-22T07:10:00Z"), isPreAlert: false))),
+            AlarmRecord(id: alerting, configuration: configuration(schedule: weekly(8, 0, [.sunday])),
+                        phase: .alerting(since: date("2026-11-22T07:00:00Z"), alertDate: date("2026-11-22T07:00:00Z"))),
+        ]
+        var engine = AlarmEngine(configuration: .init(alertTimeout: 600, timeZone: zone("Europe/Berlin")), records: restored,
+                                 clockTrusted: false)
+        let boot = date("2026-11-22T06:30:00Z")
+        #expect(engine.resumeAlerts(now: boot).eventNames == [.alerting])
+        #expect(engine.advance(to: boot).isEmpty)
+        _ = try engine.schedule(id: startedAfterBoot, configuration: configuration(preAlert: 300), now: boot)
+        let synchronized = date("2026-11-22T07:06:40Z")
+        _ = engine.wallClockStepped(by: synchronized.timeIntervalSince(boot), now: synchronized)
+        #expect(engine.document(for: timer)?.nextAlertDate == date("2026-11-22T07:10:00Z"))
+        #expect(engine.document(for: startedAfterBoot)?.nextAlertDate == synchronized + 300)
+        _ = engine.setClockTrusted(true, now: synchronized)
+        #expect(Set(engine.advance(to: date("2026-11-22T07:10:00Z")).eventNames) == [.silenced, .alerting])
+        #expect(engine.document(for: alerting)?.state == .scheduled)
+        // Once the clock is trusted, a later step moves the countdowns of before the restart too.
+        _ = engine.wallClockStepped(by: 60, now: date("2026-11-22T07:11:00Z"))
+        #expect(engine.document(for: startedAfterBoot)?.nextAlertDate == synchronized + 360)
+    }
+
     /// An alarm held while the clock is untrusted, then scheduled again for a time ahead, must
     /// ring at that time, not wait for the clock to be trusted.
     @Test("A held alarm scheduled again alerts at its new time")

@@ -52,6 +52,10 @@ public struct AlarmEngine: Sendable {
     public private(set) var isClockTrusted = true
     /// The alarms held while the clock is not trusted.
     public private(set) var heldAlarms: Set<UUID> = []
+    /// The alarms restored while the clock was not trusted, unchanged since: their countdown and
+    /// alert dates were written under the clock of before the restart, so a step (the clock being
+    /// put right after boot) does not move them.
+    private var restoredUnderUntrustedClock: Set<UUID> = []
     /// The alarms stored or removed since ``takeChangedAlarms()`` last ran: what a write of the
     /// state must look at (every change to an alarm passes through here, whatever its effects).
     public private(set) var changedAlarms: Set<UUID> = []
@@ -60,6 +64,7 @@ public struct AlarmEngine: Sendable {
         self.configuration = configuration
         self.records = OrderedDictionary(uniqueKeysWithValues: records.map { ($0.id, $0) })
         self.isClockTrusted = clockTrusted
+        if !clockTrusted { restoredUnderUntrustedClock = Set(self.records.keys) }
     }
 
     /// Stores an alarm. A changed alarm is no longer held: its new deadline is looked at again
@@ -67,12 +72,14 @@ public struct AlarmEngine: Sendable {
     private mutating func store(_ record: AlarmRecord) {
         records[record.id] = record
         heldAlarms.remove(record.id)
+        restoredUnderUntrustedClock.remove(record.id)
         changedAlarms.insert(record.id)
     }
 
     private mutating func removeRecord(_ id: UUID) {
         records[id] = nil
         heldAlarms.remove(id)
+        restoredUnderUntrustedClock.remove(id)
         changedAlarms.insert(id)
     }
 
@@ -320,6 +327,7 @@ public struct AlarmEngine: Sendable {
         isClockTrusted = trusted
         guard trusted else { return [] }
         heldAlarms = []
+        restoredUnderUntrustedClock = []
         return advance(to: now)
     }
 
@@ -342,20 +350,25 @@ public struct AlarmEngine: Sendable {
 
     /// The wall clock was stepped by `offset` seconds (positive: forwards) without time passing.
     ///
-    /// Timers and snoozes run on the monotonic clock, so they move with the step and keep their
-    /// remaining time. Scheduled alarms keep their wall-clock instants: after a forward step,
-    /// `advance` finds skipped alerts and treats them as missed; after a backward step relative
-    /// schedules are computed again, and an occurrence that already alerted never alerts again.
+    /// Timers, snoozes and alerts run on the monotonic clock, so they move with the step and keep
+    /// their remaining time, except those restored while the clock was not trusted (their dates
+    /// were right before the restart). Scheduled alarms keep their wall-clock instants: after a
+    /// forward step, `advance` finds skipped alerts and treats them as missed; after a backward
+    /// step relative schedules are computed again, and an occurrence that already alerted never
+    /// alerts again.
     public mutating func wallClockStepped(by offset: TimeInterval, now: Date) -> [AlarmEffect] {
         var effects: [AlarmEffect] = []
         for var record in records.values {
             let before = record
+            let keepsDates = restoredUnderUntrustedClock.contains(record.id)
             switch record.phase {
             case .countdown(var countdown) where !countdown.isPreAlert:
+                guard !keepsDates else { break }
                 countdown.startDate += offset
                 countdown.fireDate += offset
                 record.phase = .countdown(countdown)
             case .alerting(let since, let alertDate):
+                guard !keepsDates else { break }
                 record.phase = .alerting(since: since + offset, alertDate: alertDate + offset)
             case .scheduled, .countdown:
                 if offset < 0, case .relative = record.configuration.schedule {
@@ -493,8 +506,8 @@ public struct AlarmEngine: Sendable {
             return reachAlert(record, dueAt: alertDate, now: now)
         case .countdown(let countdown):
             return reachAlert(record, dueAt: countdown.fireDate, now: now)
-        case .alerting:
-            return silence(record, now: now)
+        case .alerting(let since, _):
+            return silence(record, timedOutAt: since + configuration.alertTimeout, now: now)
         case .paused:
             return []
         }
@@ -525,13 +538,15 @@ public struct AlarmEngine: Sendable {
         ]
     }
 
-    /// Nobody acted within the alert timeout: stop, or snooze when configured and possible.
-    private mutating func silence(_ record: AlarmRecord, now: Date) -> [AlarmEffect] {
+    /// Nobody acted within the alert timeout: stop, or snooze when configured and possible. The
+    /// snooze counts from the timeout, which for an alert restored after a long downtime is long
+    /// past: its end is then decided as any alert that fell due while the node was down.
+    private mutating func silence(_ record: AlarmRecord, timedOutAt timeout: Date, now: Date) -> [AlarmEffect] {
         let snooze = configuration.silenceAction == .countdown ? record.configuration.snoozeDuration : nil
         let event = AlarmEvent(.silenced, alarmID: record.id, at: now,
                                details: ["action": .string(snooze == nil ? "stop" : "countdown")])
         let effects: [AlarmEffect] = [.alertEnded(record.id), .event(event)]
-        if let snooze { return effects + startCountdown(record, duration: snooze, from: now, now: now).caused(by: .silence) }
+        if let snooze { return effects + startCountdown(record, duration: snooze, from: timeout, now: now).caused(by: .silence) }
         return effects + finishOccurrence(of: record, now: now).caused(by: .silence)
     }
 
