@@ -173,6 +173,11 @@ struct MQTTConnectionStateMachine {
         return .handOver(protocolVersion)
     }
 
+    /// The publisher no longer wants the buffered messages `isWithdrawn` picks sent.
+    mutating func publishWithdrawn(where isWithdrawn: (MQTTMessage) -> Bool) -> Bool {
+        outgoing.withdraw(where: isWithdrawn)
+    }
+
     enum HandOverOutcome: Equatable {
         case accepted(messageID: Int32)
         /// libmosquitto has no socket (QoS 0 only: it keeps QoS 1 and 2 messages itself).

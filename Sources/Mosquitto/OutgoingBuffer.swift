@@ -37,6 +37,13 @@ struct OutgoingBuffer {
         }
     }
 
+    /// Removes the non-retained messages `isWithdrawn` picks; returns whether there were any.
+    mutating func withdraw(where isWithdrawn: (MQTTMessage) -> Bool) -> Bool {
+        let count = nonRetained.count
+        nonRetained.removeAll { isWithdrawn($0.message) }
+        return nonRetained.count < count
+    }
+
     /// Empties the buffer and returns its messages in publish order, with the number of
     /// non-retained messages dropped since the previous drain.
     mutating func drain() -> (messages: [MQTTMessage], droppedCount: Int) {

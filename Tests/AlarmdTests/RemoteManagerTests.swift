@@ -102,6 +102,34 @@ struct RemoteManagerTests {
         #expect(error?.message.hasPrefix("the request could not be sent to node 'closed'") == true)
     }
 
+    @Test("A request that failed while the broker was out of reach is not sent once it is back")
+    func failedRequestNotSentLater() async throws {
+        try await TestBroker.withBroker { broker in
+            let link = try TCPProxy(upstreamPort: broker.port)
+            defer { link.close() }
+            try await withTestClients { clients in
+                let (observer, events) = try clients.start(broker.clientConfiguration(clientID: "observer"))
+                try observer.subscribe("alarmd/n1/cmd/#", qos: 1)
+                try await events.connected()
+                let connection = RemoteNodeConnection(settings: RemoteNodeSettings(host: broker.host, port: link.port, node: "n1", timeout: .seconds(1)))
+                let manager = AlarmManager(connection: connection)
+                connection.start()
+                while !connection.isConnectedToBroker { try await Task.sleep(for: .milliseconds(20)) }
+                link.acceptsConnections = false
+                link.cutConnections()
+                while connection.isConnectedToBroker { try await Task.sleep(for: .milliseconds(20)) }
+                let error = await #expect(throws: AlarmNodeError.self) { try await manager.cancel(id: UUID()) }
+                #expect(error?.code == .unavailable)
+                link.acceptsConnections = true
+                while !connection.isConnectedToBroker { try await Task.sleep(for: .milliseconds(20)) }
+                // Nobody answers this one either; it is sent, and the cancel, had it been kept, would come before it.
+                _ = try? await manager.pause(id: UUID())
+                #expect(try await events.message(on: "alarmd/n1/cmd/#").topic == "alarmd/n1/cmd/pause")
+                await connection.close()
+            }
+        }
+    }
+
     @Test("The environment names the node and broker")
     func environment() {
         let settings = RemoteNodeSettings.fromEnvironment(["ALARMD_BROKER": "10.0.0.5:1884", "ALARMD_NODE": "kitchen"])

@@ -35,6 +35,17 @@ struct OutgoingBufferTests {
         #expect(buffer.droppedCount == 0)
     }
 
+    @Test("withdrawn messages are not sent; retained ones and the others stay, in order")
+    func withdrawal() {
+        var buffer = OutgoingBuffer(limit: 10)
+        buffer.append(message("cmd/cancel", "1"))
+        buffer.append(message("state/a", "v1", retain: true))
+        buffer.append(message("cmd/pause", "2"))
+        #expect(buffer.withdraw { $0.topic.hasPrefix("cmd/cancel") || $0.retain })
+        #expect(!buffer.withdraw { $0.topic == "cmd/cancel" })
+        #expect(buffer.drain().messages.map(\.payloadString) == ["v1", "2"])
+    }
+
     @Test("retained and non-retained messages come out in publish order")
     func mergedOrder() {
         var buffer = OutgoingBuffer(limit: 3)

@@ -117,12 +117,15 @@ public final class RemoteGroup: Sendable {
         let (replies, collector) = AsyncStream.makeStream(of: [UInt8].self)
         state.withLock { $0.collectors[correlation] = collector }
         defer { _ = state.withLock { $0.collectors.removeValue(forKey: correlation) } }
+        let command = MQTTMessage.command(topic: topics.command(operation), fields: fields, replyTopic: replyTopic, correlation: correlation)
         do {
-            try client.publish(.command(topic: topics.command(operation), fields: fields, replyTopic: replyTopic, correlation: correlation))
+            try client.publish(command)
         } catch {
             throw .unavailable("the request could not be sent to group '\(group)': \(error)")
         }
         let answered = await collect(replies, collector: collector, alarmID: alarmID)
+        // Still buffered if the broker was never reached: then it must never be, as the caller hears nobody answered.
+        client.withdrawUnsent { $0.correlationData == command.correlationData }
         let members = state.withLock { $0.members }
         let answeredNodes = Set(answered.map(\.node))
         let silent = members.filter { !answeredNodes.contains($0.key) }

@@ -252,7 +252,11 @@ public final class RemoteNodeConnection: AlarmNodeConnection {
         }
         let answer = await pending.wait(atMost: limit) { try await Task.sleep(for: $0) }
         state.withLock { _ = $0.pending.removeValue(forKey: correlation) }
-        guard let answer else { throw unavailableError(client: client, waited: limit) }
+        guard let answer else {
+            // Still buffered if the broker was never reached: then it must never be, as the caller hears it failed.
+            client.withdrawUnsent { $0.correlationData == message.correlationData }
+            throw unavailableError(client: client, waited: limit)
+        }
         let reply: NodeReply
         do {
             reply = try NodeReply.decode(answer, alarmID: alarmID)
