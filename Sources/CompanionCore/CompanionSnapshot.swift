@@ -85,16 +85,10 @@ extension Alarm.State {
 /// What the companion knows of one node: its retained status and alarm documents.
 public struct KnownNode: Sendable, Equatable {
     public var status: NodeStatus?
-    public var documents: [AlarmDocument]
+    public var documents: [AlarmDocument] = []
     /// True while the companion's own connection to the broker is down: then nothing it knows of
     /// the node is current.
-    public var brokerLost: Bool
-
-    public init(status: NodeStatus? = nil, documents: [AlarmDocument] = [], brokerLost: Bool = false) {
-        self.status = status
-        self.documents = documents
-        self.brokerLost = brokerLost
-    }
+    public var brokerLost = false
 
     /// True when the node's alarms are current: it is online and the companion reaches the broker.
     var isOnline: Bool { !brokerLost && status?.isOnline == true }

@@ -1,5 +1,5 @@
 import AlarmKit
-import AlarmNode
+@testable import AlarmNode
 import Foundation
 import Testing
 

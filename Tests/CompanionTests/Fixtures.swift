@@ -1,6 +1,6 @@
 import AlarmKit
 import AlarmctlCore
-import CompanionCore
+@testable import CompanionCore
 import Foundation
 import Synchronization
 

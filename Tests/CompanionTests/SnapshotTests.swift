@@ -1,5 +1,5 @@
 import AlarmKit
-import CompanionCore
+@testable import CompanionCore
 import Foundation
 import Testing
 

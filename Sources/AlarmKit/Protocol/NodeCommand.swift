@@ -23,12 +23,6 @@ public struct NodeCommand: Sendable, Hashable {
     /// from it, so that the members of a group count from one instant (``AlarmEngine/countdownOrigin(sentAt:now:)``).
     public var sentAt: Date?
 
-    public init(action: Action, replyRoute: ReplyRoute? = nil, sentAt: Date? = nil) {
-        self.action = action
-        self.replyRoute = replyRoute
-        self.sentAt = sentAt
-    }
-
     /// Where the reply to a command goes, and what it echoes.
     public struct ReplyRoute: Sendable, Hashable {
         public enum Correlation: Sendable, Hashable {
@@ -39,11 +33,6 @@ public struct NodeCommand: Sendable, Hashable {
         }
         public var topic: String
         public var correlation: Correlation?
-
-        public init(topic: String, correlation: Correlation?) {
-            self.topic = topic
-            self.correlation = correlation
-        }
     }
 
     /// Reads a command in one pass of `JSONDecoder` into a ``CommandEnvelope``. Failures come

@@ -12,13 +12,6 @@ public struct HomeAssistantDiscovery: Sendable {
     public let nodeID: String
     public let version: String
 
-    public init(prefix: String, topics: NodeTopics, nodeID: String, version: String) {
-        self.prefix = prefix
-        self.topics = topics
-        self.nodeID = nodeID
-        self.version = version
-    }
-
     /// Home Assistant announces itself here with `online` when it (re)starts.
     public var birthTopic: String { "\(prefix)/status" }
     /// The retained state the sensors read (``HomeAssistantState``).
