@@ -19,6 +19,8 @@ public struct GroupReport: Sendable {
     public let group: String
     /// One entry per request sent to the group (a schedule or list: one; `stop --all`: one per alarm).
     public private(set) var requests: [(alarmID: UUID?, replies: RemoteGroup.Replies)] = []
+    /// The members' time zones, from their statuses: each member's times are shown in its own.
+    public var memberTimeZones: [String: TimeZone] = [:]
 
     public init(group: String) {
         self.group = group
@@ -59,14 +61,15 @@ public struct GroupReport: Sendable {
         }.filter { seen.insert($0.id).inserted }
     }
 
-    /// The text: per request, `<node>  <result>` for each member, then the silent ones.
+    /// The text: per request, `<node>  <result>` for each member, then the silent ones. Times are
+    /// in the member's zone, or `timeZone` when it is not known.
     public func text(now: Date, timeZone: TimeZone, ignoringNotFound: Bool = false) -> String {
         var lines: [String] = []
         for request in requests {
             let width = (request.replies.answered.map(\.node) + request.replies.silent.keys).map(\.count).max() ?? 0
             for member in request.replies.answered {
                 if ignoringNotFound, case .failure(let failure) = member.reply, failure.code == .notFound { continue }
-                lines.append("\(pad(member.node, to: width))  \(Self.describe(member.reply, now: now, timeZone: timeZone))")
+                lines.append("\(pad(member.node, to: width))  \(Self.describe(member.reply, now: now, timeZone: memberTimeZones[member.node] ?? timeZone))")
             }
             for (node, status) in request.replies.silent.sorted(by: { $0.key < $1.key }) {
                 lines.append("\(pad(node, to: width))  no answer (\(status.stateDescription))")

@@ -20,6 +20,7 @@ extension ConnectionOptions {
             } catch {
                 throw AlarmctlError(NodeFailure(error))
             }
+            report.memberTimeZones = group.members.compactMapValues { $0.timeZone.flatMap(TimeZone.init(identifier:)) }
             return report
         }
         output.print(report.text(now: Date(), timeZone: .current, ignoringNotFound: ignoringNotFound), json: report.json)

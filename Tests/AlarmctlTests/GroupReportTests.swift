@@ -25,6 +25,18 @@ struct GroupReportTests {
         """.utf8))
     }
 
+    @Test("Each member's times are shown in its own zone, when its status names it")
+    func memberTimeZones() throws {
+        let wakeUp = try Fixtures.scheduledAlarm(id: UUID(), title: "Wake up", words: ["07:00", "daily"], nextAlert: "2026-11-23T06:00:00Z")
+        var report = GroupReport(group: "house")
+        report.add(RemoteGroup.Replies(answered: [.init(node: "berlin", reply: .alarm(wakeUp)), .init(node: "other", reply: .alarm(wakeUp))],
+                                       silent: [:]))
+        report.memberTimeZones = ["berlin": Fixtures.berlin]
+        let lines = report.text(now: Fixtures.now, timeZone: .gmt).split(separator: "\n")
+        #expect(lines.contains { $0.hasPrefix("berlin") && $0.contains("tomorrow 07:00") })
+        #expect(lines.contains { $0.hasPrefix("other") && $0.contains("tomorrow 06:00") })
+    }
+
     @Test("Answers, failures and silent members make the text, the JSON and the exit status")
     func report() throws {
         let id = UUID()
