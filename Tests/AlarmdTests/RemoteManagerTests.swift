@@ -137,5 +137,11 @@ struct RemoteManagerTests {
         #expect(RemoteNodeSettings.parseBroker("broker.local")! == ("broker.local", 1883))
         #expect(RemoteNodeSettings.parseBroker("[::1]:1885")! == ("::1", 1885))
         #expect(RemoteNodeSettings.parseBroker("host:notaport") == nil)
+        for accepted in ["::1", "[::1]", "10.0.0.5", "host-1.local:1884", "[fe80::1%eth0]:1883"] {
+            #expect(RemoteNodeSettings.parseBroker(accepted) != nil, "\(accepted)")
+        }
+        for malformed in ["bad:host:x", "mqtt://localhost:1883", "1.2.3.4:5:6", "a b", "[::1", "[::1]x", ":1883", "h:0", "h:", ""] {
+            #expect(RemoteNodeSettings.parseBroker(malformed) == nil, "\(malformed)")
+        }
     }
 }

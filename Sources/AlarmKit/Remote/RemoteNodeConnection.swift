@@ -63,17 +63,19 @@ public struct RemoteNodeSettings: Sendable, Hashable {
         return settings
     }
 
-    /// Reads `host`, `host:port` or `[v6]:port`; nil when malformed.
+    /// Reads `host`, `host:port`, `[v6]`, `[v6]:port` or a bare IPv6 address; nil when malformed
+    /// (a URL, a space, a port outside 1…65535), so that a typo is refused rather than looked up.
     public static func parseBroker(_ text: String) -> (String, Int)? {
-        var host = Substring(text)
-        var port = 1883
-        if let colon = text.lastIndex(of: ":"), !text.hasSuffix("]"), text.filter({ $0 == ":" }).count == 1 || text.hasPrefix("[") {
-            guard let number = Int(text[text.index(after: colon)...]), (1...65_535).contains(number) else { return nil }
-            port = number
-            host = text[..<colon]
-        }
-        host = host.trimming(where: { $0 == "[" || $0 == "]" })
-        return host.isEmpty ? nil : (String(host), port)
+        if text.filter({ $0 == ":" }).count > 1, text.allSatisfy({ $0.isHexDigit || $0 == ":" }) { return (text, 1883) }
+        let bracketed = text.hasPrefix("[")
+        guard let hostEnd = bracketed ? text.firstIndex(of: "]") : text.firstIndex(of: ":") ?? text.endIndex else { return nil }
+        let host = text[text.index(text.startIndex, offsetBy: bracketed ? 1 : 0)..<hostEnd]
+        let rest = text[(bracketed ? text.index(after: hostEnd) : hostEnd)...]
+        let punctuation = bracketed ? ":.%" : "-._"
+        guard !host.isEmpty, host.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || punctuation.contains($0)) }) else { return nil }
+        guard !rest.isEmpty else { return (String(host), 1883) }
+        guard rest.hasPrefix(":"), let port = Int(rest.dropFirst()), (1...65_535).contains(port) else { return nil }
+        return (String(host), port)
     }
 
     /// `host:port`, as messages name the broker.
