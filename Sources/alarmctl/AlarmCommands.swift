@@ -152,9 +152,7 @@ struct OperationTarget: ParsableArguments {
                         }
                     } catch {
                         results.append(JSONOutput.operationResult(id: target.id, result: .failure(error)))
-                        if !output.json {
-                            Terminal.printError("alarmctl: \(target.id.uuidString.prefix(8)): \(error.message)")
-                        }
+                        Terminal.printError("alarmctl: \(target.id.uuidString.prefix(8)): \(error.message)")
                         firstFailure = firstFailure ?? error
                     }
                 }

@@ -183,6 +183,7 @@ struct EndToEndTests {
             #expect(refused.status == 1)
             let outcome = try #require(try refused.json([OperationOutcome].self).first)
             #expect(!outcome.ok && outcome.error?.code == "invalidState" && outcome.error?.exitStatus == 1)
+            #expect(refused.errorOutput.contains("needs an alarm in state alerting"))
 
             let usage = try await node.alarmctl("alarm", "25:00")
             #expect(usage.status == 2)
