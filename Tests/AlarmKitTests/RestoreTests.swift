@@ -43,11 +43,12 @@ struct RestoreTests {
     }
 
     /// Starts a node on `state` at `now`, lets its timer run once, and returns it.
-    func restart(_ state: NodeState, at now: Date, clockTrusted: Bool = true) async throws
+    func restart(_ state: NodeState, at now: Date, clockTrusted: Bool = true, log: LogRecorder = LogRecorder()) async throws
         -> (LocalAlarmNode, ManualAlarmClock, RecordingDelegate, Task<Void, Never>) {
         let clock = ManualAlarmClock(now: now)
         let delegate = RecordingDelegate()
-        let node = LocalAlarmNode(configuration: berlin, state: state, clock: clock, clockTrusted: clockTrusted, delegate: delegate)
+        let node = LocalAlarmNode(configuration: berlin, state: state, clock: clock, clockTrusted: clockTrusted, delegate: delegate,
+                                  logger: log.logger(at: .info))
         let timer = Task { await node.run() }
         // The timer has carried out what was due once it sleeps.
         try await waitUntil("the node's timer to sleep") { clock.sleeperCount > 0 }
@@ -175,10 +176,13 @@ struct RestoreTests {
             _ = try $0.schedule(id: id, configuration: configuration(schedule: .fixed(start + 600)), now: start)
             _ = try $0.schedule(id: soon, configuration: configuration(schedule: .fixed(start + 7000)), now: start)
         }
-        let (node, _, delegate, timer) = try await restart(state, at: start + 6000, clockTrusted: false)
+        let log = LogRecorder()
+        let (node, _, delegate, timer) = try await restart(state, at: start + 6000, clockTrusted: false, log: log)
         defer { timer.cancel() }
         #expect(delegate.effects.isEmpty)
         #expect(await node.currentEngine.heldAlarms == [id])
+        let notice = log.entries.first { $0.message.hasPrefix("alerts held until the clock is synchronized") }
+        #expect(notice?.level == .notice && notice?.metadata["alarms"] == "\([id.uuidString])")
         #expect(await node.currentEngine.nextDeadline == start + 7000)
         await node.setClockTrusted(true)
         #expect(delegate.effects.eventNames == [.missed])

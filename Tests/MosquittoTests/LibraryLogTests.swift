@@ -1,41 +1,16 @@
 import Logging
 import Mosquitto
 import MosquittoTestSupport
-import Synchronization
 import Testing
 
 /// libmosquitto's own messages are passed to the log only from `MQTTClient.libraryLogThreshold`
 /// on (below it the client does not ask libmosquitto for them, which formats one per packet).
 @Suite("libmosquitto's messages in the log", .serialized, .timeLimit(.minutes(1)))
 struct LibraryLogTests {
-    /// Keeps every message it is given.
-    struct RecordingLogHandler: LogHandler {
-        let recorder: Recorder
-        var metadata: Logger.Metadata = [:]
-        var logLevel: Logger.Level
-
-        subscript(metadataKey key: String) -> Logger.Metadata.Value? {
-            get { metadata[key] }
-            set { metadata[key] = newValue }
-        }
-
-        func log(event: LogEvent) {
-            let text = event.metadata?["mosquitto.log"].map { "\(event.message): \($0)" } ?? "\(event.message)"
-            recorder.messages.withLock { $0.append(text) }
-        }
-    }
-
-    final class Recorder: Sendable {
-        let messages = Mutex<[String]>([])
-        func logger(at level: Logger.Level) -> Logger {
-            Logger(label: "mqtt.library-log") { _ in RecordingLogHandler(recorder: self, logLevel: level) }
-        }
-    }
-
     @Test("At trace level the packets libmosquitto sends and receives are logged")
     func tracedPackets() async throws {
         try await TestBroker.withBroker { broker in
-            let recorder = Recorder()
+            let recorder = LogRecorder()
             let client = try MQTTClient(configuration: broker.clientConfiguration(clientID: "traced"), logger: recorder.logger(at: .trace))
             let events = EventRecorder(client)
             try client.connect()
@@ -44,7 +19,7 @@ struct LibraryLogTests {
             try client.publish(MQTTMessage(topic: "traced/x", string: "1", qos: 1))
             _ = try await events.message(on: "traced/x")
             await client.disconnect()
-            let library = recorder.messages.withLock { $0 }.filter { $0.hasPrefix("libmosquitto:") }
+            let library = recorder.libraryTexts.filter { $0.hasPrefix("libmosquitto:") }
             #expect(library.contains { $0.contains("sending CONNECT") }, "\(library)")
             #expect(library.contains { $0.contains("sending PUBLISH") }, "\(library)")
         }
@@ -57,21 +32,28 @@ struct LibraryLogTests {
     func tlsErrorsAtInfo() async throws {
         try await TestBroker.withBroker(started: false, tls: true) { otherAuthority in
             try await TestBroker.withBroker(tls: true) { broker in
-                let recorder = Recorder()
+                let recorder = LogRecorder()
                 var configuration = broker.clientConfiguration(clientID: "wrong-ca")
                 configuration.tls = .init(caFile: otherAuthority.tlsCAFile)
                 let client = try MQTTClient(configuration: configuration, logger: recorder.logger(at: .info))
                 try client.connect()
                 let start = ContinuousClock.now
                 func openSSLErrors() -> [String] {
-                    recorder.messages.withLock { $0 }.filter { $0.hasPrefix("libmosquitto:") && $0.contains("OpenSSL") }
+                    recorder.libraryTexts.filter { $0.hasPrefix("libmosquitto:") && $0.contains("OpenSSL") }
                 }
                 while openSSLErrors().isEmpty, ContinuousClock.now - start < .seconds(10) {
                     try await Task.sleep(for: .milliseconds(20))
                 }
                 await client.disconnect()
-                #expect(!openSSLErrors().isEmpty, "\(recorder.messages.withLock { $0 })")
+                #expect(!openSSLErrors().isEmpty, "\(recorder.libraryTexts)")
             }
         }
+    }
+}
+
+extension LogRecorder {
+    /// Each message, with libmosquitto's own text after it when it is one of libmosquitto's.
+    var libraryTexts: [String] {
+        entries.map { entry in entry.metadata["mosquitto.log"].map { "\(entry.message): \($0)" } ?? entry.message }
     }
 }

@@ -339,7 +339,13 @@ public actor LocalAlarmNode {
     /// Time passing is carried out whatever the disk does: the alarm still sounds.
     private func advanceTime(_ change: (inout AlarmEngine, Date) -> [AlarmEffect]) {
         let now = clock.now
+        let heldBefore = engine.heldAlarms
         commit(change(&engine, now), awaited: false)
+        let held = engine.heldAlarms.subtracting(heldBefore)
+        guard !held.isEmpty else { return }
+        // Otherwise nothing says why an alarm past its time neither rings nor is missed.
+        logger.notice("alerts held until the clock is synchronized (or trusted after a bound): they look later than the grace, and the clock may be what is wrong",
+                      metadata: ["alarms": "\(held.map(\.uuidString).sorted())"])
     }
 
     /// Queues a write of the state as it is now, after the writes queued before it; nil
