@@ -61,7 +61,14 @@ struct HumanSyntaxTests {
         #expect(try WeekdayList.recurrence(["once"]) == .never)
     }
 
-    @Test("A misspelt weekday is named in the error", arguments: ["frx", "t", "mon-funday", "once,mon"])
+    @Test("once with days is refused, saying it stands alone")
+    func onceWithDays() {
+        #expect(throws: AlarmctlError.usage("'once' stands alone: give days, or once without them")) {
+            try AlarmctlError.reading { () throws(HumanSyntaxError) in try WeekdayList.recurrence(["once", "mon"]) }
+        }
+    }
+
+    @Test("A misspelt weekday is named in the error", arguments: ["frx", "t", "mon-funday"])
     func badWeekdays(word: String) {
         let offending = word.split(separator: ",").first { !["mon"].contains($0) }.map(String.init) ?? word
         #expect(throws: AlarmctlError.usage("'\(offending)' is not a weekday: \(WeekdayList.acceptedForms)")) {

@@ -138,6 +138,7 @@ public enum WeekdayList {
             case "daily", "everyday": days.formUnion(0..<7)
             case "weekdays": days.formUnion(0..<5)
             case "weekends", "weekend": days.formUnion([5, 6])
+            case "once", "never": throw .unreadable("'\(token)' stands alone: give days, or once without them")
             default:
                 let ends = token.split(separator: "-", omittingEmptySubsequences: false).map(String.init)
                 guard (1...2).contains(ends.count), let first = dayIndex(ends[0]), let last = dayIndex(ends.last!) else {
