@@ -195,12 +195,7 @@ public struct HardwareShown: Sendable, Hashable, CustomStringConvertible {
     /// The sound the buzzer plays (`"default"`, `"gentle, escalated"`, `"chirp"` during an
     /// authorization prompt), nil while it is silent.
     public var buzzer: String?
-    public var led: LEDMode
-
-    public init(buzzer: String? = nil, led: LEDMode = .off) {
-        self.buzzer = buzzer
-        self.led = led
-    }
+    public var led: LEDMode = .off
 
     /// In words, e.g. `buzzer sounding (default), LED lit`.
     public var description: String {

@@ -12,11 +12,6 @@ public struct SignalLevel<Instant: InstantProtocol>: Sendable, Hashable where In
     public var isOn: Bool
     /// The first instant after `now` at which the level differs, or `nil`.
     public var nextChange: Instant?
-
-    public init(isOn: Bool, nextChange: Instant?) {
-        self.isOn = isOn
-        self.nextChange = nextChange
-    }
 }
 
 extension OnOffSignal {
@@ -112,20 +107,6 @@ public struct BuzzerSound: OnOffSignal, Hashable {
     public var escalated: BuzzerPattern?
     public var escalateAfter: Duration
 
-    public init(pattern: BuzzerPattern, escalated: BuzzerPattern?, escalateAfter: Duration) {
-        self.pattern = pattern
-        self.escalated = escalated
-        self.escalateAfter = escalateAfter
-    }
-
-    /// The sound for a name (see ``BuzzerPattern/named(_:)``), escalating after
-    /// `escalateAfter`, or never when it is `nil`.
-    public init(named name: String, escalateAfter: Duration?) {
-        let pattern = BuzzerPattern.named(name)
-        self.init(pattern: pattern, escalated: escalateAfter == nil ? nil : pattern.escalated,
-                  escalateAfter: escalateAfter ?? .zero)
-    }
-
     public func level(after elapsed: Duration) -> (isOn: Bool, changesIn: Duration?) {
         guard let escalated else { return pattern.level(after: elapsed) }
         if elapsed >= escalateAfter {
@@ -141,6 +122,16 @@ public struct BuzzerSound: OnOffSignal, Hashable {
             return (before.isOn, untilEscalation)
         }
         return (before.isOn, after.changesIn.map { untilEscalation + $0 })
+    }
+}
+
+extension BuzzerSound {
+    /// The sound for a name (see ``BuzzerPattern/named(_:)``), escalating after
+    /// `escalateAfter`, or never when it is `nil`.
+    public init(named name: String, escalateAfter: Duration?) {
+        let pattern = BuzzerPattern.named(name)
+        self.init(pattern: pattern, escalated: escalateAfter == nil ? nil : pattern.escalated,
+                  escalateAfter: escalateAfter ?? .zero)
     }
 }
 

@@ -1,7 +1,7 @@
 import Logging
 import Synchronization
 import Testing
-import AlarmHardware
+@testable import AlarmHardware
 
 private typealias Instant = ManualClock.Instant
 

@@ -1,5 +1,5 @@
 import Testing
-import AlarmHardware
+@testable import AlarmHardware
 
 private func level(_ signal: some OnOffSignal, _ milliseconds: Int) -> (Bool, Duration?) {
     let result = signal.level(after: .milliseconds(milliseconds))
