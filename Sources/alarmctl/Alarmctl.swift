@@ -29,6 +29,7 @@ struct Alarmctl: AsyncParsableCommand {
             More in docs/alarmctl.md. Shell completion:
               alarmctl --generate-completion-script bash|zsh|fish
             """,
+        version: AlarmdVersion.current,
         subcommands: [
             Timer.self, AlarmCommand.self, List.self, Show.self,
             Stop.self, Snooze.self, Pause.self, Resume.self, Cancel.self,

@@ -22,7 +22,8 @@ struct Companion: AsyncParsableCommand {
             ALARMD_CA_FILE and ALARMD_BROKER_PROTOCOL are alarmctl's. Without --node it shows every
             node under the prefix. It listens on 127.0.0.1:8080; any other address needs
             --password-file. More in docs/companion.md.
-            """)
+            """,
+        version: AlarmdVersion.current)
 
     @OptionGroup var brokerOptions: BrokerOptions
 

@@ -1,3 +1,4 @@
+import AlarmKit
 import AlarmctlCore
 import Foundation
 import Testing
@@ -31,6 +32,13 @@ struct CommandLineTests {
         #expect(failure.error.message.contains(message))
         #expect(!failure.error.message.contains("Usage:"), "the JSON message is the error, not the help")
         #expect(result.errorOutput.contains(message))
+    }
+
+    @Test("--version prints alarmd's version")
+    func version() async throws {
+        let result = try await EndToEndTests.alarmctl(["--version"])
+        #expect(result.status == 0)
+        #expect(result.output == "\(AlarmdVersion.current)\n")
     }
 
     @Test("Without --json, a parser error is text on standard error only")

@@ -155,7 +155,7 @@ else
 fi
 if [ -n "$deb" ]; then
     arch="$(dpkg --print-architecture)"
-    version="$(sed -n 's/.*static let current = "\([^"]*\)".*/\1/p' Sources/AlarmNode/Runtime/AlarmDaemon.swift)"
+    version="$(sed -n 's/.*static let current = "\([^"]*\)".*/\1/p' Sources/AlarmKit/Protocol/NodeTopics.swift)"
     check "it is named alarmd_<version>_<arch>.deb" test "$(basename "$deb")" = "alarmd_${version}_$arch.deb"
     dpkg-deb -x "$deb" "$work/unpacked"
     dpkg-deb -e "$deb" "$work/unpacked/DEBIAN"

@@ -6,11 +6,6 @@ import Logging
 import Mosquitto
 import ServiceLifecycle
 
-/// alarmd's version, published in the node status.
-public enum AlarmdVersion {
-    public static let current = "0.1.0"
-}
-
 /// Why the daemon could not start: the message says what to fix.
 public struct StartupError: Error, Sendable, CustomStringConvertible {
     public var message: String
