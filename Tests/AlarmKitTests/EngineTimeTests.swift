@@ -114,11 +114,14 @@ struct EngineTimeTests {
     /// saved (behind), and NTP then steps it right: the dates restored from disk were right all along.
     @Test("A timer and an alert restored before the clock is trusted keep their dates across its step")
     func restoredDatesKeptAcrossFirstStep() throws {
-        let timer = UUID(), alerting = UUID(), startedAfterBoot = UUID()
+        let timer = UUID(), later = UUID(), alerting = UUID(), startedAfterBoot = UUID()
+        func countdown(_ id: UUID, firing fireDate: Date) -> AlarmRecord {
+            AlarmRecord(id: id, configuration: configuration(preAlert: 600), phase: .countdown(.init(
+                totalCountdownDuration: 600, previouslyElapsedDuration: 0, startDate: fireDate - 600, fireDate: fireDate, isPreAlert: false)))
+        }
         let restored = [
-            AlarmRecord(id: timer, configuration: configuration(preAlert: 600), phase: .countdown(.init(
-                totalCountdownDuration: 600, previouslyElapsedDuration: 0, startDate: date("2026-11-22T07:00:00Z"),
-                fireDate: date("2026-11-22T07:10:00Z"), isPreAlert: false))),
+            countdown(timer, firing: date("2026-11-22T07:10:00Z")),
+            countdown(later, firing: date("2026-11-22T07:30:00Z")),
             AlarmRecord(id: alerting, configuration: configuration(schedule: weekly(8, 0, [.sunday])),
                         phase: .alerting(since: date("2026-11-22T07:00:00Z"), alertDate: date("2026-11-22T07:00:00Z"))),
         ]
@@ -131,13 +134,14 @@ struct EngineTimeTests {
         let synchronized = date("2026-11-22T07:06:40Z")
         _ = engine.wallClockStepped(by: synchronized.timeIntervalSince(boot), now: synchronized)
         #expect(engine.document(for: timer)?.nextAlertDate == date("2026-11-22T07:10:00Z"))
+        #expect(engine.document(for: later)?.nextAlertDate == date("2026-11-22T07:30:00Z"))
         #expect(engine.document(for: startedAfterBoot)?.nextAlertDate == synchronized + 300)
         _ = engine.setClockTrusted(true, now: synchronized)
         #expect(Set(engine.advance(to: date("2026-11-22T07:10:00Z")).eventNames) == [.silenced, .alerting])
         #expect(engine.document(for: alerting)?.state == .scheduled)
         // Once the clock is trusted, a later step moves the countdowns of before the restart too.
         _ = engine.wallClockStepped(by: 60, now: date("2026-11-22T07:11:00Z"))
-        #expect(engine.document(for: startedAfterBoot)?.nextAlertDate == synchronized + 360)
+        #expect(engine.document(for: later)?.nextAlertDate == date("2026-11-22T07:31:00Z"))
     }
 
     /// An alarm held while the clock is untrusted, then scheduled again for a time ahead, must
