@@ -130,6 +130,37 @@ struct RemoteManagerTests {
         }
     }
 
+    @Test("A group request that failed while the broker was out of reach is not sent once it is back")
+    func failedGroupRequestNotSentLater() async throws {
+        try await TestBroker.withBroker { broker in
+            let link = try TCPProxy(upstreamPort: broker.port)
+            defer { link.close() }
+            try await withTestClients { clients in
+                let (observer, events) = try clients.start(broker.clientConfiguration(clientID: "observer"))
+                try observer.subscribe("alarmd/groups/house/cmd/#", qos: 1)
+                try await events.connected()
+                // The group has no connection state to read: its client's log says when it connects and loses the link.
+                let log = LogRecorder()
+                func logged(_ message: String) -> Int { log.entries.count { $0.message == message } }
+                let group = RemoteGroup(settings: RemoteNodeSettings(host: broker.host, port: link.port, node: "unused", timeout: .seconds(1)),
+                                        group: "house", logger: log.logger(at: .info))
+                group.start()
+                while logged("MQTT connected") == 0 { try await Task.sleep(for: .milliseconds(20)) }
+                link.acceptsConnections = false
+                link.cutConnections()
+                while logged("MQTT connection lost") == 0 { try await Task.sleep(for: .milliseconds(20)) }
+                let error = await #expect(throws: AlarmNodeError.self) { try await group.perform(.cancel, id: UUID()) }
+                #expect(error?.code == .unavailable)
+                link.acceptsConnections = true
+                while logged("MQTT connected") == 1 { try await Task.sleep(for: .milliseconds(20)) }
+                // No member answers this one either; it is sent, and the cancel, had it been kept, would come before it.
+                _ = try await group.perform(.pause, id: UUID())
+                #expect(try await events.message(on: "alarmd/groups/house/cmd/#").topic == "alarmd/groups/house/cmd/pause")
+                await group.close()
+            }
+        }
+    }
+
     @Test("The environment names the node and broker")
     func environment() {
         let settings = RemoteNodeSettings.fromEnvironment(["ALARMD_BROKER": "10.0.0.5:1884", "ALARMD_NODE": "kitchen"])
