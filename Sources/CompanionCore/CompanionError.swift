@@ -10,14 +10,10 @@ public struct CompanionError: Error, Sendable, Equatable, CustomStringConvertibl
     public var status: HTTPResponse.Status
     public var message: String
 
-    public init(code: String, status: HTTPResponse.Status, message: String) {
-        self.code = code
-        self.status = status
-        self.message = message
-    }
-
     public var description: String { message }
+}
 
+extension CompanionError {
     public static func unknownNode(_ node: String) -> Self {
         Self(code: "unknownNode", status: .notFound,
              message: "no node '\(node)' is known under this companion's topic prefix: reload the page")

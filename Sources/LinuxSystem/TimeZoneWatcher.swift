@@ -6,14 +6,9 @@ import Logging
 /// Where the system keeps its time zone. Tests point these at a temporary directory.
 public struct TimeZoneFiles: Sendable, Hashable {
     /// The zone file the C library reads, usually a symlink into /usr/share/zoneinfo.
-    public var localtime: String
+    public var localtime = "/etc/localtime"
     /// Debian's plain-text zone name, used when `localtime` is not a symlink into zoneinfo.
-    public var timezone: String
-
-    public init(localtime: String = "/etc/localtime", timezone: String = "/etc/timezone") {
-        self.localtime = localtime
-        self.timezone = timezone
-    }
+    public var timezone = "/etc/timezone"
 
     public static let system = TimeZoneFiles()
 }
