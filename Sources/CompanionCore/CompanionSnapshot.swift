@@ -72,14 +72,7 @@ public struct MemberView: Codable, Sendable, Equatable {
 
 extension Alarm.State {
     /// Which state a group's card shows first: the one that needs a hand soonest.
-    fileprivate var urgency: Int {
-        switch self {
-        case .alerting: 0
-        case .countdown: 1
-        case .paused: 2
-        case .scheduled: 3
-        }
-    }
+    fileprivate var urgency: Int { [Alarm.State.alerting, .countdown, .paused, .scheduled].firstIndex(of: self)! }
 }
 
 /// What the companion knows of one node: its retained status and alarm documents.
@@ -225,13 +218,5 @@ extension ButtonView {
 public enum CompanionAction: String, Codable, Sendable, CaseIterable {
     case stop, snooze, pause, resume, cancel
 
-    public var operation: AlarmOperation {
-        switch self {
-        case .stop: .stop
-        case .snooze: .countdown
-        case .pause: .pause
-        case .resume: .resume
-        case .cancel: .cancel
-        }
-    }
+    public var operation: AlarmOperation { self == .snooze ? .countdown : AlarmOperation(rawValue: rawValue)! }
 }

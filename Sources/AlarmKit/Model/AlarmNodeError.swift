@@ -39,7 +39,7 @@ public enum AlarmNodeError: Error, Sendable, Hashable, CustomStringConvertible {
         switch self {
         case .notFound(let id):
             "no alarm has id \(id.uuidString): list the node's alarms to find the right id"
-        case .invalidState(let reason):
+        case .invalidState(let reason), .unavailable(let reason), .internal(let reason):
             reason
         case .invalidConfiguration(let field, let reason):
             "\(field): \(reason)"
@@ -49,10 +49,6 @@ public enum AlarmNodeError: Error, Sendable, Hashable, CustomStringConvertible {
                 + "or set authorization = \"authorized\" in its config"
         case .badRequest(let field, let reason):
             field.map { "\($0): \(reason)" } ?? reason
-        case .unavailable(let reason):
-            reason
-        case .internal(let reason):
-            reason
         }
     }
 
