@@ -108,11 +108,8 @@ extension Alarmd {
             let level = logLevel
             // Under systemd, to the journal with each metadata key as a field; else to stderr.
             LoggingSystem.bootstrap { label in
-                if var journal = JournalLogHandler(label: label, identifier: "alarmd") {
-                    journal.logLevel = level
-                    return journal
-                }
-                var handler = StreamLogHandler.standardError(label: label)
+                var handler: any LogHandler = JournalLogHandler(label: label, identifier: "alarmd")
+                    ?? StreamLogHandler.standardError(label: label)
                 handler.logLevel = level
                 return handler
             }
