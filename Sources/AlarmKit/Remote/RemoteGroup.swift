@@ -162,13 +162,8 @@ public final class RemoteGroup: Sendable {
             collector.yield(message.payload)
         } else if let node = NodeTopics.nodeID(inStatusTopic: message.topic, prefix: settings.topicPrefix) {
             let status = message.payload.isEmpty ? nil : try? AlarmJSON.decoder.decode(NodeStatus.self, from: Data(message.payload))
-            state.withLock { state in
-                if let status, status.groups?.contains(group) == true {
-                    state.members[node] = status
-                } else {
-                    state.members[node] = nil
-                }
-            }
+            let member = status?.groups?.contains(group) == true ? status : nil
+            state.withLock { $0.members[node] = member }
         }
     }
 }
