@@ -59,24 +59,13 @@ public struct BuzzerPattern: OnOffSignal, Hashable {
     /// The pattern for a sound name (case-insensitive). Known names: `default`,
     /// `gentle`, `urgent`, `siren`, `chirp`; any other name plays `default`.
     public static func named(_ name: String) -> BuzzerPattern {
-        switch name.lowercased() {
-        case "gentle": return .gentle
-        case "urgent": return .urgent
-        case "siren": return .siren
-        case "chirp": return .chirp
-        default: return .standard
-        }
+        ["gentle": .gentle, "urgent": .urgent, "siren": .siren, "chirp": .chirp][name.lowercased()] ?? .standard
     }
 
     /// The denser pattern a sound moves to when it escalates, or `nil` when it
     /// does not escalate.
     public var escalated: BuzzerPattern? {
-        switch self {
-        case .gentle: return .standard
-        case .standard: return .urgent
-        case .urgent: return .siren
-        default: return nil
-        }
+        [Self.gentle: Self.standard, .standard: .urgent, .urgent: .siren][self]
     }
 
     public func level(after elapsed: Duration) -> (isOn: Bool, changesIn: Duration?) {
