@@ -50,11 +50,7 @@ public enum GPIOLineSelector: Sendable, Hashable, CustomStringConvertible {
     /// Reads a configuration string: an offset when it is all digits,
     /// otherwise a line name.
     public init(_ text: String) {
-        if let offset = UInt32(text) {
-            self = .offset(offset)
-        } else {
-            self = .name(text)
-        }
+        self = UInt32(text).map(Self.offset) ?? .name(text)
     }
 
     public var description: String {
@@ -91,13 +87,11 @@ public struct GPIOLineConfiguration: Sendable, Hashable {
     }
 
     var settingsDescription: String {
-        var parts: [String] = []
-        if activeLow { parts.append("active-low") }
+        var parts = activeLow ? ["active-low"] : []
         switch bias {
         case .asIs: break
         case .disabled: parts.append("bias disabled")
-        case .pullUp: parts.append("pull-up")
-        case .pullDown: parts.append("pull-down")
+        case .pullUp, .pullDown: parts.append(bias.rawValue)
         }
         return parts.isEmpty ? "default settings" : parts.joined(separator: ", ")
     }
