@@ -126,17 +126,13 @@ public final class GPIOChip: Sendable {
     }
 
     private static func flags(for configuration: GPIOLineConfiguration) -> Int32 {
-        var flags: Int32 = 0
-        if configuration.activeLow {
-            flags |= Int32(GPIOD_LINE_REQUEST_FLAG_ACTIVE_LOW)
+        let bias = switch configuration.bias {
+        case .asIs: 0
+        case .disabled: GPIOD_LINE_REQUEST_FLAG_BIAS_DISABLE
+        case .pullUp: GPIOD_LINE_REQUEST_FLAG_BIAS_PULL_UP
+        case .pullDown: GPIOD_LINE_REQUEST_FLAG_BIAS_PULL_DOWN
         }
-        switch configuration.bias {
-        case .asIs: break
-        case .disabled: flags |= Int32(GPIOD_LINE_REQUEST_FLAG_BIAS_DISABLE)
-        case .pullUp: flags |= Int32(GPIOD_LINE_REQUEST_FLAG_BIAS_PULL_UP)
-        case .pullDown: flags |= Int32(GPIOD_LINE_REQUEST_FLAG_BIAS_PULL_DOWN)
-        }
-        return flags
+        return Int32((configuration.activeLow ? GPIOD_LINE_REQUEST_FLAG_ACTIVE_LOW : 0) | bias)
     }
 }
 
