@@ -26,14 +26,9 @@ public struct ServiceNotifier: Sendable {
     /// The watchdog timeout systemd enforces (`WatchdogSec=`, passed as `$WATCHDOG_USEC`):
     /// send ``watchdog()`` at least every half of it. Nil when the watchdog is off, when the
     /// value is not a positive integer, or when `$WATCHDOG_PID` names another process.
-    /// - Parameter processID: this process's id, `getpid()` unless a test says otherwise.
-    public func watchdogTimeout(processID: pid_t = getpid()) -> Duration? {
-        guard let text = watchdogMicroseconds, let microseconds = UInt64(text), microseconds > 0 else {
-            return nil
-        }
-        if let owner = watchdogProcessID, pid_t(owner) != processID {
-            return nil
-        }
+    public func watchdogTimeout() -> Duration? {
+        guard let text = watchdogMicroseconds, let microseconds = UInt64(text), microseconds > 0,
+              watchdogProcessID.map({ pid_t($0) == getpid() }) ?? true else { return nil }
         return .microseconds(microseconds)
     }
 
