@@ -11,20 +11,17 @@ public struct WatchState: Sendable, Equatable {
     /// The title of every alarm seen, so that events of removed alarms still name them.
     public private(set) var titles: [UUID: String] = [:]
     /// The node's recent events, oldest first.
-    public var events: [AlarmEvent]
+    public var events: [AlarmEvent] = []
     /// A broker connection problem, shown until the node is heard from again.
     public var connectionProblem: String?
 
     /// How many events the screen keeps.
     public static let eventsKept = 6
 
-    public init(node: String, status: NodeStatus? = nil, documents: [AlarmDocument] = [], events: [AlarmEvent] = [],
-                connectionProblem: String? = nil) {
+    public init(node: String, status: NodeStatus? = nil, documents: [AlarmDocument] = []) {
         self.node = node
         self.status = status
         self.documents = documents
-        self.events = events
-        self.connectionProblem = connectionProblem
         rememberTitles()
     }
 
