@@ -237,13 +237,9 @@ public struct AlarmEngine: Sendable {
 
     /// Removes the alarm in any state, repeating or not.
     public mutating func cancel(id: UUID, now: Date) throws(AlarmNodeError) -> [AlarmEffect] {
-        let record = try existing(id)
-        var effects: [AlarmEffect] = []
-        if record.state == .alerting { effects.append(.alertEnded(id)) }
+        let alertEnded: [AlarmEffect] = try existing(id).state == .alerting ? [.alertEnded(id)] : []
         removeRecord(id)
-        effects.append(.event(AlarmEvent(.cancelled, alarmID: id, at: now)))
-        effects.append(.removed(id))
-        return effects
+        return alertEnded + [.event(AlarmEvent(.cancelled, alarmID: id, at: now)), .removed(id)]
     }
 
     /// Stops an alerting alarm: a one-shot alarm is removed, a repeating one waits for its next occurrence.
