@@ -197,12 +197,7 @@ public enum ConfigurationReader {
         }
 
         mutating func table(_ table: TOMLTable, _ key: String) -> TOMLTable? {
-            guard let value = table[key] else { return nil }
-            guard let nested = value.table else {
-                problem(key, "must be a table, written [\(key)]")
-                return nil
-            }
-            return nested
+            value(table, key, expected: "must be a table, written [\(key)]") { $0.table }
         }
 
         private func leaf(_ path: String) -> String { String(path.split(separator: ".").last ?? "") }
@@ -268,9 +263,7 @@ public enum ConfigurationReader {
 
         /// A list of group names, each valid as a node id, none twice.
         mutating func groups(_ table: TOMLTable, _ path: String) -> [String]? {
-            guard let value = table[leaf(path)] else { return nil }
-            guard let array = value.array else {
-                problem(path, "must be a list of group names, e.g. [\"house\", \"kids\"]")
+            guard let array = value(table, path, expected: "must be a list of group names, e.g. [\"house\", \"kids\"]", { $0.array }) else {
                 return nil
             }
             var groups: [String] = []
