@@ -90,13 +90,8 @@ public final class SimulatedButtons<C: Clock>: ButtonEdgeSource where C.Duration
         let at = origin.advanced(by: .nanoseconds(Int64(clamping: edge.timestamp)))
         let (consumer, observers) = state.withLock { state -> (CheckedContinuation<ButtonEdge?, Never>?, [@Sendable (ButtonEdge, C.Instant) -> Void]) in
             guard !state.finished else { return (nil, []) }
-            let observers = state.observers
-            guard let consumer = state.consumer else {
-                state.queue.append(edge)
-                return (nil, observers)
-            }
-            state.consumer = nil
-            return (consumer, observers)
+            if state.consumer == nil { state.queue.append(edge) }
+            return (state.consumer.take(), state.observers)
         }
         consumer?.resume(returning: edge)
         for observer in observers { observer(edge, at) }

@@ -11,13 +11,9 @@ final class WakeSignal: Sendable {
     private let state = Mutex(State())
 
     func signal() {
-        let waiter = state.withLock { state -> CheckedContinuation<Void, Never>? in
-            guard let waiter = state.waiter else {
-                state.pending = true
-                return nil
-            }
-            state.waiter = nil
-            return waiter
+        let waiter = state.withLock { state in
+            if state.waiter == nil { state.pending = true }
+            return state.waiter.take()
         }
         waiter?.resume()
     }
@@ -37,11 +33,7 @@ final class WakeSignal: Sendable {
                 if resumeNow { continuation.resume() }
             }
         } onCancel: {
-            let waiter = state.withLock { state -> CheckedContinuation<Void, Never>? in
-                defer { state.waiter = nil }
-                return state.waiter
-            }
-            waiter?.resume()
+            state.withLock { $0.waiter.take() }?.resume()
         }
     }
 
