@@ -122,8 +122,7 @@ public struct ButtonDebouncer: Sendable {
     }
 
     private func settle(_ state: inout LineState, button: Button, into presses: inout [ButtonPress]) {
-        guard let changeAt = state.burstStart else { return }
-        state.burstStart = nil
+        guard let changeAt = state.burstStart.take() else { return }
         guard state.raw != state.stable else { return }
         state.stable = state.raw
         if state.stable {

@@ -41,10 +41,7 @@ public struct KernelEventIterator<Element: Sendable>: AsyncIteratorProtocol {
     }
 
     public mutating func next(isolation actor: isolated (any Actor)?) async throws(SystemError) -> Element? {
-        if let failure {
-            self.failure = nil
-            throw failure
-        }
+        if let failure = failure.take() { throw failure }
         guard let result = await events?.next(isolation: actor) else {
             events = nil
             return nil

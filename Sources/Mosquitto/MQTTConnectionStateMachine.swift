@@ -338,8 +338,7 @@ struct MQTTConnectionStateMachine {
 
     /// A round of the network thread returned `failure` (no socket, a lost connection, a refusal).
     mutating func connectionRoundFailed(_ failure: MQTTError, at now: ContinuousClock.Instant) -> FailedRoundAction {
-        let recorded = connectionFailure
-        connectionFailure = nil
+        let recorded = connectionFailure.take()
         let acknowledged = acknowledgedInAttempt
         acknowledgedInAttempt = false
         guard lifecycle != .stopping else { return .stopNetworkThread }
