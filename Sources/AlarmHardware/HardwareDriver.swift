@@ -82,11 +82,7 @@ public final class HardwareDriver<C: Clock>: Sendable where C.Duration == Durati
             guard !state.isShutDown, state.failure == nil else { return }
             let now = clock.now
             state.alert = alerting
-            if !promptActive {
-                state.promptSince = nil
-            } else if state.promptSince == nil {
-                state.promptSince = now
-            }
+            state.promptSince = promptActive ? state.promptSince ?? now : nil
             let mode: LEDMode = alerting != nil ? .on : promptActive ? .fastBlink : countdownRunning ? .slowBlink : .off
             if mode != state.ledMode {
                 state.ledMode = mode
