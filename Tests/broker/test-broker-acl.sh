@@ -136,6 +136,7 @@ cat >"$work/alarmd.toml" <<EOF
 id = "$node"
 state-directory = "$work/state"
 time-zone = "UTC"
+groups = ["house"]
 [broker]
 host = "127.0.0.1"
 port = $port
@@ -164,6 +165,9 @@ else
 fi
 check "the node's Home Assistant discovery and state are published" \
     wait_for 5 sh -c "grep -q '^homeassistant/.*/alarmd_$node/.*/config ' '$work/observed' && grep -q '^$base/ha/state ' '$work/observed'"
+# Home Assistant's event entity reads the node's events from here on.
+as homeassistant mosquitto_sub -t "$base/events" >"$work/ha-events" 2>/dev/null &
+background+=($!)
 
 # --- alarmctl: commands and reads state; cannot impersonate the node ---------------------------
 ctl() { # ctl SUBCOMMAND ARGS...: alarmctl as user alarmctl on the plain listener
@@ -264,5 +268,22 @@ sleep 1
 check "a certificate whose CN has no rights (stranger) cannot schedule" test "$(alarms_now)" = 2
 check "the 'alarmctl' certificate cannot change the node's retained status" \
     grep -q '"state":"online"' <<<"$(retained observer "$base/status")"
+
+# --- A group: alarmctl commands it, the node takes the group's commands ------------------------
+out="$(ALARMD_PASSWORD="$secret-alarmctl" "$bin_dir/alarmctl" --group house timer 3h --title Group \
+    --broker "127.0.0.1:$port" --username alarmctl 2>&1)"
+check "alarmctl commands the group 'house' and its member answers" grep -q "group house: 1 answered" <<<"$out"
+check "the member holds the group's timer" test "$(alarms_now)" = 3
+
+# --- Home Assistant's entities: the Schedule line, the alarms sensor, events, Cancel all timers ---
+holds_alarms() { test "$(alarms_now)" = "$1"; }
+ha_sensor_lists() { grep -q "$1" <<<"$(retained homeassistant "$base/ha/alarms")"; }
+as homeassistant mosquitto_pub -q 1 -t "$base/ha/schedule" -m "4h FromHA" 2>/dev/null
+check "homeassistant schedules through the Schedule text entity" wait_for 5 holds_alarms 4
+check "homeassistant reads the Schedule entity's result" grep -q '"state":"scheduled:' <<<"$(retained homeassistant "$base/ha/schedule-result")"
+check "homeassistant reads the alarms sensor's list" wait_for 5 ha_sensor_lists FromHA
+check "homeassistant receives the node's events (the event entity)" grep -q '"event":"scheduled"' "$work/ha-events"
+as homeassistant mosquitto_pub -q 1 -t "$base/ha/cancel-timers" -m PRESS 2>/dev/null
+check "homeassistant's Cancel all timers button cancels every timer" wait_for 5 holds_alarms 0
 check "alarmd is still running" kill -0 "${background[2]}"
 finish
