@@ -44,8 +44,8 @@ public struct CompanionServer: Sendable {
         }
         router.get("/api/events") { request, _ in
             await respond { () throws(CompanionError) in
-                try session(request)
-                return events()
+                guard let token = access.token(cookie: request.headers[.cookie], now: Date()) else { throw .unauthenticated }
+                return events(token: token)
             }
         }
         router.post("/api/nodes/{node}/alarms/{alarm}/{action}") { request, context in
@@ -105,10 +105,12 @@ public struct CompanionServer: Sendable {
         }
     }
 
-    /// The event stream: the state now, then on every change (and at each heartbeat).
-    private func events() -> Response {
+    /// The event stream: the page's token (a page left open while the companion restarted takes
+    /// the new one as it reconnects), the state now, then on every change (and at each heartbeat).
+    private func events(token: String) -> Response {
         let nodes = hub.nodes
         let body = ResponseBody { writer in
+            try await writer.write(ByteBuffer(string: "event: token\ndata: \(token)\n\n"))
             let changes = nodes.stream()
             try await withThrowingTaskGroup(of: Void.self) { group in
                 let (ticks, tick) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))

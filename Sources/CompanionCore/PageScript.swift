@@ -6,7 +6,7 @@ extension PageAssets {
     public static let script = #"""
         "use strict";
         (() => {
-          const token = document.querySelector('meta[name="companion-token"]').content;
+          let token = document.querySelector('meta[name="companion-token"]').content;
           const nodesView = document.getElementById("nodes");
           const alertView = document.getElementById("alert");
           const alertList = document.getElementById("alert-list");
@@ -284,6 +284,7 @@ extension PageAssets {
               connection.classList.remove("lost");
             };
             events.onopen = live;
+            events.addEventListener("token", (message) => { token = message.data; });
             events.onmessage = (message) => {
               const next = JSON.parse(message.data);
               offset = Date.parse(next.serverTime) - Date.now();
@@ -292,6 +293,8 @@ extension PageAssets {
               draw();
             };
             events.onerror = () => {
+              // Closed for good: the companion answered, but refused (a session lost in a restart).
+              if (events.readyState === EventSource.CLOSED) { location.reload(); return; }
               connected = false;
               connection.textContent = "Connection to the companion lost: reconnecting…";
               connection.classList.add("lost");

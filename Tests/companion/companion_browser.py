@@ -6,6 +6,7 @@ checks that the page corrects for the difference between its clock and the serve
 import json
 import os
 import signal
+import socket
 import subprocess
 import sys
 import threading
@@ -22,12 +23,15 @@ BROKER = os.environ["ALARMD_BROKER"]
 SHOTS = os.environ["SCREENSHOTS"]
 ATTIC_PID = int(os.environ["ATTIC_PID"])
 BROKER_PID = int(os.environ["BROKER_PID"])
+COMPANION = os.environ["COMPANION"]
+COMPANION_PID = int(os.environ["COMPANION_PID"])
 PHONE = (360, 740)
 KIOSK = (800, 480)
 SKEW_MS = 7 * 60 * 1000
 
 passed = 0
 failed = 0
+started = []  # processes this script started, stopped at its end
 
 
 def check(what, condition):
@@ -98,6 +102,24 @@ def pill(driver, node):
     return driver.find_element(By.XPATH, f'//h2[text()="{node}"]/following-sibling::span').text
 
 
+def listening(address):
+    try:
+        socket.create_connection(address, timeout=1).close()
+        return True
+    except OSError:
+        return False
+
+
+def restart_companion():
+    """Stops the companion (SIGTERM) and starts a new one on the same address: new tokens, no sessions."""
+    host, port = URL.split("//")[1].rstrip("/").rsplit(":", 1)
+    os.kill(COMPANION_PID, signal.SIGTERM)
+    wait_until("the companion stops", lambda: not listening((host, int(port))))
+    log = open(os.path.join(os.environ["TMPDIR"], "companion-restarted.log"), "w")
+    started.append(subprocess.Popen([COMPANION, "--broker", BROKER, "--listen", f"{host}:{port}"], stdout=log, stderr=subprocess.STDOUT))
+    wait_until("the companion starts again on the same port", lambda: listening((host, int(port))), 30)
+
+
 def cross_site_page(companion, target):
     """Another site (another origin) whose page POSTs to the companion as soon as it opens."""
     page = f"""<!doctype html><title>Another site</title>
@@ -132,6 +154,9 @@ def main():
         run(driver)
     finally:
         driver.quit()
+        for process in started:
+            process.terminate()
+            process.wait()
     print(f"companion browser test: {passed} passed, {failed} failed")
     return 0 if failed == 0 else 1
 
@@ -222,6 +247,9 @@ def run(driver):
     check("nothing scrolls sideways at 800 px",
           driver.execute_script("return document.documentElement.scrollWidth <= window.innerWidth"))
     driver.save_screenshot(os.path.join(SHOTS, "companion-kiosk.png"))
+    # The companion restarts under the open page (an upgrade, a crash): the page reconnects, and its
+    # buttons act with the new process's token, with no reload a kiosk could not do.
+    restart_companion()
     pasta = alarmctl("kitchen", "timer", "3s", "--title", "Pasta")["id"]
     wait_until("the alert covers the whole screen",
                lambda: driver.execute_script(

@@ -89,6 +89,7 @@ mkdir -p "$shots"
 status=0
 # TMPDIR: Chromium and chromedriver leave their profile and socket folders there; $work goes at the end.
 ALARMD_BROKER="$broker" COMPANION_URL="$url" ALARMCTL="$bin/alarmctl" ATTIC_PID="$attic_pid" BROKER_PID="$broker_pid" \
+    COMPANION="$bin/alarmd-companion" COMPANION_PID="$companion_pid" \
     SCREENSHOTS="$shots" TMPDIR="$work" "$venv/bin/python" "$root/Tests/companion/companion_browser.py" || status=$?
 if [ "$status" -ne 0 ]; then
     for log in "$work"/*.log; do echo "--- $log"; tail -n 40 "$log"; done
