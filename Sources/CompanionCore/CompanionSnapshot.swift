@@ -111,10 +111,15 @@ public struct NodeView: Codable, Sendable, Equatable {
             stateText = "not known: the companion cannot reach the broker"
         } else if let status = state.status {
             // To the minute: the seconds of a status change are noise on a display.
-            let since = (status.isOnline ? status.since : status.since ?? status.lastOnline).map {
-                " since \(AlarmText.wallClock(Date(timeIntervalSince1970: ($0.timeIntervalSince1970 / 60).rounded(.down) * 60), now: now, timeZone: zone))"
-            } ?? ""
-            stateText = "\(self.state)\(since)"
+            let minute = { (date: Date) in AlarmText.wallClock(Date(timeIntervalSince1970: (date.timeIntervalSince1970 / 60).rounded(.down) * 60), now: now, timeZone: zone) }
+            if let since = status.since {
+                stateText = "\(self.state) since \(minute(since))"
+            } else if !status.isOnline, let lastOnline = status.lastOnline {
+                // The will: when the node went away is not known, only since when it had been online.
+                stateText = "offline: connection lost (online since \(minute(lastOnline)))"
+            } else {
+                stateText = self.state
+            }
         } else {
             stateText = "no status yet"
         }

@@ -98,6 +98,14 @@ import Testing
         #expect(node.timeZone == "Europe/Berlin")
         #expect(node.stateText == "offline since today 08:02")
     }
+
+    @Test func aWillSaysTheConnectionWasLostNotWhen() throws {
+        let hub = CompanionHub()
+        hub.update(node: "attic", status: NodeStatus(state: "online", since: Fixtures.now, timeZone: "Europe/Berlin"))
+        hub.update(node: "attic", status: .will(lastOnline: Fixtures.now))
+        let node = try #require(CompanionSnapshot(nodes: hub.nodes.value, now: Fixtures.now.addingTimeInterval(3600)).nodes.first)
+        #expect(node.stateText == "offline: connection lost (online since today 08:00)")
+    }
 }
 
 @Suite struct BrokerLostTests {
