@@ -92,6 +92,23 @@ struct ConfigurationTests {
         }
     }
 
+    @Test("A time zone is an IANA name: an offset such as GMT+2, whose sign is the opposite of Etc/GMT+2's, is refused")
+    func timeZoneOffsets() throws {
+        for zone in ["UTC", "Etc/GMT-2", "America/New_York"] {
+            #expect(try ConfigurationReader.parse("[node]\ntime-zone = \"\(zone)\"").node.timeZone == zone)
+        }
+        for (zone, hint) in [("GMT+2", "Etc/GMT-2 for a fixed offset"), ("UTC-5", "Etc/GMT+5"), ("GMT+0530", "such as Europe/Berlin")] {
+            do {
+                _ = try ConfigurationReader.parse("[node]\ntime-zone = \"\(zone)\"")
+                Issue.record("\(zone) was accepted")
+            } catch {
+                #expect(error.problems.map(\.key) == ["node.time-zone"])
+                #expect(error.problems.first?.message.contains("'\(zone)' is an offset, not an IANA time zone") == true)
+                #expect(error.problems.first?.message.contains(hint) == true, "\(error)")
+            }
+        }
+    }
+
     @Test("tls without ca-file is refused by check-config, as the daemon would refuse it")
     func tlsNeedsCAFile() {
         do {

@@ -77,7 +77,7 @@ public enum ConfigurationReader {
                 }
                 if let directory = string(node, "node.state-directory") { configuration.node.stateDirectory = directory }
                 if let zone = string(node, "node.time-zone"), !zone.isEmpty {
-                    if TimeZone(identifier: zone) != nil { configuration.node.timeZone = zone } else {
+                    if NodeConfiguration.namedTimeZone(zone) != nil { configuration.node.timeZone = zone } else {
                         problem("node.time-zone", "\(NodeConfiguration.unusableTimeZoneReason(zone)); leave it out to follow the system's")
                     }
                 }
