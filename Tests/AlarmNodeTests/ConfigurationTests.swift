@@ -109,6 +109,27 @@ struct ConfigurationTests {
         }
     }
 
+    @Test("Values that cannot work are refused: a negative line offset, one line for two parts, an empty host or state folder")
+    func unworkableValues() {
+        do {
+            _ = try ConfigurationReader.parse("""
+            [node]
+            state-directory = ""
+            [broker]
+            host = ""
+            [hardware]
+            buzzer = -1
+            led = { line = 17, active-low = true }
+            snooze-button = "17"
+            """)
+            Issue.record("a file with unworkable values was accepted")
+        } catch {
+            #expect(error.problems.map(\.key) == ["node.state-directory", "broker.host", "hardware.buzzer", "hardware.stop-button", "hardware.snooze-button"])
+            // The stop button keeps its default line, 17.
+            #expect(error.problems.suffix(2).map(\.message) == Array(repeating: "line 17 is the led's already: give each part a line of its own", count: 2))
+        }
+    }
+
     @Test("tls without ca-file is refused by check-config, as the daemon would refuse it")
     func tlsNeedsCAFile() {
         do {

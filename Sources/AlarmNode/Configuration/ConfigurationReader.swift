@@ -75,7 +75,11 @@ public enum ConfigurationReader {
                         configuration.node.topicPrefix = prefix
                     }
                 }
-                if let directory = string(node, "node.state-directory") { configuration.node.stateDirectory = directory }
+                if let directory = string(node, "node.state-directory") {
+                    if directory.isEmpty { problem("node.state-directory", "is empty: name a folder, or leave it out for /var/lib/alarmd") } else {
+                        configuration.node.stateDirectory = directory
+                    }
+                }
                 if let zone = string(node, "node.time-zone"), !zone.isEmpty {
                     if NodeConfiguration.namedTimeZone(zone) != nil { configuration.node.timeZone = zone } else {
                         problem("node.time-zone", "\(NodeConfiguration.unusableTimeZoneReason(zone)); leave it out to follow the system's")
@@ -93,7 +97,9 @@ public enum ConfigurationReader {
                     "tls-insecure", "keepalive", "client-id", "outgoing-buffer", "protocol",
                 ])
                 if let setting = protocolSetting(broker, "broker.protocol") { configuration.broker.protocolSetting = setting }
-                if let host = string(broker, "broker.host") { configuration.broker.host = host }
+                if let host = string(broker, "broker.host") {
+                    if host.isEmpty { problem("broker.host", "is empty: name the broker, or leave it out for localhost") } else { configuration.broker.host = host }
+                }
                 if let port = integer(broker, "broker.port", in: 1...65_535) { configuration.broker.port = port }
                 configuration.broker.username = string(broker, "broker.username")
                 configuration.broker.password = string(broker, "broker.password")
@@ -144,13 +150,21 @@ public enum ConfigurationReader {
                 ])
                 if let mode = choice(hardware, "hardware.mode", NodeConfiguration.Hardware.Mode.self) { configuration.hardware.mode = mode }
                 if let chip = string(hardware, "hardware.chip") { configuration.hardware.chip = chip }
-                for (key, path) in [("buzzer", \NodeConfiguration.Hardware.buzzer), ("led", \.led),
-                                    ("stop-button", \.stopButton), ("snooze-button", \.snoozeButton)] {
+                let parts = [("buzzer", \NodeConfiguration.Hardware.buzzer), ("led", \.led),
+                             ("stop-button", \.stopButton), ("snooze-button", \.snoozeButton)]
+                for (key, path) in parts {
                     switch line(hardware, "hardware.\(key)") {
                     case .absent: break
                     case .disabled: configuration.hardware[keyPath: path] = nil
-                    case .line(let line): configuration.hardware[keyPath: path] = line
+                    case .line(let line):
+                        if let offset = Int(line.line), offset < 0 { problem("hardware.\(key)", "\(offset) is not a line offset: offsets start at 0") }
+                        configuration.hardware[keyPath: path] = line
                     }
+                }
+                for (index, (key, path)) in parts.enumerated() {
+                    guard let line = configuration.hardware[keyPath: path]?.line,
+                          let first = parts[..<index].first(where: { configuration.hardware[keyPath: $0.1]?.line == line }) else { continue }
+                    problem("hardware.\(key)", "line \(line) is the \(first.0)'s already: give each part a line of its own")
                 }
                 if configuration.hardware.buzzer == nil { problem("hardware.buzzer", "a buzzer line is required") }
                 if configuration.hardware.stopButton == nil {
