@@ -286,4 +286,12 @@ check "homeassistant receives the node's events (the event entity)" grep -q '"ev
 as homeassistant mosquitto_pub -q 1 -t "$base/ha/cancel-timers" -m PRESS 2>/dev/null
 check "homeassistant's Cancel all timers button cancels every timer" wait_for 5 holds_alarms 0
 check "alarmd is still running" kill -0 "${background[2]}"
+
+# --- Renaming or retiring a node (install.md): its own user clears what it left retained --------
+kill "${background[2]}"
+wait "${background[2]}" 2>/dev/null
+left_retained() { as observer mosquitto_sub -t "$base/#" -t "homeassistant/+/alarmd_$node/#" --retained-only -W 1 -v 2>/dev/null; }
+before="$(left_retained | wc -l)"
+as alarmd mosquitto_sub -t "$base/#" -t "homeassistant/+/alarmd_$node/#" --remove-retained --retained-only -W 2 >/dev/null 2>&1
+check "the node's user clears the $before messages its node left retained (renaming a node)" test "$before" -gt 5 -a -z "$(left_retained)"
 finish
