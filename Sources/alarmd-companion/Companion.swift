@@ -5,6 +5,7 @@ import CompanionCore
 import Foundation
 import Hummingbird
 import Logging
+import NIOCore
 import ServiceLifecycle
 
 @main
@@ -85,7 +86,12 @@ struct Companion: AsyncParsableCommand {
         let group = ServiceGroup(configuration: .init(
             services: [application, FleetService(fleet: fleet, control: control, hub: hub)],
             gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
-        try await group.run()
+        do {
+            try await group.run()
+        } catch let error as IOError where error.errnoCode == EADDRINUSE {
+            // NIO's own text names its bind call: say which address, and what to do.
+            throw ValidationError("\(launch.host):\(launch.port) is in use by another program (another alarmd-companion?): stop it, or give --listen another port")
+        }
     }
 }
 

@@ -5,7 +5,8 @@
 # down on the page, pauses and resumes it from the page, sees a group's timer as one card naming
 # its members and pauses and cancels it there on both, stops an alert from the full-screen view, sees a
 # node go offline, has another site's page POST to the companion (refused), and stops the broker
-# (no node is then shown as current). It takes
+# (no node is then shown as current). It restarts the companion under the open page and stops an
+# alert from it, and starts a second companion on the taken address (refused in words). It takes
 # screenshots at phone (360×740) and kiosk (800×480) sizes.
 #
 #   Tests/companion/test-companion.sh                 screenshots into a temporary folder
@@ -83,6 +84,15 @@ pids+=("$companion_pid")
 wait_for 30 grep -q "serving http" "$work/companion.log" || { echo "the companion did not start"; cat "$work/companion.log"; exit 2; }
 url="$(grep -o 'http://[^ ]*' "$work/companion.log" | head -1)"
 echo "companion at $url, broker $broker"
+# A second companion on the same address says it is taken, in words, and exits.
+address="${url#http://}"
+second="$("$bin/alarmd-companion" --broker "$broker" --listen "${address%/}" 2>&1)"
+if [ $? -ne 0 ] && grep -q "^Error: ${address%/} is in use by another program" <<<"$second"; then
+    echo "PASS companion: a second companion on the same address says it is in use"
+else
+    echo "FAIL companion: a second companion on the same address: $second"
+    exit 1
+fi
 
 shots="${screenshots:-$work/screenshots}"
 mkdir -p "$shots"
