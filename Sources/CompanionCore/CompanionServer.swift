@@ -214,6 +214,10 @@ struct GuardMiddleware<Context: RequestContext>: RouterMiddleware {
             response = try await next(request, context)
         } catch let error as CompanionError {
             response = CompanionServer.failure(error)
+        } catch let error as HTTPError where error.status == .notFound {
+            // The router's: no route for this path and method.
+            response = CompanionServer.failure(CompanionError(code: "notFound", status: .notFound, message:
+                "there is no \(request.method) \(request.uri.path) here: the page is at /, its API under /api/ (docs/companion.md)"))
         }
         response.headers[.contentSecurityPolicy] = "default-src 'self'; frame-ancestors 'none'; form-action 'self'; base-uri 'none'"
         response.headers[HTTPField.Name("X-Frame-Options")!] = "DENY"

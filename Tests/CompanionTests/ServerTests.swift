@@ -43,6 +43,18 @@ import Testing
         }
     }
 
+    @Test func noSuchRouteIsAJSONRefusalWithTheStrictHeaders() async throws {
+        try await application(control: RecordingControl()).run { client in
+            for (uri, method) in [("/nothing", HTTPRequest.Method.get), ("/api/state", .post)] {
+                try await client.execute(uri: uri, method: method) { response in
+                    #expect(response.status == .notFound)
+                    #expect(String(buffer: response.body).hasPrefix(#"{"error":{"code":"notFound","message":"there is no \#(method) \#(uri) here"#))
+                    #expect(response.headers[.contentSecurityPolicy]?.contains("frame-ancestors 'none'") == true)
+                }
+            }
+        }
+    }
+
     @Test func anActionWithTheTokenReachesTheNode() async throws {
         let control = RecordingControl()
         try await application(control: control).run { client in
