@@ -193,10 +193,11 @@ extension PageAssets {
             alertView.hidden = alerting.length === 0;
             if (alerting.length) alertView.style.setProperty("--tint", alerting[0][1].tint);
 
-            const selected = newNode.value;
-            newNode.replaceChildren(...nodes.map((n) => element("option", { value: n.id, text: n.id })));
-            if (selected) newNode.value = selected;
-            newNode.hidden = nodes.length < 2;
+            // Only a node that is online can take a new alarm.
+            const selected = newNode.value, online = nodes.filter((n) => n.state === "online" && connected);
+            newNode.replaceChildren(...online.map((n) => element("option", { value: n.id, text: n.id })));
+            if (online.some((n) => n.id === selected)) newNode.value = selected;
+            newNode.hidden = online.length < 2;
 
             const target = focused && document.querySelector(`[data-key="${CSS.escape(focused)}"]`);
             if (!wasHidden || alertView.hidden) { if (target) target.focus(); }
@@ -267,7 +268,7 @@ extension PageAssets {
             newError.textContent = "";
             const input = document.getElementById("new-text");
             const node = newNode.value;
-            if (!node) { newError.textContent = "No node to add it to yet."; return; }
+            if (!node) { newError.textContent = "No node is online to add it to."; return; }
             try {
               await post(`/api/nodes/${encodeURIComponent(node)}/alarms`, { text: input.value });
               input.value = "";

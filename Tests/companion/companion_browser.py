@@ -272,6 +272,8 @@ def run(driver):
         'const s = document.querySelector(\'[aria-labelledby="node-attic"]\');'
         'return s.querySelectorAll(".alarm.stale").length === 2 && !s.querySelector("[data-remaining]") && !s.querySelector("button")'))
     driver.save_screenshot(os.path.join(SHOTS, "companion-offline.png"))
+    check("a new alarm can only go to the node that is online", driver.execute_script(
+        'return [...document.querySelectorAll("#new-node option")].map(o => o.value).join()') == "kitchen")
 
     # Another site's page POSTs to the companion: refused, and nothing changes.
     server, evil = cross_site_page(URL.rstrip("/"), f"/api/nodes/kitchen/alarms/{tea}/cancel")
