@@ -154,6 +154,12 @@ struct TimeAndPersistenceTests {
                     let moved = try await node.document(berlin.id, after: mark) { $0.nextAlertDate != berlin.nextAlertDate }
                     let losAngeles = try #require(TimeZone(identifier: "America/Los_Angeles"))
                     #expect(ScheduleMath.localTime(of: try #require(moved.nextAlertDate), in: losAngeles) == .init(hour: 7, minute: 0))
+                    // A change that needs a restart is named by its section.
+                    try Data("[node]\ntime-zone = \"America/Los_Angeles\"\n[limits]\nmax-alarms = 5\n".utf8).write(to: config)
+                    daemon.signal(SIGHUP)
+                    let deadline = ContinuousClock.now + .seconds(10)
+                    while !daemon.log.contains("sections=limits"), ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(50)) }
+                    #expect(daemon.log.contains("sections=limits [AlarmNode] configuration changed beyond the time zone: restart alarmd to apply it"))
                 } catch {
                     print("alarmd log:\n\(daemon.log)")
                     await daemon.cleanUp()

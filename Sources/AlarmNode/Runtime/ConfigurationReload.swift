@@ -53,7 +53,11 @@ struct ConfigurationReloadService: Service {
             var others = configuration
             others.node.timeZone = running.node.timeZone
             if others != running {
-                logger.warning("configuration changed beyond the time zone: restart alarmd to apply it")
+                let sections = [("node", others.node == running.node), ("broker", others.broker == running.broker),
+                                ("limits", others.limits == running.limits), ("hardware", others.hardware == running.hardware),
+                                ("intents", others.intents == running.intents), ("home-assistant", others.homeAssistant == running.homeAssistant)]
+                logger.warning("configuration changed beyond the time zone: restart alarmd to apply it",
+                               metadata: ["sections": "\(sections.filter { !$0.1 }.map(\.0).joined(separator: ","))"])
             }
         }
     }
