@@ -24,16 +24,27 @@ public final class CompanionAccess: Sendable {
     /// The token of the page when there is no password (there are no sessions then).
     private let openToken: String
     private let sessions = Mutex<[String: Session]>([:])
+    private let signInPacing: Mutex<SignInPacing>
 
     private struct Session {
         var token: String
         var expires: Date
     }
 
-    /// - Parameter password: nil to let every loopback request in.
-    public init(password: String?) {
+    /// - Parameters:
+    ///   - password: nil to let every loopback request in.
+    ///   - signInInterval: sign-in attempts are checked one per interval (``awaitSignInTurn()``).
+    public init(password: String?, signInInterval: Duration = .seconds(1)) {
         self.password = password
         self.openToken = Self.randomToken()
+        self.signInPacing = Mutex(SignInPacing(interval: signInInterval))
+    }
+
+    /// Waits for a sign-in attempt's turn; false when too many attempts wait already.
+    public func awaitSignInTurn() async -> Bool {
+        guard let wait = signInPacing.withLock({ $0.turn(at: .now) }) else { return false }
+        try? await Task.sleep(for: wait)
+        return true
     }
 
     public var requiresPassword: Bool { password != nil }
@@ -138,5 +149,25 @@ public final class CompanionAccess: Sendable {
             difference |= (index < a.count ? a[index] : 0) ^ (index < b.count ? b[index] : 0)
         }
         return difference == 0
+    }
+}
+
+/// Sign-in attempts checked one per `interval`, however many arrive at once, so that guessing
+/// gets one try per interval; an attempt that would wait longer than `queueLimit` is refused.
+struct SignInPacing {
+    var interval: Duration
+    var queueLimit: Duration = .seconds(30)
+    private var next: ContinuousClock.Instant?
+
+    init(interval: Duration) {
+        self.interval = interval
+    }
+
+    /// How long the attempt arriving at `now` waits for its turn; nil when it is refused.
+    mutating func turn(at now: ContinuousClock.Instant) -> Duration? {
+        let slot = max(next ?? now, now)
+        guard slot - now <= queueLimit else { return nil }
+        next = slot + interval
+        return slot - now
     }
 }

@@ -40,6 +40,10 @@ extension CompanionError {
         Self(code: "usage", status: .internalServerError, message: message)
     }
 
+    public static let tooManySignIns = Self(
+        code: "tooManySignIns", status: .tooManyRequests,
+        message: "too many sign-in attempts are waiting: wait a minute, then sign in again")
+
     public static let tooLarge = Self(
         code: "tooLarge", status: .contentTooLarge,
         message: "the request body is larger than \(CompanionRequests.maximumBodySize) bytes: send less")

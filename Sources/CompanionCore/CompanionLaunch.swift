@@ -43,10 +43,14 @@ public struct CompanionLaunch: Sendable, Equatable {
         host == "::1" || CompanionAccess.isLoopbackHost(host)
     }
 
-    /// The first line of `path`, which must not be empty.
+    /// The first line of `path`, which must not be empty, nor readable by every user (as ssh
+    /// refuses a key others may read).
     static func readPassword(_ path: String) throws(CompanionError) -> String {
         guard let data = FileManager.default.contents(atPath: path), let text = String(data: data, encoding: .utf8) else {
             throw .usage("--password-file \(path) cannot be read: check the path and that this user may read it")
+        }
+        if let mode = (try? FileManager.default.attributesOfItem(atPath: path))?[.posixPermissions] as? Int, mode & 0o004 != 0 {
+            throw .usage("--password-file \(path) may be read by every user of this machine: chmod o-r \(path)")
         }
         // "\r\n" is one Character: split on any line break.
         let password = String(text.split(maxSplits: 1, omittingEmptySubsequences: false, whereSeparator: \.isNewline).first ?? "")

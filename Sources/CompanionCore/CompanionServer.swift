@@ -9,18 +9,14 @@ public struct CompanionServer: Sendable {
     public let hub: CompanionHub
     public let access: CompanionAccess
     public let control: any NodeControl
-    /// How long a wrong password waits before its answer, to slow guessing.
-    public let failedSignInDelay: Duration
     /// How often the event stream repeats the state when nothing changes, so that a dropped
     /// connection is noticed and the page's clock correction stays fresh.
     static let heartbeat: Duration = .seconds(20)
 
-    public init(hub: CompanionHub, access: CompanionAccess, control: any NodeControl,
-                failedSignInDelay: Duration = .seconds(1)) {
+    public init(hub: CompanionHub, access: CompanionAccess, control: any NodeControl) {
         self.hub = hub
         self.access = access
         self.control = control
-        self.failedSignInDelay = failedSignInDelay
     }
 
     /// The routes, for any request context (the server uses `BasicRequestContext`).
@@ -93,8 +89,8 @@ public struct CompanionServer: Sendable {
                                        fetchSite: request.headers[Self.fetchSite])
             let body = try await Self.body(of: &request)
             let password = try CompanionRequests.formFields(body, contentType: request.headers[.contentType])["password"] ?? ""
+            guard await access.awaitSignInTurn() else { throw .tooManySignIns }
             guard let cookie = access.signIn(password: password, now: Date()) else {
-                try? await Task.sleep(for: failedSignInDelay)
                 var response = Self.html(PageAssets.signInPage(error: "That password is not the companion's. Try again."))
                 response.status = .unauthorized
                 return response

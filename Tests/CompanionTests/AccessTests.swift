@@ -83,6 +83,10 @@ import Testing
         defer { try? FileManager.default.removeItem(at: folder) }
         let file = folder.appendingPathComponent("password").path
         try Data("s3cret pass\r\nignored\n".utf8).write(to: URL(fileURLWithPath: file))
+        try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: file)
+        let error = #expect(throws: CompanionError.self) { try CompanionLaunch(listen: "0.0.0.0:8080", passwordFile: file) }
+        #expect(error?.message == "--password-file \(file) may be read by every user of this machine: chmod o-r \(file)")
+        try FileManager.default.setAttributes([.posixPermissions: 0o640], ofItemAtPath: file)
         #expect(try CompanionLaunch(listen: "0.0.0.0:8080", passwordFile: file).password == "s3cret pass")
         try Data("\n".utf8).write(to: URL(fileURLWithPath: file))
         #expect(throws: CompanionError.self) { try CompanionLaunch(listen: "0.0.0.0:8080", passwordFile: file) }
@@ -93,5 +97,18 @@ import Testing
         for listen in ["8080", "host:port", "127.0.0.1:70000", "::1:8080", "a b:80"] {
             #expect(throws: CompanionError.self, "\(listen)") { try CompanionLaunch(listen: listen, passwordFile: nil) }
         }
+    }
+}
+
+@Suite struct SignInPacingTests {
+    @Test func attemptsAtOnceAreCheckedOnePerIntervalAndTheQueueIsBounded() {
+        var pacing = SignInPacing(interval: .seconds(1))
+        let now = ContinuousClock.now
+        // 31 guesses sent together: each waits its turn, a second after the one before.
+        #expect((0..<31).map { _ in pacing.turn(at: now) } == (0...30).map { .seconds($0) })
+        #expect(pacing.turn(at: now) == nil, "the 32nd would wait over 30 s: refused")
+        // Once the queue has passed, an attempt is checked at once.
+        #expect(pacing.turn(at: now + .seconds(40)) == .zero)
+        #expect(pacing.turn(at: now + .seconds(40.5)) == .milliseconds(500))
     }
 }

@@ -15,7 +15,7 @@ import Testing
     }
 
     func application(password: String? = nil, control: RecordingControl) -> RouterClient {
-        RouterClient(CompanionServer(hub: hub, access: CompanionAccess(password: password), control: control, failedSignInDelay: .zero).router(context: RouterClient.Context.self))
+        RouterClient(CompanionServer(hub: hub, access: CompanionAccess(password: password, signInInterval: .zero), control: control).router(context: RouterClient.Context.self))
     }
 
     /// The page's token, read from its HTML as the script reads it.
