@@ -49,7 +49,8 @@ public struct CompanionLaunch: Sendable, Equatable {
         guard let data = FileManager.default.contents(atPath: path), let text = String(data: data, encoding: .utf8) else {
             throw .usage("--password-file \(path) cannot be read: check the path and that this user may read it")
         }
-        if let mode = (try? FileManager.default.attributesOfItem(atPath: path))?[.posixPermissions] as? Int, mode & 0o004 != 0 {
+        let target = URL(fileURLWithPath: path).resolvingSymlinksInPath().path  // the file, not a link to it
+        if let mode = (try? FileManager.default.attributesOfItem(atPath: target))?[.posixPermissions] as? Int, mode & 0o004 != 0 {
             throw .usage("--password-file \(path) may be read by every user of this machine: chmod o-r \(path)")
         }
         // "\r\n" is one Character: split on any line break.

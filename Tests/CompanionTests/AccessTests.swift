@@ -88,6 +88,10 @@ import Testing
         #expect(error?.message == "--password-file \(file) may be read by every user of this machine: chmod o-r \(file)")
         try FileManager.default.setAttributes([.posixPermissions: 0o640], ofItemAtPath: file)
         #expect(try CompanionLaunch(listen: "0.0.0.0:8080", passwordFile: file).password == "s3cret pass")
+        // A link (a mounted secret) is judged by the file it names.
+        let link = folder.appendingPathComponent("link").path
+        try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: file)
+        #expect(try CompanionLaunch(listen: "0.0.0.0:8080", passwordFile: link).password == "s3cret pass")
         try Data("\n".utf8).write(to: URL(fileURLWithPath: file))
         #expect(throws: CompanionError.self) { try CompanionLaunch(listen: "0.0.0.0:8080", passwordFile: file) }
         #expect(throws: CompanionError.self) { try CompanionLaunch(listen: "0.0.0.0:8080", passwordFile: folder.appendingPathComponent("none").path) }
