@@ -294,8 +294,12 @@ extension PageAssets {
               draw();
             };
             events.onerror = () => {
-              // Closed for good: the companion answered, but refused (a session lost in a restart).
-              if (events.readyState === EventSource.CLOSED) { location.reload(); return; }
+              // Closed for good, on an answer that was not the stream: a sign-in lost in a restart
+              // (401) reloads to the password; anything else (a proxy's 502) is tried again.
+              if (events.readyState === EventSource.CLOSED) {
+                fetch("/api/state", { credentials: "same-origin" }).then((r) => r.status === 401 ? location.reload() : setTimeout(follow, 3000),
+                  () => setTimeout(follow, 3000));
+              }
               connected = false;
               connection.textContent = "Connection to the companion lost: reconnecting…";
               connection.classList.add("lost");
