@@ -90,7 +90,7 @@ struct Companion: AsyncParsableCommand {
             try await group.run()
         } catch let error as IOError where error.errnoCode == EADDRINUSE {
             // NIO's own text names its bind call: say which address, and what to do.
-            throw ValidationError("\(launch.host):\(launch.port) is in use by another program (another alarmd-companion?): stop it, or give --listen another port")
+            throw ValidationError("\(launch.host.contains(":") ? "[\(launch.host)]" : launch.host):\(launch.port) is in use by another program (another alarmd-companion?): stop it, or give --listen another port")
         }
     }
 }

@@ -86,7 +86,7 @@ url="$(grep -o 'http://[^ ]*' "$work/companion.log" | head -1)"
 echo "companion at $url, broker $broker"
 # A second companion on the same address says it is taken, in words, and exits.
 address="${url#http://}"
-second="$("$bin/alarmd-companion" --broker "$broker" --listen "${address%/}" 2>&1)"
+second="$(timeout 30 "$bin/alarmd-companion" --broker "$broker" --listen "${address%/}" 2>&1)"
 if [ $? -ne 0 ] && grep -q "^Error: ${address%/} is in use by another program" <<<"$second"; then
     echo "PASS companion: a second companion on the same address says it is in use"
 else
