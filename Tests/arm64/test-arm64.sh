@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # The arm64 cross-build (scripts/cross-arm64) and its binaries run under QEMU user-mode
 # emulation (qemu-aarch64-static -L <the bookworm arm64 sysroot>):
-#   - both are aarch64 ELF files whose needed libraries and symbol versions (GLIBC_*, GLIBCXX_*,
+#   - the three are aarch64 ELF files whose needed libraries and symbol versions (GLIBC_*, GLIBCXX_*,
 #     CXXABI_*, GCC_*) are all provided by Debian 12 (bookworm) arm64's packages;
 #   - `alarmd --version`, `alarmd check-config deploy/alarmd.toml`;
 #   - the arm64 alarmd (--simulate-hardware) against a real local mosquitto on a free port: the
-#     arm64 alarmctl schedules a timer, it rings, alarmctl stops it, SIGTERM ends alarmd cleanly.
+#     arm64 alarmctl schedules a timer, it rings, alarmctl stops it, SIGTERM ends alarmd cleanly;
+#   - the arm64 alarmd-companion serves its page's state, with that node on it.
 #
 #   Tests/arm64/test-arm64.sh
 #
@@ -37,8 +38,10 @@ done
 work="$(mktemp -d /tmp/alarmd-arm64-test.XXXXXX)"
 alarmd_pid=""
 broker_pid=""
+companion_pid=""
 cleanup() {
     [ -n "$alarmd_pid" ] && kill -KILL "$alarmd_pid" 2>/dev/null
+    [ -n "$companion_pid" ] && kill -KILL "$companion_pid" 2>/dev/null
     [ -n "$broker_pid" ] && kill "$broker_pid" 2>/dev/null
     wait 2>/dev/null
     rm -rf "$work"
@@ -78,7 +81,7 @@ find_library() { # find_library NAME: its path in the sysroot
     done
     return 1
 }
-for binary in alarmd alarmctl; do
+for binary in alarmd alarmctl alarmd-companion; do
     check "$binary is an AArch64 executable" sh -c "readelf -h '$work/bin/$binary' | grep -q 'Machine:.*AArch64'"
     libraries="$(objdump -p "$work/bin/$binary" | awk '$1 == "NEEDED" {print $2}' | xargs)"
     absent=""
@@ -139,8 +142,18 @@ alarmd_pid=""
 check "SIGTERM ends the arm64 alarmd with status 0 (got $status)" test "$status" -eq 0
 check "the broker saw a clean disconnect" grep -q "Client alarmd-$node disconnected" "$work/mosquitto.log"
 
+# The companion: it serves its page, with the node it hears of (offline now) on it.
+companion_port="$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
+qemu-aarch64-static -L "$sysroot" "$work/bin/alarmd-companion" --listen "127.0.0.1:$companion_port" >"$work/companion.log" 2>&1 &
+companion_pid=$!
+companion_knows_node() {
+    python3 -c 'import sys, urllib.request; print(urllib.request.urlopen(sys.argv[1], timeout=5).read().decode())' \
+        "http://127.0.0.1:$companion_port/api/state" 2>/dev/null | grep -q "\"id\":\"$node\""
+}
+check "the arm64 alarmd-companion serves the page's state, with the node on it" wait_for 60 companion_knows_node
+
 if [ "$failures" -ne 0 ]; then
-    for file in build.log alarmd.log timer.out stop.out mosquitto.log; do
+    for file in build.log alarmd.log timer.out stop.out mosquitto.log companion.log; do
         echo "--- $file"; tail -40 "$work/$file" 2>/dev/null
     done
     exit 1

@@ -58,6 +58,8 @@ if [ "${1:-}" = "--inside-namespace" ]; then
     expect "/usr/bin/alarmd is 0755 root:root" sh -c '[ "$(stat -c "%a %U %G" /usr/bin/alarmd)" = "755 root root" ]'
     expect "the service is enabled (deb-systemd-helper's link in multi-user.target.wants)" \
         sh -c '[ "$(readlink /etc/systemd/system/multi-user.target.wants/alarmd.service)" = /lib/systemd/system/alarmd.service ]'
+    expect "the companion's unit is installed, not enabled (an admin enables it)" \
+        sh -c '[ -f /lib/systemd/system/alarmd-companion.service ] && [ ! -e /etc/systemd/system/multi-user.target.wants/alarmd-companion.service ]'
     expect "the installed alarmd reads the installed configuration as the alarmd user" \
         runuser -u alarmd -- /usr/bin/alarmd check-config /etc/alarmd/alarmd.toml
     uid_before="$(id -u alarmd)"
@@ -68,7 +70,8 @@ if [ "${1:-}" = "--inside-namespace" ]; then
     expect "installing again keeps the user" sh -c "[ \"\$(id -u alarmd)\" = $uid_before ]"
     expect "installing again keeps the edited conffile" grep -q "^# edited" /etc/alarmd/alarmd.toml
     expect "dpkg -r exits 0" dpkg -r alarmd >"$log" 2>&1 || cat "$log"
-    expect "remove deletes the programs and the unit" sh -c '[ ! -e /usr/bin/alarmd ] && [ ! -e /usr/bin/alarmctl ] && [ ! -e /lib/systemd/system/alarmd.service ]'
+    expect "remove deletes the programs and the units" sh -c '[ ! -e /usr/bin/alarmd ] && [ ! -e /usr/bin/alarmctl ] && [ ! -e /usr/bin/alarmd-companion ] \
+        && [ ! -e /lib/systemd/system/alarmd.service ] && [ ! -e /lib/systemd/system/alarmd-companion.service ]'
     expect "remove keeps the state and the edited configuration" \
         sh -c '[ -f /var/lib/alarmd/alarms/kept.json ] && grep -q "^# edited" /etc/alarmd/alarmd.toml'
     expect "dpkg -P exits 0" dpkg -P alarmd >"$log" 2>&1 || cat "$log"
@@ -161,11 +164,14 @@ if [ -n "$deb" ]; then
     dpkg-deb -e "$deb" "$work/unpacked/DEBIAN"
     listing="$(dpkg-deb -c "$deb" | awk '{ print $1, $2, $6 }')"
     if grep -qxF -- '-rwxr-xr-x root/root ./usr/bin/alarmd' <<<"$listing" \
-        && grep -qxF -- '-rwxr-xr-x root/root ./usr/bin/alarmctl' <<<"$listing"; then
-        pass "it holds /usr/bin/alarmd and /usr/bin/alarmctl, 0755 root"
+        && grep -qxF -- '-rwxr-xr-x root/root ./usr/bin/alarmctl' <<<"$listing" \
+        && grep -qxF -- '-rwxr-xr-x root/root ./usr/bin/alarmd-companion' <<<"$listing"; then
+        pass "it holds /usr/bin/alarmd, alarmctl and alarmd-companion, 0755 root"
     else
-        fail "it holds /usr/bin/alarmd and /usr/bin/alarmctl, 0755 root" "$(grep usr/bin <<<"$listing")"
+        fail "it holds /usr/bin/alarmd, alarmctl and alarmd-companion, 0755 root" "$(grep usr/bin <<<"$listing")"
     fi
+    check "it holds the companion's unit, as in deploy/" \
+        cmp -s "$work/unpacked/lib/systemd/system/alarmd-companion.service" deploy/alarmd-companion.service
     check "it holds the unit in /lib/systemd/system, with ExecStart=/usr/bin/alarmd" \
         grep -qx 'ExecStart=/usr/bin/alarmd --config /etc/alarmd/alarmd.toml' "$work/unpacked/lib/systemd/system/alarmd.service"
     check "it holds the udev rule in /lib/udev/rules.d, as in deploy/" \
@@ -173,7 +179,7 @@ if [ -n "$deb" ]; then
     check "it holds /etc/alarmd/alarmd.toml as in deploy/, mode 0640, and marks it a conffile" \
         sh -c "cmp -s '$work/unpacked/etc/alarmd/alarmd.toml' deploy/alarmd.toml && [ \"\$(stat -c %a '$work/unpacked/etc/alarmd/alarmd.toml')\" = 640 ] \
             && grep -qx /etc/alarmd/alarmd.toml '$work/unpacked/DEBIAN/conffiles'"
-    check "its binaries are stripped" sh -c "! readelf -S --wide '$work/unpacked/usr/bin/alarmd' | grep -q ' .symtab '"
+    check "its binaries are stripped" sh -c "for b in alarmd alarmctl alarmd-companion; do ! readelf -S --wide '$work/unpacked/usr/bin/'\$b | grep -q ' .symtab ' || exit 1; done"
     check "it has postinst, prerm and postrm, as in deploy/debian" \
         sh -c "for s in postinst prerm postrm; do cmp -s '$work/unpacked/DEBIAN/'\$s deploy/debian/\$s || exit 1; done"
     depends="$(dpkg-deb --field "$deb" Depends)"
@@ -184,8 +190,8 @@ if [ -n "$deb" ]; then
         # dpkg-shlibdeps, Debian's own tool, must find no library package that Depends: lacks.
         mkdir -p "$work/shlibs/debian" "$work/shlibs/bin"
         printf 'Source: alarmd\n\nPackage: alarmd\nArchitecture: any\n' >"$work/shlibs/debian/control"
-        cp "$work/unpacked/usr/bin/alarmd" "$work/unpacked/usr/bin/alarmctl" "$work/shlibs/bin/"
-        shlibs="$(cd "$work/shlibs" && dpkg-shlibdeps -O bin/alarmd bin/alarmctl 2>/dev/null | sed 's/^shlibs:Depends=//')"
+        cp "$work/unpacked/usr/bin/alarmd" "$work/unpacked/usr/bin/alarmctl" "$work/unpacked/usr/bin/alarmd-companion" "$work/shlibs/bin/"
+        shlibs="$(cd "$work/shlibs" && dpkg-shlibdeps -O bin/alarmd bin/alarmctl bin/alarmd-companion 2>/dev/null | sed 's/^shlibs:Depends=//')"
         missing_packages=()
         for package in $(tr ',' '\n' <<<"$shlibs" | awk '{ print $1 }'); do
             grep -q -- "$package" <<<"$depends" || missing_packages+=("$package")
@@ -285,16 +291,29 @@ else
     check "systemd-analyze verify rejects the unit when ExecStart's binary is missing" \
         sh -c "! systemd-analyze verify '$work/broken/alarmd.service' >/dev/null 2>&1"
 
-    security_out="$(systemd-analyze security --offline=true deploy/alarmd.service 2>&1)"
-    exposure="$(sed -n 's/.*Overall exposure level for alarmd.service: \([0-9][0-9.]*\).*/\1/p' <<<"$security_out")"
-    if [ -z "$exposure" ]; then
-        fail "systemd-analyze security" "no overall exposure level in its output: $(tail -3 <<<"$security_out")"
-    elif awk -v e="$exposure" -v m="$max_exposure" 'BEGIN { exit !(e + 0 <= m + 0) }'; then
-        pass "systemd-analyze security --offline=true: exposure $exposure (at most $max_exposure)"
+    sed "s|^ExecStart=/usr/bin/alarmd-companion\$|ExecStart=$bin_dir/alarmd-companion|" deploy/alarmd-companion.service \
+        >"$work/unit/alarmd-companion.service"
+    if ! grep -q "^ExecStart=$bin_dir/alarmd-companion$" "$work/unit/alarmd-companion.service"; then
+        fail "systemd-analyze verify deploy/alarmd-companion.service" "could not point ExecStart at the binary under test"
+    elif verify_out="$(systemd-analyze verify "$work/unit/alarmd-companion.service" 2>&1)" \
+        && ! grep -q "alarmd-companion.service" <<<"$verify_out"; then
+        pass "systemd-analyze verify deploy/alarmd-companion.service (ExecStart at the binary under test)"
     else
-        fail "systemd-analyze security: exposure $exposure is above $max_exposure" \
-            "$(grep '✗' <<<"$security_out")"
+        fail "systemd-analyze verify deploy/alarmd-companion.service" "$verify_out"
     fi
+
+    for unit in alarmd.service alarmd-companion.service; do
+        security_out="$(systemd-analyze security --offline=true "deploy/$unit" 2>&1)"
+        exposure="$(sed -n "s/.*Overall exposure level for $unit: \([0-9][0-9.]*\).*/\1/p" <<<"$security_out")"
+        if [ -z "$exposure" ]; then
+            fail "systemd-analyze security $unit" "no overall exposure level in its output: $(tail -3 <<<"$security_out")"
+        elif awk -v e="$exposure" -v m="$max_exposure" 'BEGIN { exit !(e + 0 <= m + 0) }'; then
+            pass "systemd-analyze security --offline=true $unit: exposure $exposure (at most $max_exposure)"
+        else
+            fail "systemd-analyze security $unit: exposure $exposure is above $max_exposure" \
+                "$(grep '✗' <<<"$security_out")"
+        fi
+    done
 fi
 
 # What alarmd relies on, which a hardening edit could take away.

@@ -110,11 +110,42 @@ if [ "$phase" = first-boot ]; then
     check "the journal names the watchdog" sh -c 'journalctl -u alarmd -b --no-pager | grep -q "Watchdog timeout"'
     data after-watchdog
 
-    # The unit's exposure, measured by the systemd that runs it.
-    security="$(systemd-analyze security alarmd 2>&1)"
-    exposure="$(sed -n 's/.*Overall exposure level for alarmd.service: \([0-9.]*\).*/\1/p' <<<"$security")"
-    check "systemd-analyze security alarmd in the booted system: ${exposure:-?} (at most 2.0)" \
-        awk -v e="${exposure:-99}" 'BEGIN { exit !(e + 0 <= 2.0) }'
+    # The companion display: installed, not enabled; enabled, it serves the page with this node on it.
+    check "alarmd-companion.service is installed, not enabled" sh -c '[ "$(systemctl is-enabled alarmd-companion)" = disabled ]'
+    systemctl enable --now alarmd-companion >/dev/null 2>&1
+    companion_get() { # companion_get PATH: the reply to a GET on 127.0.0.1:8080 (bash's /dev/tcp: no curl here)
+        exec 3<>/dev/tcp/127.0.0.1/8080 || return 1
+        printf 'GET %s HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n' "$1" >&3
+        timeout 10 cat <&3
+        exec 3<&-
+    }
+    companion_shows_field() {
+        local reply
+        reply="$(companion_get /api/state 2>/dev/null)" && grep -q '"id":"field"' <<<"$reply" && grep -q '"stateText":"online since' <<<"$reply"
+    }
+    check "enabled, alarmd-companion serves the page on 127.0.0.1:8080, with node field online" wait_until 90 companion_shows_field
+    check "alarmd-companion runs as a dynamic user, not root" \
+        sh -c 'pid=$(systemctl show -p MainPID --value alarmd-companion); [ "$pid" != 0 ] && [ "$(stat -c %u /proc/$pid)" != 0 ]'
+    # docs/install.md's page password: a drop-in, the password file passed as a credential.
+    install -d /etc/systemd/system/alarmd-companion.service.d
+    printf 'field secret\n' | install -m 0600 /dev/stdin /etc/alarmd/companion-password
+    printf '[Service]\nLoadCredential=page-password:/etc/alarmd/companion-password\nExecStart=\nExecStart=/usr/bin/alarmd-companion --listen 0.0.0.0:8080 --password-file %%d/page-password\n' \
+        >/etc/systemd/system/alarmd-companion.service.d/password.conf
+    systemctl daemon-reload
+    systemctl restart alarmd-companion
+    companion_asks_password() { companion_get /api/state 2>/dev/null | head -1 | grep -q ' 401 '; }
+    check "with install.md's drop-in it listens on 0.0.0.0:8080 and asks for the password (401)" wait_until 90 companion_asks_password
+    rm -rf /etc/systemd/system/alarmd-companion.service.d /etc/alarmd/companion-password
+    systemctl daemon-reload
+    systemctl disable --now alarmd-companion >/dev/null 2>&1
+
+    # The units' exposure, measured by the systemd that runs them.
+    for unit in alarmd alarmd-companion; do
+        security="$(systemd-analyze security "$unit" 2>&1)"
+        exposure="$(sed -n "s/.*Overall exposure level for $unit.service: \([0-9.]*\).*/\1/p" <<<"$security")"
+        check "systemd-analyze security $unit in the booted system: ${exposure:-?} (at most 2.0)" \
+            awk -v e="${exposure:-99}" 'BEGIN { exit !(e + 0 <= 2.0) }'
+    done
 
     data before-reboot
     echo second-boot >"$phase_file"
@@ -130,7 +161,7 @@ data after-reboot
 
 apt-get remove -y -q alarmd >/tmp/apt.log 2>&1 || { cat /tmp/apt.log; fail "apt-get remove alarmd"; }
 check "apt remove: alarmd stopped, its programs gone" \
-    sh -c '! systemctl is-active --quiet alarmd && [ ! -e /usr/bin/alarmd ] && [ ! -e /usr/bin/alarmctl ]'
+    sh -c '! systemctl is-active --quiet alarmd && [ ! -e /usr/bin/alarmd ] && [ ! -e /usr/bin/alarmctl ] && [ ! -e /usr/bin/alarmd-companion ]'
 check "apt remove keeps the state (/var/lib/alarmd/alarms holds the 3 alarms) and the configuration" \
     sh -c '[ "$(ls /var/lib/alarmd/alarms/*.json | wc -l)" = 3 ] && [ -f /etc/alarmd/alarmd.toml ]'
 
