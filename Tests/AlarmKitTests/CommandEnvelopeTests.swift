@@ -29,6 +29,21 @@ struct CommandEnvelopeTests {
         #expect(rejection.error.field == "configuration.countdownDuration.preAlert")
     }
 
+    @Test("A fractional hour and an unknown behaviour name their field and say what is accepted", arguments: [
+        (##"{"schedule":{"relative":{"time":{"hour":7.5,"minute":0},"repeats":"never"}},"attributes":{"presentation":{"alert":{"title":"T"}},"tintColor":"#FFFFFF"}}"##,
+         "configuration.schedule.relative.time.hour", "must be a whole number"),
+        (##"{"countdownDuration":{"preAlert":60},"attributes":{"presentation":{"alert":{"title":"T","secondaryButtonBehavior":"bogus"}},"tintColor":"#FFFFFF"}}"##,
+         "configuration.attributes.presentation.alert.secondaryButtonBehavior", #"use "countdown" or "custom""#),
+    ])
+    func wrongValue(configuration: String, field: String, advice: String) throws {
+        guard case .failure(let rejection) = decode("schedule", #"{"configuration":\#(configuration)}"#) else {
+            Issue.record("\(field) was accepted")
+            return
+        }
+        #expect(rejection.error.field == field)
+        #expect(rejection.error.message.contains(advice))
+    }
+
     @Test("An MQTT v5 response topic wins over replyTo, which is then not read")
     func responseTopicWins() throws {
         let command = try decode("list", #"{"replyTo":"bad/#"}"#, responseTopic: "v5/reply").get()
@@ -39,6 +54,13 @@ struct CommandEnvelopeTests {
             return
         }
         #expect(rejection.error.field == "replyTo")
+        for bad in [#"5"#, #""""#, #""me/\u0000""#] {
+            guard case .failure(let rejection) = decode("list", #"{"replyTo":\#(bad)}"#) else {
+                Issue.record("replyTo \(bad) was accepted")
+                continue
+            }
+            #expect(rejection.error.message == "replyTo: must be the topic to reply on: a non-empty string without wildcards or U+0000")
+        }
     }
 
     @Test("A blank payload is an empty object; a non-object is refused whole", arguments: ["", " \n", "{}"])

@@ -40,10 +40,12 @@ struct IntentTopicsTests {
         #expect(IntentTopics(prefix: "alarmd", node: "bedroom", allowed: ["home/lights/+/set"]).refusal(of: "home/lights/hall/set") == nil)
     }
 
-    @Test("No filter opens a node's commands or this node's sim/ and ha/ topics", arguments: [
+    @Test("No filter opens a node's commands, buttons or state", arguments: [
         "alarmd/bedroom/cmd/schedule", "alarmd/bedroom/cmd/anything", "alarmd/bedroom/cmd",
-        "alarmd/kitchen/cmd/cancel", "other/prefix/node/cmd/stop", "cmd/schedule",
+        "alarmd/kitchen/cmd/cancel", "other/prefix/node/cmd/stop", "cmd/schedule", "alarmd/groups/house/cmd/stop",
         "alarmd/bedroom/sim/press", "alarmd/bedroom/sim", "alarmd/bedroom/ha/stop", "alarmd/bedroom/ha/snooze",
+        "alarmd/kitchen/ha/stop", "alarmd/kitchen/sim/press", "alarmd/bedroom/status", "alarmd/kitchen/status",
+        "alarmd/bedroom/alarms/2F1E6A4C-9B1D-4C7E-8F3A-5D2B1C0E9A77", "alarmd/kitchen/events",
     ])
     func neverAllowed(topic: String) {
         #expect(policy.refusal(of: topic) != nil)
@@ -53,11 +55,14 @@ struct IntentTopicsTests {
     func prefixes() {
         let deep = IntentTopics(prefix: "home/alarms", node: "bedroom", allowed: ["#"])
         #expect(deep.refusal(of: "home/alarms/kitchen/cmd/x") != nil)
-        #expect(deep.refusal(of: "home/alarms/kitchen/status") == nil)
+        #expect(deep.refusal(of: "home/alarms/kitchen/status") != nil)
+        #expect(deep.refusal(of: "home/alarms/kitchen/intents/x") == nil)
+        #expect(deep.refusal(of: "home/alarms/status") == nil)
         let bare = IntentTopics(prefix: "", node: "bedroom", allowed: ["#"])
         #expect(bare.refusal(of: "kitchen/cmd/whatever") != nil)
         #expect(bare.refusal(of: "bedroom/intents/x") == nil)
         #expect(bare.refusal(of: "bedroom/ha/stop") != nil)
+        #expect(bare.refusal(of: "home/status") == nil)
     }
 
     @Test("schedule refuses an intent outside the allowance with invalidConfiguration, naming the field")

@@ -68,18 +68,17 @@ struct ValidationTests {
         #expect(field(of: configuration(schedule: once(7, 0), postAlert: 540, secondary: .countdown)) == nil)
     }
 
-    @Test("Intents publish to a topic without wildcards")
-    func intents() {
-        #expect(field(of: configuration(preAlert: 60, stopIntent: .publish(topic: "home/#", payload: "x")))
-            == "configuration.stopIntent.publish.topic")
-        #expect(field(of: configuration(preAlert: 60, stopIntent: .publish(topic: "", payload: "x")))
+    @Test("Intents publish to a topic name: not empty, no wildcards, no U+0000", arguments: ["home/#", "", "alarmd/bedroom/intents/a\u{0}b"])
+    func intents(topic: String) {
+        #expect(field(of: configuration(preAlert: 60, stopIntent: .publish(topic: topic, payload: "x")))
             == "configuration.stopIntent.publish.topic")
     }
 
     @Test("Errors say what to do")
     func messages() {
         #expect(AlarmManager.AlarmError.maximumLimitReached.message.contains("max-alarms"))
-        #expect(AlarmNodeError.unauthorized(.denied).message.contains("authorization"))
+        #expect(AlarmNodeError.unauthorized(.denied).message.contains("alarmd reset-authorization"))
+        #expect(AlarmNodeError.unauthorized(.notDetermined).message.contains("stop button during the prompt"))
         let error = AlarmNodeError.invalidConfiguration(field: "configuration.schedule", reason: "never occurs")
         #expect(error.message == "configuration.schedule: never occurs")
         #expect(NodeFailure(code: error.code, message: error.message, field: error.field) == .node(error))

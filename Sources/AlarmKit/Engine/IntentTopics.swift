@@ -6,7 +6,8 @@ import FoundationEssentials
 ///
 /// Always under `<base>/intents/#`; elsewhere only where a filter of `intents.allow` matches.
 /// Never a command topic of any node (`<prefix>/+/cmd/#`, or any topic ending in
-/// `/cmd/<operation>`) and never the node's own `sim/` or `ha/` topics, whatever the filters say.
+/// `/cmd/<operation>`) and never a node's buttons or state (``nodeSections`` of `<prefix>/+`;
+/// with no prefix, this node's), whatever the filters say.
 public struct IntentTopics: Sendable, Hashable {
     /// The configuration key that lists the extra topic filters.
     public static let allowKey = "intents.allow"
@@ -32,13 +33,18 @@ public struct IntentTopics: Sendable, Hashable {
         if isUnderOwnPrefixCmd || isCommandTopic(levels) {
             return "'\(topic)' is a node's command topic: an intent may never command a node"
         }
-        for section in ["sim", "ha"] where Self.matches(filter: "\(topics.base)/\(section)/#", topic: topic) {
-            return "'\(topic)' is this node's own \(section)/ topic: an intent may never publish there"
+        let nodes = prefix.isEmpty ? topics.base : "\(prefix)/+"
+        for section in Self.nodeSections where Self.matches(filter: "\(nodes)/\(section)/#", topic: topic) {
+            return "'\(topic)' is an alarmd node's own \(section) topic: an intent may never publish there"
         }
         if topic.hasPrefix("\(topics.base)/intents/") { return nil }
         if allowed.contains(where: { Self.matches(filter: $0, topic: topic) }) { return nil }
         return "'\(topic)' is neither under \(topics.base)/intents/ nor matched by \(Self.allowKey) in alarmd's configuration: publish under \(topics.base)/intents/, or add a filter that matches it (e.g. \"\(topic)\") to [intents] allow"
     }
+
+    /// What a node publishes or takes besides commands: its simulated and Home Assistant buttons,
+    /// its status, alarm documents and events.
+    static let nodeSections = ["sim", "ha", "status", "alarms", "events"]
 
     /// The fields of `configuration` whose intents may not publish where they say, with why.
     public func refusals(in configuration: AlarmManager.AlarmConfiguration<JSONValue>) -> [(field: String, reason: String)] {

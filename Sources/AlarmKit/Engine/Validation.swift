@@ -40,8 +40,8 @@ extension AlarmManager.AlarmConfiguration where Metadata == JSONValue {
         }
         func checkIntent(_ intent: AlarmIntent?, _ field: String) throws(AlarmNodeError) {
             guard case .publish(let topic, let payload, _)? = intent else { return }
-            guard !topic.isEmpty, topic.utf8.count <= 1024, !topic.contains("+"), !topic.contains("#") else {
-                throw fail("\(field).publish.topic", "must be a non-empty MQTT topic of at most 1024 bytes without wildcards")
+            guard NodeTopics.isTopicName(topic, maxBytes: 1024) else {
+                throw fail("\(field).publish.topic", "must be a non-empty MQTT topic of at most 1024 bytes without wildcards or U+0000")
             }
             guard payload.utf8.count <= AlarmLimits.commandPayloadBytes else {
                 throw fail("\(field).publish.payload", "must be at most 65536 bytes")

@@ -62,6 +62,22 @@ public struct Alarm: Identifiable, Sendable, Hashable, Codable {
                     self.hour = hour
                     self.minute = minute
                 }
+
+                private enum CodingKeys: String, CodingKey { case hour, minute }
+
+                /// Reads whole numbers; `7.5` is refused naming its field (decoding it as an
+                /// `Int` throws an error that names none).
+                public init(from decoder: any Decoder) throws {
+                    let container = try decoder.container(keyedBy: CodingKeys.self)
+                    func whole(_ key: CodingKeys) throws -> Int {
+                        let number = try container.decode(Double.self, forKey: key)
+                        guard let value = Int(exactly: number) else {
+                            throw DecodingError.dataCorruptedError(forKey: key, in: container, debugDescription: "must be a whole number, not \(number)")
+                        }
+                        return value
+                    }
+                    self.init(hour: try whole(.hour), minute: try whole(.minute))
+                }
             }
 
             /// How a relative schedule repeats.

@@ -45,7 +45,9 @@ public enum AlarmNodeError: Error, Sendable, Hashable, CustomStringConvertible {
             "\(field): \(reason)"
         case .unauthorized(let state):
             "this node has not authorized scheduling (authorization is \(state.rawValue)): "
-                + "request authorization and press the node's stop button during the prompt, "
+                + (state == .denied
+                    ? "run alarmd reset-authorization on the node (alarmd stopped) and request authorization again, "
+                    : "request authorization and press the node's stop button during the prompt, ")
                 + "or set authorization = \"authorized\" in its config"
         case .badRequest(let field, let reason):
             field.map { "\($0): \(reason)" } ?? reason

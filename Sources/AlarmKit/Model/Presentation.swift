@@ -130,6 +130,14 @@ public struct AlarmPresentation: Sendable, Hashable, Codable {
         /// What the secondary button does: snooze/repeat (`countdown`) or the app's own intent (`custom`).
         public enum SecondaryButtonBehavior: String, Sendable, Hashable, Codable {
             case countdown, custom
+
+            public init(from decoder: any Decoder) throws {
+                let word = try decoder.singleValueContainer().decode(String.self)
+                guard let behavior = Self(rawValue: word) else {
+                    throw DecodingError.dataCorrupted(.init(codingPath: decoder.codingPath, debugDescription: "'\(word)' is not a behavior: use \"countdown\" or \"custom\""))
+                }
+                self = behavior
+            }
         }
 
         private enum CodingKeys: String, CodingKey {

@@ -103,9 +103,8 @@ struct CommandEnvelope: Decodable {
         let fields = try decoder.container(keyedBy: AnyCodingKey.self)
         let replyTo = AnyCodingKey(stringValue: "replyTo"), id = AnyCodingKey(stringValue: "id")
         if fields.contains(replyTo), decoder.userInfo[.commandHasResponseTopic] as? Bool != true {
-            guard let topic = try? fields.decode(String.self, forKey: replyTo),
-                  !topic.isEmpty, !topic.contains("+"), !topic.contains("#") else {
-                action = .failure(.badRequest(field: "replyTo", reason: "must be a topic without wildcards"))
+            guard let topic = try? fields.decode(String.self, forKey: replyTo), NodeTopics.isTopicName(topic) else {
+                action = .failure(.badRequest(field: "replyTo", reason: "must be the topic to reply on: a non-empty string without wildcards or U+0000"))
                 return
             }
             let correlationKey = AnyCodingKey(stringValue: "correlationID")

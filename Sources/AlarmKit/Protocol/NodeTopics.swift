@@ -29,6 +29,12 @@ public struct NodeTopics: Sendable, Hashable {
         return levels.joined(separator: "/") == prefix && isValidNodeID(node) ? node : nil
     }
 
+    /// True for an MQTT topic name a node may publish to: 1 to `maxBytes` UTF-8 bytes, without
+    /// the wildcards `+` and `#` or U+0000 (MQTT 3.1.1, 4.7.3).
+    public static func isTopicName(_ topic: String, maxBytes: Int = 65_535) -> Bool {
+        !topic.isEmpty && topic.utf8.count <= maxBytes && !topic.contains { "+#\u{0}".contains($0) }
+    }
+
     /// Retained node status; the will and a clean shutdown write `{"state":"offline"}` here.
     public var status: String { "\(base)/status" }
     /// Retained alarm documents, one topic per alarm.
