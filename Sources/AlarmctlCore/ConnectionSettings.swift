@@ -11,10 +11,11 @@ extension BrokerOptions {
         if let text = broker ?? environment["ALARMD_BROKER"] {
             let source = broker == nil ? "ALARMD_BROKER" : "--broker"
             guard let (host, port) = RemoteNodeSettings.parseBroker(text) else {
-                throw .usage("\(source) '\(text)' is not a broker address: write HOST, HOST:PORT or [IPv6]:PORT, e.g. 127.0.0.1:1883")
+                throw .usage(RemoteNodeSettings.malformedBrokerMessage(text, source: source))
             }
             settings.host = host
             settings.port = port
+            settings.environmentProblem = nil
         }
         if let node { settings.node = node }
         guard NodeTopics.isValidNodeID(settings.node) else {

@@ -117,16 +117,7 @@ public final class NodeSession: Sendable {
 
     /// The connection problem as an error, with the settings that may fix it.
     private func unreachable(_ problem: String) -> AlarmctlError {
-        let settingsToCheck = if problem.contains("username") || problem.contains("not authori") {
-            "--username and --password, or ALARMD_USERNAME and ALARMD_PASSWORD"
-        } else if problem.contains("TLS failed") || problem.contains("tls") {
-            // The MQTT client's TLS failures ("TLS failed while …") and TLS settings ("tls.caFile …");
-            // a word of advice naming TLS ("not an HTTP, websockets or TLS port") is no TLS failure.
-            "--ca-file (ALARMD_CA_FILE), --cert-file and --key-file"
-        } else {
-            "--broker or ALARMD_BROKER"
-        }
-        return .unreachable("\(problem) [\(settingsToCheck)]")
+        .unreachable(settings.connectionProblemMessage(problem))
     }
 
     /// Runs a request; a connection problem or an offline node ends it early.

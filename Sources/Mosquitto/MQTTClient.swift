@@ -94,6 +94,12 @@ public final class MQTTClient: Sendable {
         state.withLock { $0.machine.isConnected }
     }
 
+    /// Why the last attempt to connect failed, or the last connection ended (as the log says it);
+    /// nil before the first failure. What to tell a user while ``isConnected`` is false.
+    public var connectionProblem: String? {
+        state.withLock { $0.machine.lastReportedFailure }
+    }
+
     /// The protocol version in use, or tried next: MQTT 5 until a fallback to 3.1.1 under
     /// ``MQTTProtocolSetting/auto``, or the version ``MQTTConfiguration/protocolSetting`` pins.
     public var protocolVersion: MQTTProtocolVersion {

@@ -71,7 +71,8 @@ struct MQTTConnectionStateMachine {
     private(set) var failedAttempts = 0
     /// When the current connection was set up; nil while there is none.
     private var connectedAt: ContinuousClock.Instant?
-    private var lastReportedFailure: String?
+    /// The message of the last failed attempt or lost connection; nil before the first.
+    private(set) var lastReportedFailure: String?
 
     init(configuration: MQTTConfiguration) {
         broker = configuration.brokerAddress

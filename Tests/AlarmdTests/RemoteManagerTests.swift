@@ -1,5 +1,6 @@
 import AlarmKit
 import Foundation
+import Mosquitto
 import MosquittoTestSupport
 import Testing
 
@@ -80,14 +81,63 @@ struct RemoteManagerTests {
         }
     }
 
+    @Test("Observing connects: the first values are the node's whole list and its decision, as on iOS")
+    func observingConnects() async throws {
+        try await withDaemon { broker, daemon, _ in
+            try await withManager(for: broker, node: daemon.node) { scheduler, _ in
+                let attributes = AlarmAttributes<RemoteManagerTests.CookingData>(presentation: .init(alert: .init(title: "Tea")), tintColor: .blue)
+                for _ in 0..<3 { try await scheduler.schedule(id: UUID(), configuration: .timer(duration: 600, attributes: attributes)) }
+            }
+            try await withManager(for: broker, node: daemon.node) { observer, _ in
+                // No call but the observation: the first value is the list, whole.
+                let first = try await firstValue(of: observer.alarmUpdates, "the first list", within: .seconds(10)) { _ in true }
+                #expect(first.count == 3)
+                let decision = try await firstValue(of: observer.authorizationUpdates, "the first decision", within: .seconds(10)) { _ in true }
+                #expect(decision == .authorized)
+                #expect(observer.authorizationState == .authorized)
+            }
+        }
+    }
+
     @Test("An unreachable broker gives an error that says what to do")
     func unreachable() async throws {
         let port = try TestBroker.freePort()
         let connection = RemoteNodeConnection(settings: RemoteNodeSettings(host: "127.0.0.1", port: port, node: "nowhere", timeout: .seconds(1)))
         let manager = AlarmManager(connection: connection)
-        let error = await #expect(throws: AlarmNodeError.self) { try await manager.pause(id: UUID()) }
-        #expect(error?.code == .unavailable)
-        #expect(error?.message.contains("ALARMD_BROKER") == true)
+        for request in [{ try await manager.pause(id: UUID()) }, { _ = try await manager.requestAuthorization() }] as [@Sendable () async throws -> Void] {
+            let started = ContinuousClock.now
+            let error = await #expect(throws: AlarmNodeError.self) { try await request() }
+            #expect(error?.code == .unavailable)
+            #expect(error?.message.contains("refused the connection") == true && error?.message.contains("ALARMD_BROKER") == true, "\(String(describing: error))")
+            // Not the 41 s a request waits while the node's prompt may run: nothing says there is a node.
+            #expect(started.duration(to: .now) < .seconds(15))
+        }
+        await connection.close()
+    }
+
+    @Test("A node that never came online: schedule fails after the timeout, not the prompt's wait")
+    func unknownNode() async throws {
+        try await TestBroker.withBroker { broker in
+            let connection = RemoteNodeConnection(settings: RemoteNodeSettings(host: broker.host, port: broker.port, node: "nobody", timeout: .seconds(1)))
+            let attributes = AlarmAttributes<RemoteManagerTests.CookingData>(presentation: .init(alert: .init(title: "Tea")), tintColor: .blue)
+            let started = ContinuousClock.now
+            let error = await #expect(throws: AlarmNodeError.self) {
+                try await AlarmManager(connection: connection).schedule(id: UUID(), configuration: .timer(duration: 60, attributes: attributes))
+            }
+            #expect(error?.message.contains("node 'nobody' did not answer") == true, "\(String(describing: error))")
+            #expect(started.duration(to: .now) < .seconds(15))
+            await connection.close()
+        }
+    }
+
+    @Test("A malformed ALARMD_BROKER is refused, never replaced by localhost:1883")
+    func malformedEnvironment() async throws {
+        let settings = RemoteNodeSettings.fromEnvironment(["ALARMD_BROKER": "mqtt://127.0.0.1:1883", "ALARMD_NODE": "kitchen"])
+        #expect(settings.environmentProblem?.hasPrefix("ALARMD_BROKER 'mqtt://127.0.0.1:1883' is not a broker address") == true)
+        let connection = RemoteNodeConnection(settings: settings)
+        let error = await #expect(throws: AlarmNodeError.self) { try await AlarmManager(connection: connection).cancel(id: UUID()) }
+        #expect(error?.message == settings.environmentProblem)
+        #expect(!connection.isConnectedToBroker)
         await connection.close()
     }
 
@@ -111,6 +161,8 @@ struct RemoteManagerTests {
                 let (observer, events) = try clients.start(broker.clientConfiguration(clientID: "observer"))
                 try observer.subscribe("alarmd/n1/cmd/#", qos: 1)
                 try await events.connected()
+                // A node's status says it is online; nobody answers its commands.
+                try observer.publish(MQTTMessage(topic: "alarmd/n1/status", string: #"{"state":"online"}"#, qos: 1, retain: true))
                 let connection = RemoteNodeConnection(settings: RemoteNodeSettings(host: broker.host, port: link.port, node: "n1", timeout: .seconds(1)))
                 let manager = AlarmManager(connection: connection)
                 connection.start()

@@ -2,10 +2,12 @@ import FoundationEssentials
 import Synchronization
 
 /// A value that any number of observers can follow at once: each new stream first yields the
-/// current value, then every later one. A slow observer skips to the newest value.
+/// current value, then every later one. A slow observer skips to the newest value. A broadcast
+/// made ``init(unknown:)`` yields nothing until its first ``send(_:)``.
 public final class Broadcast<Value: Sendable>: Sendable {
     private struct State {
         var value: Value
+        var known = true
         var nextID = 0
         var observers: [Int: AsyncStream<Value>.Continuation] = [:]
         var finished = false
@@ -23,13 +25,23 @@ public final class Broadcast<Value: Sendable>: Sendable {
         state = Mutex(State(value: value))
     }
 
+    /// A broadcast whose value is not known yet: ``value`` is `placeholder` until the first send,
+    /// and streams begin with that send (a remote node's alarms before its retained state is in).
+    public init(unknown placeholder: Value) {
+        state = Mutex(State(value: placeholder, known: false))
+    }
+
     public var value: Value { state.withLock { $0.value } }
+
+    /// False until the first ``send(_:)`` of a broadcast made ``init(unknown:)``.
+    public var isKnown: Bool { state.withLock { $0.known } }
 
     /// Sets the value and delivers it to every observer.
     public func send(_ value: Value) {
         delivery.withLock { _ in
             let observers = state.withLock { state in
                 state.value = value
+                state.known = true
                 return Array(state.observers.values)
             }
             for observer in observers { observer.yield(value) }
@@ -41,14 +53,14 @@ public final class Broadcast<Value: Sendable>: Sendable {
     public func stream() -> AsyncStream<Value> {
         let (stream, continuation) = AsyncStream.makeStream(of: Value.self, bufferingPolicy: .bufferingNewest(1))
         let registered = delivery.withLock { _ in
-            let (id, current) = state.withLock { state -> (Int?, Value) in
-                guard !state.finished else { return (nil, state.value) }
+            let (id, current) = state.withLock { state -> (Int?, Value?) in
+                guard !state.finished else { return (nil, state.known ? state.value : nil) }
                 let id = state.nextID
                 state.nextID += 1
                 state.observers[id] = continuation
-                return (id, state.value)
+                return (id, state.known ? state.value : nil)
             }
-            continuation.yield(current)
+            if let current { continuation.yield(current) }
             return id
         }
         guard let id = registered else {

@@ -24,7 +24,7 @@ extension Mutex where Value: RemoteClientState {
         // (alarmctl's connection problems), and nothing is delivered under the lock, which the
         // owner's stream termination handlers take.
         let setup = withLock { state -> Result<MQTTClient, MQTTError>? in
-            guard state.client == nil else { return nil }
+            guard state.client == nil, settings.environmentProblem == nil else { return nil }
             do throws(MQTTError) {
                 let client = try MQTTClient(configuration: settings.mqttConfiguration(), logger: logger)
                 state.client = client
@@ -58,6 +58,7 @@ extension Mutex where Value: RemoteClientState {
     /// The client for a request, after `startClient`: `unavailable`, saying why, when there is none.
     func requestClient(settings: RemoteNodeSettings) throws(AlarmNodeError) -> MQTTClient {
         let (client, setupFailure) = withLock { ($0.client, $0.setupFailure) }
+        if let problem = settings.environmentProblem { throw .unavailable(problem) }
         guard let client else {
             throw .unavailable("cannot set up a connection to the broker \(settings.brokerDescription): \(setupFailure ?? "check ALARMD_BROKER or --broker")")
         }

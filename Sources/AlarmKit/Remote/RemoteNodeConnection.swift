@@ -24,6 +24,8 @@ public struct RemoteNodeSettings: Sendable, Hashable {
     /// How long a request waits for the node's reply.
     public var timeout: Duration
     public var brokerProtocol: BrokerProtocol
+    /// Why the environment's settings cannot be used (``fromEnvironment(_:)``): requests fail with it.
+    public var environmentProblem: String?
 
     public init(host: String = "localhost", port: Int = 1883, node: String, topicPrefix: String = "alarmd",
                 username: String? = nil, password: String? = nil, caFile: String? = nil, certFile: String? = nil,
@@ -46,10 +48,15 @@ public struct RemoteNodeSettings: Sendable, Hashable {
     /// The settings named by the environment: `ALARMD_BROKER` (`host:port`, default
     /// `localhost:1883`), `ALARMD_NODE` (default: this host's name), `ALARMD_PREFIX`,
     /// `ALARMD_USERNAME`, `ALARMD_PASSWORD`, `ALARMD_CA_FILE`, `ALARMD_BROKER_PROTOCOL` (`auto`,
-    /// `5` or `3.1.1`; a word it does not know leaves `auto`).
+    /// `5` or `3.1.1`; a word it does not know leaves `auto`). A malformed `ALARMD_BROKER` is
+    /// ``environmentProblem``, never another broker.
     public static func fromEnvironment(_ environment: [String: String] = ProcessInfo.processInfo.environment) -> Self {
         var settings = Self(node: environment["ALARMD_NODE"] ?? NodeTopics.nodeID(fromHostName: ProcessInfo.processInfo.hostName))
-        if let broker = environment["ALARMD_BROKER"], let (host, port) = parseBroker(broker) {
+        if let broker = environment["ALARMD_BROKER"] {
+            guard let (host, port) = parseBroker(broker) else {
+                settings.environmentProblem = malformedBrokerMessage(broker, source: "ALARMD_BROKER")
+                return settings
+            }
             settings.host = host
             settings.port = port
         }
@@ -78,6 +85,11 @@ public struct RemoteNodeSettings: Sendable, Hashable {
         return (String(host), port)
     }
 
+    /// Why `text`, from `source`, is not a broker address, and how to write one.
+    public static func malformedBrokerMessage(_ text: String, source: String) -> String {
+        "\(source) '\(text)' is not a broker address: write HOST, HOST:PORT or [IPv6]:PORT, e.g. 127.0.0.1:1883"
+    }
+
     /// `host:port`, as messages name the broker.
     public var brokerDescription: String { "\(host):\(port)" }
 
@@ -87,6 +99,20 @@ public struct RemoteNodeSettings: Sendable, Hashable {
     public func brokerNotConnectedMessage(waited: Duration) -> String {
         "\(brokerDescription) did not complete the MQTT connection within \(waited) (no CONNACK): it may not be an MQTT broker, "
             + "or the network drops the connection; check that this host and port are the broker's MQTT listener (ALARMD_BROKER or --broker)"
+    }
+
+    /// A connection problem the MQTT client reported, with the settings that may fix it.
+    public func connectionProblemMessage(_ problem: String) -> String {
+        let settingsToCheck = if problem.contains("username") || problem.contains("not authori") {
+            "--username and --password, or ALARMD_USERNAME and ALARMD_PASSWORD"
+        } else if problem.contains("TLS failed") || problem.contains("tls") {
+            // The MQTT client's TLS failures ("TLS failed while …") and TLS settings ("tls.caFile …");
+            // a word of advice naming TLS ("not an HTTP, websockets or TLS port") is no TLS failure.
+            "--ca-file (ALARMD_CA_FILE), --cert-file and --key-file"
+        } else {
+            "--broker or ALARMD_BROKER"
+        }
+        return "\(problem) [\(settingsToCheck)]"
     }
 
     /// The MQTT client's configuration for these settings, with a client id of its own.
@@ -107,10 +133,17 @@ public struct RemoteNodeSettings: Sendable, Hashable {
 /// request or observation, and `close()` ends them.
 public final class RemoteNodeConnection: AlarmNodeConnection {
     public let settings: RemoteNodeSettings
-    public let documentUpdates = Broadcast<[AlarmDocument]>([])
-    public let authorizationUpdates = Broadcast<AlarmManager.AuthorizationState>(.notDetermined)
-    /// The node's status as last published; nil until it is known.
-    public let statusUpdates = Broadcast<NodeStatus?>(nil)
+    /// The node's alarms, from its retained documents once they are all in (its status follows
+    /// them); observing connects.
+    public var documentUpdates: Broadcast<[AlarmDocument]> { start(); return documents }
+    /// The authorization decision, once the node's status has named it; observing connects.
+    public var authorizationUpdates: Broadcast<AlarmManager.AuthorizationState> { start(); return authorization }
+    /// The node's status as last published; nil until it is known. Observing connects.
+    public var statusUpdates: Broadcast<NodeStatus?> { start(); return statuses }
+
+    private let documents = Broadcast<[AlarmDocument]>(unknown: [])
+    private let authorization = Broadcast<AlarmManager.AuthorizationState>(unknown: .notDetermined)
+    private let statuses = Broadcast<NodeStatus?>(nil)
 
     private let topics: NodeTopics
     private let replyTopic: String
@@ -123,6 +156,7 @@ public final class RemoteNodeConnection: AlarmNodeConnection {
         var pending: [String: AwaitedAnswer<[UInt8]>] = [:]
         var documents: OrderedDictionary<UUID, AlarmDocument> = [:]
         var mirrored = false
+        var closed = false
         var setupFailure: String?
         var eventObservers: [UUID: AsyncStream<AlarmEvent>.Continuation] = [:]
     }
@@ -138,10 +172,7 @@ public final class RemoteNodeConnection: AlarmNodeConnection {
 
     public func schedule(id: UUID, configuration: AlarmManager.AlarmConfiguration<JSONValue>) async throws -> AlarmDocument {
         let fields = try scheduleFields(id: id, configuration: configuration)
-        // While its authorization is undetermined (or not known yet), the node prompts on its
-        // hardware before it answers.
-        let mayPrompt = authorizationUpdates.value == .notDetermined
-        let reply = try await request(.schedule, fields: fields, alarmID: id, timeout: mayPrompt ? promptingTimeout : nil)
+        let reply = try await request(.schedule, fields: fields, alarmID: id, mayPrompt: true)
         guard case .alarm(let document?) = reply else { throw AlarmNodeError.internal("the node answered schedule without the alarm") }
         return document
     }
@@ -151,16 +182,22 @@ public final class RemoteNodeConnection: AlarmNodeConnection {
     }
 
     public func requestAuthorization() async throws -> AlarmManager.AuthorizationState {
-        // The node prompts on its hardware (for as long as its status says) before it answers.
-        let reply = try await request(.requestAuthorization, fields: [:], timeout: promptingTimeout)
+        let reply = try await request(.requestAuthorization, fields: [:], mayPrompt: true)
         guard case .authorization(let decision) = reply else { throw AlarmNodeError.internal("the node answered requestAuthorization without a decision") }
-        authorizationUpdates.send(decision)
+        if decision != authorization.value { authorization.send(decision) }
         return decision
     }
 
-    /// How long a request that may prompt on the node's hardware waits for its answer.
-    private var promptingTimeout: Duration {
-        NodeStatus.replyWaitWhilePrompting(statusUpdates.value, timeout: settings.timeout)
+    /// The node's retained status, waiting for it up to `limit` (the settings' timeout when nil);
+    /// nil when none came.
+    public func status(within limit: Duration? = nil) async -> NodeStatus? {
+        let statuses = statusUpdates
+        return await withTaskGroup(of: NodeStatus?.self) { group in
+            group.addTask { for await case let status? in statuses.stream() { return status }; return nil }
+            group.addTask { [limit = limit ?? settings.timeout] in try? await Task.sleep(for: limit); return nil }
+            defer { group.cancelAll() }
+            return await group.next() ?? nil
+        }
     }
 
     public func currentDocuments() throws(AlarmNodeError) -> [AlarmDocument] {
@@ -168,7 +205,7 @@ public final class RemoteNodeConnection: AlarmNodeConnection {
         guard state.withLock({ $0.mirrored }) else {
             throw .unavailable("the alarms of node '\(settings.node)' are not known yet: use fetchAlarmDocuments(), or wait for alarmUpdates")
         }
-        return documentUpdates.value
+        return documents.value
     }
 
     // MARK: Remote-only calls
@@ -191,7 +228,7 @@ public final class RemoteNodeConnection: AlarmNodeConnection {
             state.documents = OrderedDictionary(uniqueKeysWithValues: documents.map { ($0.id, $0) })
             state.mirrored = true
         }
-        documentUpdates.send(documents)
+        self.documents.send(documents)
         return documents
     }
 
@@ -222,27 +259,39 @@ public final class RemoteNodeConnection: AlarmNodeConnection {
     /// Disconnects and ends every stream.
     public func close() async {
         let (client, loop, observers) = state.withLock { state in
-            defer { state.eventObservers = [:] }
+            defer { (state.eventObservers, state.closed) = ([:], true) }
             return (state.client, state.loop, Array(state.eventObservers.values))
         }
         await client?.disconnect()
         loop?.cancel()
         observers.forEach { $0.finish() }
-        documentUpdates.finish()
-        authorizationUpdates.finish()
-        statusUpdates.finish()
+        documents.finish()
+        authorization.finish()
+        statuses.finish()
     }
 
     // MARK: Internals
 
+    /// Sends a command, unless the node's status says it is offline, and waits for the reply: for
+    /// the settings' timeout, or (`mayPrompt`) as long as the node's prompt takes while its status
+    /// says its authorization is undetermined.
     private func request(
-        _ operation: NodeCommand.Operation, fields: [String: JSONValue], alarmID: UUID? = nil, timeout: Duration? = nil
+        _ operation: NodeCommand.Operation, fields: [String: JSONValue], alarmID: UUID? = nil, mayPrompt: Bool = false
     ) async throws -> NodeReply {
         start()
         let client = try state.requestClient(settings: settings)
+        if state.withLock({ $0.closed }) { throw AlarmNodeError.unavailable("the request could not be sent to node '\(settings.node)': the connection is closed") }
+        // The retained status comes right after connecting; where a broker keeps none for this
+        // client (another node of a RabbitMQ cluster, docs/fleet.md), the request goes without it.
+        // The wait counts towards the request's time.
+        let asked = ContinuousClock.now
+        let status = await status(within: min(settings.timeout, .seconds(2)))
+        if let status, !status.isOnline { throw unavailableError(client: client, waited: .zero) }
         let correlation = UUID().uuidString
         let message = MQTTMessage.command(topic: topics.command(operation), fields: fields, replyTopic: replyTopic, correlation: correlation)
-        let limit = timeout ?? settings.timeout
+        let prompts = mayPrompt && status.map { ($0.authorization ?? .notDetermined) == .notDetermined } == true
+        let limit = prompts ? NodeStatus.replyWaitWhilePrompting(status, timeout: settings.timeout) : settings.timeout
+        let left = limit - asked.duration(to: .now)
         // Registered before the request is sent, so that the quickest reply finds its waiter.
         let pending = AwaitedAnswer<[UInt8]>()
         state.withLock { $0.pending[correlation] = pending }
@@ -252,7 +301,7 @@ public final class RemoteNodeConnection: AlarmNodeConnection {
             state.withLock { _ = $0.pending.removeValue(forKey: correlation) }
             throw AlarmNodeError.unavailable("the request could not be sent to node '\(settings.node)': \(error)")
         }
-        let answer = await pending.wait(atMost: limit) { try await Task.sleep(for: $0) }
+        let answer = await pending.wait(atMost: left) { try await Task.sleep(for: $0) }
         state.withLock { _ = $0.pending.removeValue(forKey: correlation) }
         guard let answer else {
             // Still buffered if the broker was never reached: then it must never be, as the caller hears it failed.
@@ -268,7 +317,7 @@ public final class RemoteNodeConnection: AlarmNodeConnection {
         switch reply {
         case .failure(.node(.unauthorized)):
             // A reply's `unauthorized` does not carry the decision; the node's status does.
-            throw AlarmNodeError.unauthorized(authorizationUpdates.value)
+            throw AlarmNodeError.unauthorized(authorization.value)
         case .failure(let failure):
             throw failure.error
         default:
@@ -278,9 +327,9 @@ public final class RemoteNodeConnection: AlarmNodeConnection {
 
     private func unavailableError(client: MQTTClient, waited: Duration) -> AlarmNodeError {
         if !client.isConnected {
-            return .unavailable(settings.brokerNotConnectedMessage(waited: waited))
+            return .unavailable(client.connectionProblem.map(settings.connectionProblemMessage) ?? settings.brokerNotConnectedMessage(waited: waited))
         }
-        if let status = statusUpdates.value, !status.isOnline {
+        if let status = statuses.value, !status.isOnline {
             return .unavailable("node '\(settings.node)' is offline: start alarmd on it, or check the node name (ALARMD_NODE or --node)")
         }
         return .unavailable("node '\(settings.node)' did not answer within \(waited): is alarmd running with this node id and broker? (ALARMD_NODE, --node)")
@@ -293,19 +342,23 @@ public final class RemoteNodeConnection: AlarmNodeConnection {
             waiting.answer(message.payload)
         } else if let id = topics.alarmID(inTopic: message.topic) {
             let document = message.payload.isEmpty ? nil : try? AlarmJSON.decoder.decode(AlarmDocument.self, from: Data(message.payload))
-            let documents = state.withLock { state in
+            // Until the status comes (after every retained document), the list is not whole.
+            let mirror = state.withLock { state in
                 state.documents[id] = document
-                state.mirrored = true
-                return Array(state.documents.values)
+                return state.mirrored ? Array(state.documents.values) : nil
             }
-            documentUpdates.send(documents)
+            if let mirror { documents.send(mirror) }
         } else if message.topic == topics.status {
             guard let status = try? AlarmJSON.decoder.decode(NodeStatus.self, from: Data(message.payload)) else { return }
-            statusUpdates.send(status)
-            if let authorization = status.authorization, authorization != authorizationUpdates.value {
-                authorizationUpdates.send(authorization)
+            statuses.send(status)
+            if let decision = status.authorization, decision != authorization.value || !authorization.isKnown {
+                authorization.send(decision)
             }
-            if status.isOnline { state.withLock { $0.mirrored = true } }
+            let mirror = state.withLock { state in
+                defer { state.mirrored = true }
+                return state.mirrored ? nil : Array(state.documents.values)
+            }
+            if let mirror { documents.send(mirror) }
         } else if message.topic == topics.events {
             guard let event = try? AlarmJSON.decoder.decode(AlarmEvent.self, from: Data(message.payload)) else { return }
             for observer in state.withLock({ Array($0.eventObservers.values) }) { observer.yield(event) }
