@@ -257,6 +257,18 @@ struct ButtonActionsTests {
                 "2 s on, a press pauses it as any countdown")
     }
 
+    @Test("Snooze pressed twice while another countdown ends sooner: the second press pauses nothing")
+    func doublePressAfterSnoozeBesideASoonerTimer() throws {
+        var engine = Self.engine()
+        try Self.timer(&engine, Self.id(1), 100)
+        try Self.alarm(&engine, Self.id(2), alertAt: 60)
+        _ = engine.advance(to: Self.at(60))
+        _ = try Self.carryOut(ButtonActions.plan(.snooze, .short, engine: engine, now: Self.at(61)), on: &engine, at: 61)
+        #expect(Self.state(engine, Self.id(2)) == .countdown, "snoozed for 5 minutes; the timer ends sooner")
+        #expect(ButtonActions.plan(.snooze, .short, engine: engine, now: Self.at(61.6)).isEmpty, "the same press again")
+        #expect(ButtonActions.plan(.snooze, .short, engine: engine, now: Self.at(63)) == [.perform(.pause, id: Self.id(1))])
+    }
+
     @Test("A running timer: a short stop press does nothing, a long one cancels it")
     func runningTimerStop() throws {
         var engine = Self.engine()

@@ -18,16 +18,16 @@ public enum ButtonAction: Sendable, Hashable {
 }
 
 public enum ButtonActions {
-    /// A snooze press this soon after the countdown that ends soonest started is the same press
-    /// again (a double press, half asleep) and does nothing: pausing the snooze that the first
-    /// press began would leave the alarm silent, today and on every later day.
+    /// A snooze press this soon after a countdown started is the same press again (a double
+    /// press, half asleep) and does nothing: pausing the snooze that the first press began, or
+    /// another countdown, would leave an alarm silent.
     public static let repeatedPressWindow: TimeInterval = 2
 
     /// The actions a press at `now` calls for (already mapped for a single-button board, ``ButtonLayout``):
     /// - while anything alerts, stop stops every alerting alarm and snooze applies each alerting
     ///   alarm's secondary behaviour;
     /// - otherwise snooze toggles the countdown that ends soonest (pause it, unless it started
-    ///   within ``repeatedPressWindow``; or resume the paused one with the least time left when
+    ///   a countdown started within ``repeatedPressWindow``; or resume the paused one with the least time left when
     ///   none runs), and a long stop press cancels every timer.
     public static func plan(_ button: Button, _ kind: ButtonPress.Kind, engine: AlarmEngine, now: Date) -> [ButtonAction] {
         let alerting = engine.alerting.map(\.id)
@@ -44,7 +44,7 @@ public enum ButtonActions {
                 return (record.id, countdown)
             }
             if let soonest = running.min(by: { $0.countdown.fireDate < $1.countdown.fireDate }) {
-                guard now.timeIntervalSince(soonest.countdown.startDate) >= repeatedPressWindow else { return [] }
+                guard running.allSatisfy({ now.timeIntervalSince($0.countdown.startDate) >= repeatedPressWindow }) else { return [] }
                 return [.perform(.pause, id: soonest.id)]
             }
             let paused = engine.records.values.compactMap { record -> (UUID, TimeInterval)? in

@@ -138,8 +138,9 @@ public final class NodeHardware: Service, AuthorizationPrompt, Sendable {
         let event = AlarmEvent(.button, alarmID: nil, at: Date(),
                                details: ["button": .string(button.rawValue), "press": .string(kind.rawValue)])
         let refusals: [(ButtonAction, AlarmNodeError)]
-        if let prompt = state.withLock({ $0.prompt }) {
-            // A press while a prompt waits answers it, and does nothing else. Its event goes
+        // While an alarm alerts, its pattern covers the prompt's, and a press is the sleeper's.
+        if let prompt = state.withLock({ $0.display.alert == nil ? $0.prompt : nil }) {
+            // A press while a prompt shows answers it, and does nothing else. Its event goes
             // first, before the decision's `authorization` event.
             publishEvent(event)
             if prompt.answer(button == .stop ? .authorized : .denied) {
