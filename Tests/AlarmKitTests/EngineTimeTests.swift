@@ -78,6 +78,25 @@ struct EngineTimeTests {
         #expect(engine.document(for: id)?.nextAlertDate == date("2026-11-23T06:00:00Z"))
     }
 
+    @Test("After a zone change an alarm that already rang heads for the next occurrence in the new zone, skipping none",
+          arguments: [
+            // Rang Sunday 08:26 in Tokyo (Saturday 23:26 UTC); in Los Angeles it is Saturday: Sunday is tomorrow.
+            ("Asia/Tokyo", "America/Los_Angeles", 8, 26, [Locale.Weekday.sunday], "2026-11-28T23:26:00Z", "2026-11-29T16:26:00Z"),
+            // Rang 07:00 in Los Angeles (15:00 UTC); an hour later in Tokyo it is 01:00 the next day: 07:00 there is ahead.
+            ("America/Los_Angeles", "Asia/Tokyo", 7, 0, [.sunday, .monday, .tuesday, .wednesday, .thursday, .friday, .saturday], "2026-11-23T15:00:00Z", "2026-11-23T22:00:00Z"),
+            // Rang 07:00 in UTC; in Los Angeles it is 00:00 the same day: today's 07:00 is ahead.
+            ("UTC", "America/Los_Angeles", 7, 0, [.sunday, .monday, .tuesday, .wednesday, .thursday, .friday, .saturday], "2026-11-23T07:00:00Z", "2026-11-23T15:00:00Z"),
+          ])
+    func zoneChangeAfterAnAlert(from: String, to: String, hour: Int, minute: Int, days: [Locale.Weekday], rang: String, next: String) throws {
+        var engine = AlarmEngine(configuration: .init(timeZone: zone(from)))
+        let alerted = date(rang)
+        _ = try engine.schedule(id: id, configuration: configuration(schedule: weekly(hour, minute, days)), now: alerted - 3600)
+        #expect(engine.advance(to: alerted).eventNames == [.alerting])
+        _ = try engine.stop(id: id, now: alerted + 60)
+        _ = engine.changeTimeZone(to: zone(to), now: alerted + 3600)
+        #expect(engine.document(for: id)?.nextAlertDate == date(next))
+    }
+
     @Test("A weekly alarm through spring-forward and fall-back alerts once per day, shifted in the gap",
           arguments: [
             ("Europe/Berlin", 2, 30, "2027-03-27T00:00:00Z",

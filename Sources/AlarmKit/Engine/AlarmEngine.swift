@@ -398,9 +398,20 @@ public struct AlarmEngine: Sendable {
         return effects
     }
 
-    /// The node's time zone changed: relative schedules are read again in the new zone.
+    /// The node's time zone changed: relative schedules are read again in the new zone. The day
+    /// that last alerted becomes the new zone's last day whose occurrence is not after that alert,
+    /// so that no occurrence still ahead in the new zone is skipped (Tokyo's Sunday is Los Angeles'
+    /// Saturday) and none that alerted alerts again.
     public mutating func changeTimeZone(to timeZone: TimeZone, now: Date) -> [AlarmEffect] {
+        let oldZone = configuration.timeZone
         configuration.timeZone = timeZone
+        for case var record in records.values {
+            guard case .relative(let relative) = record.configuration.schedule, let lastDay = record.lastOccurrenceDay else { continue }
+            let alerted = ScheduleMath.instant(of: relative.time, on: lastDay, in: oldZone)
+            let day = ScheduleMath.localDay(of: alerted, in: timeZone)
+            record.lastOccurrenceDay = ScheduleMath.instant(of: relative.time, on: day, in: timeZone) > alerted ? day.adding(days: -1) : day
+            store(record)
+        }
         var effects: [AlarmEffect] = []
         // Only relative schedules have a pending occurrence day (`rescheduled` leaves others as they are).
         for record in records.values where record.pendingOccurrenceDay != nil && record.isWaitingForSchedule {
