@@ -156,24 +156,16 @@ public enum WatchScreen {
 
 /// ANSI styles, or nothing when colours are off.
 struct Painter {
-    enum Style {
-        case plain, bold, dim, alert, running, paused
-        var escape: String {
-            switch self {
-            case .plain: ""
-            case .bold: "\u{1B}[1m"
-            case .dim: "\u{1B}[2m"
-            case .alert: "\u{1B}[1;97;41m"
-            case .running: "\u{1B}[32m"
-            case .paused: "\u{1B}[33m"
-            }
-        }
+    /// Each style's ANSI escape.
+    enum Style: String {
+        case plain = "", bold = "\u{1B}[1m", dim = "\u{1B}[2m"
+        case alert = "\u{1B}[1;97;41m", running = "\u{1B}[32m", paused = "\u{1B}[33m"
     }
 
     let enabled: Bool
 
     func paint(_ text: String, _ style: Style) -> String {
         guard enabled, style != .plain, !text.isEmpty else { return text }
-        return style.escape + text + "\u{1B}[0m"
+        return style.rawValue + text + "\u{1B}[0m"
     }
 }
