@@ -21,7 +21,7 @@ public struct CompanionLaunch: Sendable, Equatable {
         self.port = port
         if let passwordFile {
             password = try Self.readPassword(passwordFile)
-        } else if !Self.isLoopback(host) {
+        } else if host != "::1", !CompanionAccess.isLoopbackHost(host) {
             throw .usage("--listen \(listen) reaches beyond this machine: give --password-file FILE (one line, the password "
                 + "the page will ask for), or listen on 127.0.0.1")
         }
@@ -37,10 +37,6 @@ public struct CompanionLaunch: Sendable, Equatable {
         if host.isEmpty { host = "127.0.0.1" }
         guard !host.contains(" "), host.contains(":") == text.hasPrefix("[") else { return nil }
         return (host, port)
-    }
-
-    static func isLoopback(_ host: String) -> Bool {
-        host == "::1" || CompanionAccess.isLoopbackHost(host)
     }
 
     /// The first line of `path`, which must not be empty, nor readable by every user (as ssh
