@@ -34,7 +34,7 @@ public struct CompanionServer: Sendable {
         }
         router.get("/api/state") { request, _ in
             await respond { () throws(CompanionError) in
-                try session(request)
+                guard access.token(cookie: request.headers[.cookie], now: Date()) != nil else { throw .unauthenticated }
                 return Self.json(CompanionSnapshot(nodes: hub.nodes.value, now: Date()))
             }
         }
@@ -133,10 +133,6 @@ public struct CompanionServer: Sendable {
     }
 
     // MARK: Checks
-
-    private func session(_ request: Request) throws(CompanionError) {
-        guard access.token(cookie: request.headers[.cookie], now: Date()) != nil else { throw .unauthenticated }
-    }
 
     /// An action: `{"ok":true}` once `body` did it, after the checks every action passes before
     /// its body is read (same origin, and the page's token).
