@@ -171,8 +171,7 @@ public struct AlarmView: Codable, Sendable, Equatable {
             self.countdown = CountdownView(
                 total: countdown.totalCountdownDuration, elapsed: countdown.previouslyElapsedDuration,
                 startDate: AlarmJSON.string(from: countdown.startDate), fireDate: AlarmJSON.string(from: countdown.fireDate))
-            let pause = presentation.countdown?.pauseButton
-            buttons = [ButtonView(action: .pause, button: pause, defaultText: "Pause"), cancel]
+            buttons = [ButtonView(action: .pause, button: presentation.countdown?.pauseButton, defaultText: "Pause"), cancel]
         case .paused(let paused)?:
             title = presentation.paused?.title ?? presentation.alert.title
             self.countdown = CountdownView(
@@ -180,17 +179,14 @@ public struct AlarmView: Codable, Sendable, Equatable {
             buttons = [ButtonView(action: .resume, button: presentation.paused?.resumeButton, defaultText: "Resume"), cancel]
         case .alert?:
             title = presentation.alert.title
-            countdown = nil
-            var alertButtons = [ButtonView(action: .stop, button: presentation.alert.stopButton, defaultText: "Stop")]
+            buttons = [ButtonView(action: .stop, button: presentation.alert.stopButton, defaultText: "Stop")]
             if let secondary = presentation.alert.secondaryButton {
                 // A custom secondary button runs its intent on the node; no command reaches it.
                 let action: CompanionAction? = presentation.alert.secondaryButtonBehavior == .custom ? nil : .snooze
-                alertButtons.append(ButtonView(action: action, button: secondary, defaultText: secondary.text))
+                buttons.append(ButtonView(action: action, button: secondary, defaultText: secondary.text))
             }
-            buttons = alertButtons
         case nil:
             title = presentation.alert.title
-            countdown = nil
             buttons = [cancel]
         }
         nextAlert = document.state == .scheduled ? document.nextAlertDate.map { AlarmText.wallClock($0, now: now, timeZone: timeZone) } : nil
