@@ -308,7 +308,7 @@ public struct AlarmEngine: Sendable {
         // Each step moves one alarm forward; the bound only guards against a logic error looping.
         for _ in 0..<(2 * records.count + 4) {
             guard let soonest = soonestDeadline, soonest.date <= now, let due = records[soonest.id] else { break }
-            if !isClockTrusted, isLaterThanGrace(due, at: now) {
+            if !isClockTrusted, let date = due.nextAlertDate, now.timeIntervalSince(date) > configuration.missedAlarmGrace {
                 heldAlarms.insert(due.id)
                 continue
             }
@@ -336,12 +336,6 @@ public struct AlarmEngine: Sendable {
             return [.event(AlarmEvent(.alerting, alarmID: record.id, at: now, details: ["late": .number(late), "restored": .bool(true)])),
                     .alertStarted(record.id, sound: record.configuration.sound)]
         }
-    }
-
-    /// True when `record`'s alert is due at `now` later than the grace.
-    private func isLaterThanGrace(_ record: AlarmRecord, at now: Date) -> Bool {
-        guard let alertDate = record.nextAlertDate else { return false }
-        return now.timeIntervalSince(alertDate) > configuration.missedAlarmGrace
     }
 
     /// The wall clock was stepped by `offset` seconds (positive: forwards) without time passing.
