@@ -71,11 +71,8 @@ extension MQTTError {
             self = Self.connackRefusal(mosquittoCode, broker: broker)
         case .connectionEnded where mosquittoCode >= 128:
             let reason = String(cString: mosquitto_reason_string(mosquittoCode))
-            self.init(
-                code: .connectionFailed,
-                message: "broker \(broker) closed the connection (\(reason)); reconnecting",
-                mosquittoCode: mosquittoCode
-            )
+            self.init(code: .connectionFailed, message: "broker \(broker) closed the connection (\(reason)); reconnecting",
+                      mosquittoCode: mosquittoCode)
         case .connectionEnded where mosquittoCode == MOSQ_ERR_SUCCESS.rawValue:
             self.init(code: .clientClosed, message: "disconnected from broker \(broker) by the client", mosquittoCode: mosquittoCode)
         default:
@@ -88,29 +85,25 @@ extension MQTTError {
         let text = result < 128
             ? String(cString: mosquitto_connack_string(result))
             : String(cString: mosquitto_reason_string(result))
-        let advice: String
-        switch UInt32(result) {
+        let advice = switch UInt32(result) {
         case CONNACK_REFUSED_PROTOCOL_VERSION.rawValue, MQTT_RC_UNSUPPORTED_PROTOCOL_VERSION.rawValue:
-            advice = "the broker does not speak this MQTT version"
+            "the broker does not speak this MQTT version"
         case CONNACK_REFUSED_IDENTIFIER_REJECTED.rawValue, MQTT_RC_CLIENTID_NOT_VALID.rawValue:
-            advice = "choose another client id"
+            "choose another client id"
         case CONNACK_REFUSED_BAD_USERNAME_PASSWORD.rawValue, MQTT_RC_BAD_USERNAME_OR_PASSWORD.rawValue,
              CONNACK_REFUSED_NOT_AUTHORIZED.rawValue, MQTT_RC_NOT_AUTHORIZED.rawValue,
              MQTT_RC_BAD_AUTHENTICATION_METHOD.rawValue:
-            advice = "check the username and password, and the broker's ACL"
+            "check the username and password, and the broker's ACL"
         case CONNACK_REFUSED_SERVER_UNAVAILABLE.rawValue, MQTT_RC_SERVER_UNAVAILABLE.rawValue,
              MQTT_RC_SERVER_BUSY.rawValue:
-            advice = "the broker is not ready; retrying"
+            "the broker is not ready; retrying"
         case MQTT_RC_BANNED.rawValue:
-            advice = "the broker has banned this client; ask its administrator"
+            "the broker has banned this client; ask its administrator"
         default:
-            advice = "see the broker's log"
+            "see the broker's log"
         }
-        return MQTTError(
-            code: .connectionRefused,
-            message: "broker \(broker) refused the connection (\(text)): \(advice)",
-            mosquittoCode: result
-        )
+        return MQTTError(code: .connectionRefused, message: "broker \(broker) refused the connection (\(text)): \(advice)",
+                         mosquittoCode: result)
     }
 
     private static func returnCode(_ rc: Int32, errno: Int32, during operation: MosquittoOperation, broker: String) -> MQTTError {
@@ -120,12 +113,11 @@ extension MQTTError {
         case (MOSQ_ERR_ERRNO.rawValue, _): String(cString: strerror(errno))
         default: String(cString: mosquitto_strerror(rc))
         }
-        let subject: String
-        switch operation {
-        case .configure(let setting): subject = "setting \(setting)"
-        case .connect, .connack, .connectionEnded: subject = "connecting to broker \(broker)"
-        case .publish(let topic): subject = "publishing to '\(topic)'"
-        case .subscribe(let filter): subject = "subscribing to '\(filter)'"
+        let subject = switch operation {
+        case .configure(let setting): "setting \(setting)"
+        case .connect, .connack, .connectionEnded: "connecting to broker \(broker)"
+        case .publish(let topic): "publishing to '\(topic)'"
+        case .subscribe(let filter): "subscribing to '\(filter)'"
         }
         func error(_ code: Code, _ message: String) -> MQTTError {
             MQTTError(code: code, message: message, mosquittoCode: rc)
