@@ -176,9 +176,7 @@ public final class MQTTBridge: Service, Sendable {
         try client.subscribe(topics.alarmsFilter, qos: 1, noLocal: true)
         if onSimulatedPress != nil { try client.subscribe(topics.simulatedPress, qos: 1) }
         if announcesToHomeAssistant {
-            for filter in homeAssistant.commandTopics {
-                try client.subscribe(filter, qos: 1)
-            }
+            for filter in homeAssistant.commandTopics { try client.subscribe(filter, qos: 1) }
         }
         try client.connect()
         await withDiscardingTaskGroup { group in
