@@ -106,10 +106,9 @@ public enum ScheduleMath {
     public static func nextOccurrence(
         of relative: Alarm.Schedule.Relative, after date: Date, lastDay: LocalDay? = nil, in timeZone: TimeZone
     ) -> Occurrence? {
-        let weekdays: Set<Int>
-        switch relative.repeats {
-        case .never: weekdays = Set(0..<7)
-        case .weekly(let days): weekdays = Set(days.map(\.indexFromSunday))
+        let weekdays: Set<Int> = switch relative.repeats {
+        case .never: Set(0..<7)
+        case .weekly(let days): Set(days.map(\.indexFromSunday))
         }
         guard !weekdays.isEmpty else { return nil }
         // Start a day early: a shifted occurrence of the previous day can still lie ahead.
