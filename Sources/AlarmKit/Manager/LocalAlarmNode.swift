@@ -332,15 +332,13 @@ public actor LocalAlarmNode {
     private func applyNow<Failure: Error>(
         source: AlarmEvent.Source, _ change: (inout AlarmEngine, Date) throws(Failure) -> [AlarmEffect]
     ) throws(Failure) -> StateWrite? {
-        let now = clock.now
-        return commit(try change(&engine, now).caused(by: source))
+        commit(try change(&engine, clock.now).caused(by: source))
     }
 
     /// Time passing is carried out whatever the disk does: the alarm still sounds.
     private func advanceTime(_ change: (inout AlarmEngine, Date) -> [AlarmEffect]) {
-        let now = clock.now
         let heldBefore = engine.heldAlarms
-        commit(change(&engine, now), awaited: false)
+        commit(change(&engine, clock.now), awaited: false)
         let held = engine.heldAlarms.subtracting(heldBefore)
         guard !held.isEmpty else { return }
         // Otherwise nothing says why an alarm past its time neither rings nor is missed.
@@ -384,9 +382,7 @@ public actor LocalAlarmNode {
         if !awaited { delegate?.perform(effects, engine: engine, authorization: authorization) }
         let write = effects.changesState ? startWrite() : nil
         if awaited { delegate?.perform(effects, engine: engine, authorization: authorization) }
-        if effects.changesState {
-            documentUpdates.send(engine.documents)
-        }
+        if effects.changesState { documentUpdates.send(engine.documents) }
         // Wake the timer to plan again only when the next deadline is now earlier than its wait:
         // a later one costs at most one wake-up with nothing due, and most changes (a pause, a
         // stop, a timer far off) leave the earliest deadline where it was.
