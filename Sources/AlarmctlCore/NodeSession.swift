@@ -125,11 +125,10 @@ public final class NodeSession: Sendable {
         deadline: Duration? = nil,
         _ request: @escaping @Sendable (RemoteNodeConnection) async throws -> Value
     ) async throws(AlarmctlError) -> Value {
-        let connection = self.connection
         // The request has its own timeout and the more precise error; the race's deadline is a backstop.
         let outcome = await race(watchingOffline: true, deadline: deadline ?? settings.timeout + .seconds(1)) {
             do {
-                return .success(try await request(connection))
+                return .success(try await request(self.connection))
             } catch {
                 return .failure(self.translate(NodeFailure(error)))
             }
