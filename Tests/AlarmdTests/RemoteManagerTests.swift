@@ -115,18 +115,24 @@ struct RemoteManagerTests {
         await connection.close()
     }
 
-    @Test("A node that never came online: schedule fails after the timeout, not the prompt's wait")
-    func unknownNode() async throws {
+    @Test("A node whose status says it is offline: schedule fails at once, saying so")
+    func offlineNode() async throws {
         try await TestBroker.withBroker { broker in
-            let connection = RemoteNodeConnection(settings: RemoteNodeSettings(host: broker.host, port: broker.port, node: "nobody", timeout: .seconds(1)))
-            let attributes = AlarmAttributes<RemoteManagerTests.CookingData>(presentation: .init(alert: .init(title: "Tea")), tintColor: .blue)
-            let started = ContinuousClock.now
-            let error = await #expect(throws: AlarmNodeError.self) {
-                try await AlarmManager(connection: connection).schedule(id: UUID(), configuration: .timer(duration: 60, attributes: attributes))
+            try await withTestClients { clients in
+                let (publisher, events) = try clients.start(broker.clientConfiguration(clientID: "publisher"))
+                try await events.connected()
+                try publisher.publish(MQTTMessage(topic: "alarmd/gone/status", string: #"{"state":"offline"}"#, qos: 1, retain: true))
+                let connection = RemoteNodeConnection(settings: RemoteNodeSettings(host: broker.host, port: broker.port, node: "gone", timeout: .seconds(30)))
+                let attributes = AlarmAttributes<RemoteManagerTests.CookingData>(presentation: .init(alert: .init(title: "Tea")), tintColor: .blue)
+                let started = ContinuousClock.now
+                let error = await #expect(throws: AlarmNodeError.self) {
+                    try await AlarmManager(connection: connection).schedule(id: UUID(), configuration: .timer(duration: 60, attributes: attributes))
+                }
+                #expect(error?.message.hasPrefix("node 'gone' is offline") == true, "\(String(describing: error))")
+                #expect(started.duration(to: .now) < .seconds(15), "not the 30 s timeout")
+                #expect(AlarmManager(connection: connection).authorizationState == .notDetermined)
+                await connection.close()
             }
-            #expect(error?.message.contains("node 'nobody' did not answer") == true, "\(String(describing: error))")
-            #expect(started.duration(to: .now) < .seconds(15))
-            await connection.close()
         }
     }
 
@@ -134,6 +140,7 @@ struct RemoteManagerTests {
     func malformedEnvironment() async throws {
         let settings = RemoteNodeSettings.fromEnvironment(["ALARMD_BROKER": "mqtt://127.0.0.1:1883", "ALARMD_NODE": "kitchen"])
         #expect(settings.environmentProblem?.hasPrefix("ALARMD_BROKER 'mqtt://127.0.0.1:1883' is not a broker address") == true)
+        #expect(RemoteNodeSettings.fromEnvironment(["ALARMD_BROKER": "x y", "ALARMD_USERNAME": "me"]).username == "me")
         let connection = RemoteNodeConnection(settings: settings)
         let error = await #expect(throws: AlarmNodeError.self) { try await AlarmManager(connection: connection).cancel(id: UUID()) }
         #expect(error?.message == settings.environmentProblem)

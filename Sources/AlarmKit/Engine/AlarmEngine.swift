@@ -389,12 +389,15 @@ public struct AlarmEngine: Sendable {
     public mutating func changeTimeZone(to timeZone: TimeZone, now: Date) -> [AlarmEffect] {
         let oldZone = configuration.timeZone
         configuration.timeZone = timeZone
-        for case var record in records.values {
+        for record in records.values {
             guard case .relative(let relative) = record.configuration.schedule, let lastDay = record.lastOccurrenceDay else { continue }
             let alerted = ScheduleMath.instant(of: relative.time, on: lastDay, in: oldZone)
             let day = ScheduleMath.localDay(of: alerted, in: timeZone)
-            record.lastOccurrenceDay = ScheduleMath.instant(of: relative.time, on: day, in: timeZone) > alerted ? day.adding(days: -1) : day
-            store(record)
+            let newLastDay = ScheduleMath.instant(of: relative.time, on: day, in: timeZone) > alerted ? day.adding(days: -1) : day
+            // Not `store`: a record restored under an untrusted clock stays so.
+            guard newLastDay != lastDay else { continue }
+            records[record.id]?.lastOccurrenceDay = newLastDay
+            changedAlarms.insert(record.id)
         }
         var effects: [AlarmEffect] = []
         // Only relative schedules have a pending occurrence day (`rescheduled` leaves others as they are).

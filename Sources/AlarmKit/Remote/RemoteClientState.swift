@@ -24,7 +24,12 @@ extension Mutex where Value: RemoteClientState {
         // (alarmctl's connection problems), and nothing is delivered under the lock, which the
         // owner's stream termination handlers take.
         let setup = withLock { state -> Result<MQTTClient, MQTTError>? in
-            guard state.client == nil, settings.environmentProblem == nil else { return nil }
+            guard state.client == nil else { return nil }
+            if let problem = settings.environmentProblem {
+                // Logged once; requests fail with it (``requestClient(settings:)``).
+                defer { state.setupFailure = problem }
+                return state.setupFailure == nil ? .failure(MQTTError(code: .invalidConfiguration, message: problem)) : nil
+            }
             do throws(MQTTError) {
                 let client = try MQTTClient(configuration: settings.mqttConfiguration(), logger: logger)
                 state.client = client

@@ -53,12 +53,11 @@ public struct RemoteNodeSettings: Sendable, Hashable {
     public static func fromEnvironment(_ environment: [String: String] = ProcessInfo.processInfo.environment) -> Self {
         var settings = Self(node: environment["ALARMD_NODE"] ?? NodeTopics.nodeID(fromHostName: ProcessInfo.processInfo.hostName))
         if let broker = environment["ALARMD_BROKER"] {
-            guard let (host, port) = parseBroker(broker) else {
+            if let (host, port) = parseBroker(broker) {
+                (settings.host, settings.port) = (host, port)
+            } else {
                 settings.environmentProblem = malformedBrokerMessage(broker, source: "ALARMD_BROKER")
-                return settings
             }
-            settings.host = host
-            settings.port = port
         }
         if let prefix = environment["ALARMD_PREFIX"] { settings.topicPrefix = prefix }
         settings.username = environment["ALARMD_USERNAME"]
@@ -184,7 +183,7 @@ public final class RemoteNodeConnection: AlarmNodeConnection {
     public func requestAuthorization() async throws -> AlarmManager.AuthorizationState {
         let reply = try await request(.requestAuthorization, fields: [:], mayPrompt: true)
         guard case .authorization(let decision) = reply else { throw AlarmNodeError.internal("the node answered requestAuthorization without a decision") }
-        if decision != authorization.value { authorization.send(decision) }
+        if decision != authorization.value || !authorization.isKnown { authorization.send(decision) }
         return decision
     }
 
@@ -247,8 +246,9 @@ public final class RemoteNodeConnection: AlarmNodeConnection {
         state.withLock { $0.client?.isConnected ?? false }
     }
 
-    /// Connects now (it also happens on first use).
+    /// Connects now (it also happens on first use), unless ``close()`` was called.
     public func start() {
+        guard !state.withLock({ $0.closed }) else { return }
         let filters = [topics.alarmsFilter, topics.status, topics.events, replyTopic]
         state.startClient(settings: settings, filters: filters, logger: logger) { [weak self] message in
             self?.receive(message)
@@ -273,25 +273,25 @@ public final class RemoteNodeConnection: AlarmNodeConnection {
     // MARK: Internals
 
     /// Sends a command, unless the node's status says it is offline, and waits for the reply: for
-    /// the settings' timeout, or (`mayPrompt`) as long as the node's prompt takes while its status
-    /// says its authorization is undetermined.
+    /// the settings' timeout or, when the node may prompt (`mayPrompt`, and its status says its
+    /// authorization is undetermined or is not known), as long as the prompt takes.
     private func request(
         _ operation: NodeCommand.Operation, fields: [String: JSONValue], alarmID: UUID? = nil, mayPrompt: Bool = false
     ) async throws -> NodeReply {
         start()
         let client = try state.requestClient(settings: settings)
         if state.withLock({ $0.closed }) { throw AlarmNodeError.unavailable("the request could not be sent to node '\(settings.node)': the connection is closed") }
-        // The retained status comes right after connecting; where a broker keeps none for this
-        // client (another node of a RabbitMQ cluster, docs/fleet.md), the request goes without it.
-        // The wait counts towards the request's time.
+        // Before the first connection, the retained status is on its way: wait a little for it
+        // (within the request's time). A broker that keeps none for this client (another node of a
+        // RabbitMQ cluster, docs/fleet.md) or a mistyped node id sends none: the request goes without it.
         let asked = ContinuousClock.now
-        let status = await status(within: min(settings.timeout, .seconds(2)))
+        let status = client.isConnected ? statuses.value : await status(within: min(settings.timeout / 2, .seconds(2)))
         if let status, !status.isOnline { throw unavailableError(client: client, waited: .zero) }
         let correlation = UUID().uuidString
         let message = MQTTMessage.command(topic: topics.command(operation), fields: fields, replyTopic: replyTopic, correlation: correlation)
-        let prompts = mayPrompt && status.map { ($0.authorization ?? .notDetermined) == .notDetermined } == true
+        // A node whose status is not known may prompt, unless the broker is out of reach.
+        let prompts = mayPrompt && (status.map { ($0.authorization ?? .notDetermined) == .notDetermined } ?? client.isConnected)
         let limit = prompts ? NodeStatus.replyWaitWhilePrompting(status, timeout: settings.timeout) : settings.timeout
-        let left = limit - asked.duration(to: .now)
         // Registered before the request is sent, so that the quickest reply finds its waiter.
         let pending = AwaitedAnswer<[UInt8]>()
         state.withLock { $0.pending[correlation] = pending }
@@ -301,7 +301,7 @@ public final class RemoteNodeConnection: AlarmNodeConnection {
             state.withLock { _ = $0.pending.removeValue(forKey: correlation) }
             throw AlarmNodeError.unavailable("the request could not be sent to node '\(settings.node)': \(error)")
         }
-        let answer = await pending.wait(atMost: left) { try await Task.sleep(for: $0) }
+        let answer = await pending.wait(atMost: limit - asked.duration(to: .now)) { try await Task.sleep(for: $0) }
         state.withLock { _ = $0.pending.removeValue(forKey: correlation) }
         guard let answer else {
             // Still buffered if the broker was never reached: then it must never be, as the caller hears it failed.
@@ -342,23 +342,26 @@ public final class RemoteNodeConnection: AlarmNodeConnection {
             waiting.answer(message.payload)
         } else if let id = topics.alarmID(inTopic: message.topic) {
             let document = message.payload.isEmpty ? nil : try? AlarmJSON.decoder.decode(AlarmDocument.self, from: Data(message.payload))
-            // Until the status comes (after every retained document), the list is not whole.
+            // The retained documents come first, then the status: until the status (or a live
+            // change, where a broker keeps no retained status for this client) the list is not whole.
             let mirror = state.withLock { state in
                 state.documents[id] = document
+                state.mirrored = state.mirrored || !message.retain
                 return state.mirrored ? Array(state.documents.values) : nil
             }
             if let mirror { documents.send(mirror) }
         } else if message.topic == topics.status {
             guard let status = try? AlarmJSON.decoder.decode(NodeStatus.self, from: Data(message.payload)) else { return }
-            statuses.send(status)
-            if let decision = status.authorization, decision != authorization.value || !authorization.isKnown {
-                authorization.send(decision)
-            }
             let mirror = state.withLock { state in
                 defer { state.mirrored = true }
                 return state.mirrored ? nil : Array(state.documents.values)
             }
+            // The list first: an observer that waits for the status then finds it whole.
             if let mirror { documents.send(mirror) }
+            statuses.send(status)
+            // An offline status names no decision: the last known one stands.
+            let decision = status.authorization ?? authorization.value
+            if decision != authorization.value || !authorization.isKnown { authorization.send(decision) }
         } else if message.topic == topics.events {
             guard let event = try? AlarmJSON.decoder.decode(AlarmEvent.self, from: Data(message.payload)) else { return }
             for observer in state.withLock({ Array($0.eventObservers.values) }) { observer.yield(event) }
