@@ -122,9 +122,7 @@ public actor LocalAlarmNode {
     /// it and what `body` does (show it on the hardware, publish every document, say). The
     /// delegate's `show` and `perform` run on the same actor, so the two never interleave.
     /// `body` must not block.
-    public func withEngine<Result: Sendable>(_ body: @Sendable (AlarmEngine) -> Result) -> Result {
-        body(engine)
-    }
+    public func withEngine<Result: Sendable>(_ body: @Sendable (AlarmEngine) -> Result) -> Result { body(engine) }
 
     public var authorizationState: AlarmManager.AuthorizationState { authorization }
 
@@ -239,16 +237,12 @@ public actor LocalAlarmNode {
     /// Waits until every change applied so far is on disk (before shutting down, say), writing
     /// again what a failed write left unsaved; returns the write's failure, if any.
     @discardableResult
-    public func flush() async -> AlarmNodeError? {
-        await startWrite()?.outcome()
-    }
+    public func flush() async -> AlarmNodeError? { await startWrite()?.outcome() }
 
     /// The submission's reply once its change is on disk, or the write's failure. Waits for the
     /// writer only, not for the actor.
     public nonisolated func waitUntilDurable(_ submission: Submission) async -> NodeReply {
-        await withCheckedContinuation { continuation in
-            whenDurable(submission) { continuation.resume(returning: $0) }
-        }
+        await withCheckedContinuation { continuation in whenDurable(submission) { continuation.resume(returning: $0) } }
     }
 
     /// Calls `answer` with the submission's reply once its change is on disk (or with the
