@@ -266,9 +266,7 @@ public actor LocalAlarmNode {
         pendingPrompt = request
         let decision = await request.value
         pendingPrompt = nil
-        if authorization == .notDetermined, decision != .notDetermined {
-            setAuthorization(decision)
-        }
+        if authorization == .notDetermined, decision != .notDetermined { setAuthorization(decision) }
         return authorization
     }
 
@@ -380,9 +378,7 @@ public actor LocalAlarmNode {
         // Wake the timer to plan again only when the next deadline is now earlier than its wait:
         // a later one costs at most one wake-up with nothing due, and most changes (a pause, a
         // stop, a timer far off) leave the earliest deadline where it was.
-        if let sleepingUntil, let next = engine.nextDeadline, next < sleepingUntil {
-            sleeper?.cancel()
-        }
+        if let sleepingUntil, let next = engine.nextDeadline, next < sleepingUntil { sleeper?.cancel() }
         return write
     }
 
