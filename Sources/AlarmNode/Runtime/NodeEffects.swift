@@ -17,9 +17,7 @@ final class NodeEffects: AlarmNodeDelegate, AuthorizationPrompt {
         (writeFailures, writeFailed) = AsyncStream.makeStream(bufferingPolicy: .bufferingNewest(1))
     }
 
-    func attach(bridge: MQTTBridge, hardware: NodeHardware) {
-        outputs.withLock { $0 = (bridge, hardware) }
-    }
+    func attach(bridge: MQTTBridge, hardware: NodeHardware) { outputs.withLock { $0 = (bridge, hardware) } }
 
     func persist(_ state: NodeState) throws {
         do {
@@ -30,16 +28,13 @@ final class NodeEffects: AlarmNodeDelegate, AuthorizationPrompt {
         }
     }
 
-    func show(_ engine: AlarmEngine) {
-        outputs.withLock { $0.hardware }?.show(engine)
-    }
+    func show(_ engine: AlarmEngine) { outputs.withLock { $0.hardware }?.show(engine) }
 
     func perform(_ effects: [AlarmEffect], engine: AlarmEngine, authorization: AlarmManager.AuthorizationState) {
         outputs.withLock { $0.bridge }?.publish(effects, engine: engine, authorization: authorization)
     }
 
     func requestDecision() async -> AlarmManager.AuthorizationState {
-        guard let hardware = outputs.withLock({ $0.hardware }) else { return .notDetermined }
-        return await hardware.requestDecision()
+        await outputs.withLock { $0.hardware }?.requestDecision() ?? .notDetermined
     }
 }
