@@ -39,27 +39,17 @@ public struct SystemError: Error, Sendable, Hashable, CustomStringConvertible {
 
     private static func genericRemedy(for code: Int32, subject: String?) -> String {
         let place = subject ?? "the file"
-        switch code {
-        case ENOSPC:
-            return "the disk is full: free space on the file system holding \(place)"
-        case EDQUOT:
-            return "the disk quota is used up: free space or raise the quota for \(place)"
-        case EROFS:
-            return "the file system holding \(place) is read-only: remount it read-write or configure a writable directory"
-        case EACCES, EPERM:
-            return "give the daemon's user access to \(place), or the capability this needs"
-        case ENOENT:
-            return "\(place) does not exist: create it or correct the configured path"
-        case ENOTDIR:
-            return "a component of \(place) is not a directory: correct the configured path"
-        case EIO:
-            return "the device reported an I/O error: check the storage and the kernel log (dmesg)"
-        case EMFILE, ENFILE:
-            return "too many open files: raise the limit (LimitNOFILE= in the unit) or look for a descriptor leak"
-        case ENOMEM:
-            return "the system is out of memory: free memory or reduce other load"
-        default:
-            return "this is unexpected: report it with the error code"
+        return switch code {
+        case ENOSPC: "the disk is full: free space on the file system holding \(place)"
+        case EDQUOT: "the disk quota is used up: free space or raise the quota for \(place)"
+        case EROFS: "the file system holding \(place) is read-only: remount it read-write or configure a writable directory"
+        case EACCES, EPERM: "give the daemon's user access to \(place), or the capability this needs"
+        case ENOENT: "\(place) does not exist: create it or correct the configured path"
+        case ENOTDIR: "a component of \(place) is not a directory: correct the configured path"
+        case EIO: "the device reported an I/O error: check the storage and the kernel log (dmesg)"
+        case EMFILE, ENFILE: "too many open files: raise the limit (LimitNOFILE= in the unit) or look for a descriptor leak"
+        case ENOMEM: "the system is out of memory: free memory or reduce other load"
+        default: "this is unexpected: report it with the error code"
         }
     }
 }
