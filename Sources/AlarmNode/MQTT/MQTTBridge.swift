@@ -431,12 +431,8 @@ public final class MQTTBridge: Service, Sendable {
     private func replyMessage(_ reply: NodeReply, to route: NodeCommand.ReplyRoute?, namesNode: Bool) -> MQTTMessage? {
         guard let route else { return nil }
         let node = namesNode ? nodeID : nil
-        var correlationID: JSONValue?, correlationData: [UInt8]?
-        switch route.correlation {
-        case .data(let data)?: correlationData = data
-        case .payload(let id)?: correlationID = id
-        case nil: break
-        }
+        let correlationData: [UInt8]? = if case .data(let data)? = route.correlation { data } else { nil }
+        let correlationID: JSONValue? = if case .payload(let id)? = route.correlation { id } else { nil }
         let payload = if case .alarms(let documents) = reply {
             listReplies.payload(documents, correlationID: correlationID, node: node)
         } else {
