@@ -30,7 +30,7 @@ public final class MQTTBridge: Service, Sendable {
     /// What became of the last line written to Home Assistant's text entity.
     private let scheduleResult = Mutex(HomeAssistantScheduleResult.ready)
     /// How many times the client connected: a republication stops when a newer connection starts its own.
-    private let connections = Mutex(0)
+    private let connections = Atomic<Int>(0)
     private let listReplies = ListReplyEncoder()
     /// A value each time the bridge sends (buffering one): the heap is tidied after bursts.
     public let sendingBursts: AsyncStream<Void>
@@ -203,13 +203,10 @@ public final class MQTTBridge: Service, Sendable {
                 switch event {
                 case .connected:
                     logger.info("broker connected; republishing state")
-                    let connection = connections.withLock { count in
-                        count += 1
-                        return count
-                    }
+                    let connection = connections.add(1, ordering: .sequentiallyConsistent).newValue
                     // Beside the commands, which need not wait for every document to go out.
                     group.addTask {
-                        let isCurrent = { @Sendable in self.connections.withLock { $0 } == connection }
+                        let isCurrent = { @Sendable in self.connections.load(ordering: .sequentiallyConsistent) == connection }
                         await self.republishEverything(while: isCurrent)
                         guard isCurrent(), !Task.isCancelled else { return }
                         await self.announceToHomeAssistant()
