@@ -99,9 +99,7 @@ public final class MQTTBridge: Service, Sendable {
             }
             send(outgoing.messages)
         }
-        if announcesToHomeAssistant {
-            homeAssistantMirror.update(engine, alarmsChanged: !outgoing.knownChanges.isEmpty)
-        }
+        if announcesToHomeAssistant { homeAssistantMirror.update(engine, alarmsChanged: !outgoing.knownChanges.isEmpty) }
         updateStatus { status in
             status.alarms = engine.records.count
             status.authorization = authorization
@@ -129,9 +127,7 @@ public final class MQTTBridge: Service, Sendable {
     }
 
     /// Publishes any message (the simulation's outputs).
-    public func publish(_ message: MQTTMessage) {
-        send(message)
-    }
+    public func publish(_ message: MQTTMessage) { send(message) }
 
     /// Changes the status and publishes it when it differs.
     /// Sent under the lock, so that statuses reach the client in the order they were made.
@@ -147,9 +143,7 @@ public final class MQTTBridge: Service, Sendable {
         send(MQTTMessage(topic: topics.status, payload: Self.encode(status), qos: 1, retain: true))
     }
 
-    private func send(_ message: MQTTMessage) {
-        send([message])
-    }
+    private func send(_ message: MQTTMessage) { send([message]) }
 
     /// Sends `messages` together (one wake-up of the client's network thread for all).
     private func send(_ messages: [MQTTMessage]) {
@@ -180,9 +174,7 @@ public final class MQTTBridge: Service, Sendable {
         }
         try client.connect()
         await withDiscardingTaskGroup { group in
-            if announcesToHomeAssistant {
-                group.addTask { await self.homeAssistantMirror.run { self.send($0) } }
-            }
+            if announcesToHomeAssistant { group.addTask { await self.homeAssistantMirror.run { self.send($0) } } }
             // Graceful shutdown cancels the loop, which then stops at the next event. The loop reads
             // the client's events directly: merged with the shutdown signal (`cancelOnGracefulShutdown()`
             // on the sequence), every event went through one more task on its way in, one more thread
