@@ -222,10 +222,8 @@ public enum ConfigurationReader {
             _ table: TOMLTable, _ path: String, expected: String, _ read: (any TOMLValueConvertible) -> Value?
         ) -> Value? {
             guard let value = table[leaf(path)] else { return nil }
-            guard let result = read(value) else {
-                problem(path, expected)
-                return nil
-            }
+            let result = read(value)
+            if result == nil { problem(path, expected) }
             return result
         }
 
