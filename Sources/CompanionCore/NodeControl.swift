@@ -26,20 +26,12 @@ public struct FleetControl: NodeControl {
 
     public func perform(_ operation: AlarmOperation, node: String, id: UUID) async throws(CompanionError) {
         let connection = try connection(node)
-        do {
-            _ = try await connection.performReturningDocument(operation, id: id)
-        } catch {
-            throw CompanionError(node: NodeFailure(error))
-        }
+        _ = try await Self.relayingRefusal { try await connection.performReturningDocument(operation, id: id) }
     }
 
     public func perform(_ operation: AlarmOperation, group: String, id: UUID) async throws(CompanionError) {
-        let replies: RemoteGroup.Replies
-        do {
-            replies = try await groups.connection(group, settings: fleet.settings).perform(operation, id: id)
-        } catch {
-            throw CompanionError(node: NodeFailure(error))
-        }
+        let connection = groups.connection(group, settings: fleet.settings)
+        let replies = try await Self.relayingRefusal { try await connection.perform(operation, id: id) }
         try Self.check(replies, group: group)
     }
 
@@ -65,17 +57,20 @@ public struct FleetControl: NodeControl {
         let connection = try connection(node)
         let zone = connection.statusUpdates.value?.timeZone.flatMap(TimeZone.init(identifier:)) ?? .current
         let configuration = try NewAlarmText.configuration(text, timeZone: zone)
+        _ = try await Self.relayingRefusal { try await connection.schedule(id: UUID(), configuration: configuration) }
+    }
+
+    /// Runs `body`; what it throws is said in the node's words (``NodeFailure``).
+    private static func relayingRefusal<Value>(_ body: () async throws -> Value) async throws(CompanionError) -> Value {
         do {
-            _ = try await connection.schedule(id: UUID(), configuration: configuration)
+            return try await body()
         } catch {
             throw CompanionError(node: NodeFailure(error))
         }
     }
 
     /// Disconnects the groups' connections (the fleet's own are closed by the fleet).
-    public func close() async {
-        await groups.close()
-    }
+    public func close() async { await groups.close() }
 
     private func connection(_ node: String) throws(CompanionError) -> RemoteNodeConnection {
         guard let connection = fleet.connection(to: node) else { throw .unknownNode(node) }
