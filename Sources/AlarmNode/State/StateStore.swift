@@ -151,9 +151,7 @@ public final class StateStore: Sendable {
         }
     }
 
-    private func alarmPath(_ id: UUID) -> String {
-        "\(alarmsDirectory)/\(id.uuidString).json"
-    }
+    private func alarmPath(_ id: UUID) -> String { "\(alarmsDirectory)/\(id.uuidString).json" }
 
     /// The names of the alarm files, `<id>.json`.
     private func alarmFileNames() throws(StateError) -> [String] {
