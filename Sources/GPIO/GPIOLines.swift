@@ -16,9 +16,7 @@ public final class GPIOOutput: Sendable, CustomStringConvertible {
         self.named = description
     }
 
-    deinit {
-        release()
-    }
+    deinit { release() }
 
     /// The line as messages name it: `line 17 'GPIO17' on gpiochip0`.
     public var description: String { named.description }
@@ -71,9 +69,7 @@ public final class GPIOInput: Sendable, CustomStringConvertible {
         self.eventFileDescriptor = eventFD
     }
 
-    deinit {
-        release()
-    }
+    deinit { release() }
 
     /// The line as messages name it: `line 17 'GPIO17' on gpiochip0`.
     public var description: String { named.description }
