@@ -57,9 +57,7 @@ extension GPIOError {
     /// ``GPIOError``.
     static func from(errno code: Int32, during operation: GPIOOperation) -> GPIOError {
         let reason = String(cString: strerror(code))
-        func error(_ kind: Code, _ message: String) -> GPIOError {
-            GPIOError(code: kind, message: message)
-        }
+        func error(_ kind: Code, _ message: String) -> GPIOError { GPIOError(code: kind, message: message) }
         if code == EACCES || code == EPERM {
             switch operation {
             case .openChip(.label(let label)):

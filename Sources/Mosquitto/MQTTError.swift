@@ -119,9 +119,7 @@ extension MQTTError {
         case .publish(let topic): "publishing to '\(topic)'"
         case .subscribe(let filter): "subscribing to '\(filter)'"
         }
-        func error(_ code: Code, _ message: String) -> MQTTError {
-            MQTTError(code: code, message: message, mosquittoCode: rc)
-        }
+        func error(_ code: Code, _ message: String) -> MQTTError { MQTTError(code: code, message: message, mosquittoCode: rc) }
 
         switch rc {
         case MOSQ_ERR_ERRNO.rawValue:

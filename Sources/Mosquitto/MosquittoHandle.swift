@@ -35,9 +35,7 @@ struct MosquittoHandle: @unchecked Sendable {
     }
 
     private static func validate(_ configuration: MQTTConfiguration) throws(MQTTError) {
-        func invalid(_ message: String) -> MQTTError {
-            MQTTError(code: .invalidConfiguration, message: message)
-        }
+        func invalid(_ message: String) -> MQTTError { MQTTError(code: .invalidConfiguration, message: message) }
         guard !configuration.host.isEmpty else {
             throw invalid("the MQTT broker host is empty: set a host name or address")
         }
