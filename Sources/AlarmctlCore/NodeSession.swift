@@ -104,9 +104,7 @@ public final class NodeSession: Sendable {
     }
 
     /// Disconnects from the broker.
-    public func close() async {
-        await connection.close()
-    }
+    public func close() async { await connection.close() }
 
     // MARK: Internals
 
