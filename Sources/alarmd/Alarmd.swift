@@ -149,7 +149,7 @@ extension Alarmd {
                 let configuration = try ConfigurationReader.read(path: file)
                 print("\(file) is valid: node \(configuration.node.id), broker \(configuration.broker.host):\(configuration.broker.port), hardware \(configuration.hardware.mode.rawValue)")
                 let allowed = ["\(configuration.topics.base)/intents/#"] + configuration.intents.allow
-                print("intents may publish to: \(allowed.joined(separator: ", ")) (never a node's cmd/, nor this node's sim/ or ha/)")
+                print("intents may publish to: \(allowed.joined(separator: ", ")) (never a node's cmd/, sim/, ha/, status, alarms/ or events)")
             } catch {
                 StandardStream.error.write("\(error)\n")
                 throw ExitCode(2)
