@@ -6,6 +6,20 @@ import Testing
 struct NodeTopicsTests {
     let topics = NodeTopics(node: "n1")
 
+    @Test("A request waits for the prompt only when the node may prompt: undetermined, or unknown on a reachable broker")
+    func replyWait() {
+        let timeout = Duration.seconds(5), prompting = Duration.seconds(45)
+        let undetermined = NodeStatus(state: "online", authorization: .notDetermined)
+        let authorized = NodeStatus(state: "online", authorization: .authorized)
+        for (status, mayPrompt, reachable, wait) in [
+            (undetermined, true, true, prompting), (authorized, true, true, timeout), (undetermined, false, true, timeout),
+            (nil, true, true, prompting), (nil, true, false, timeout), (nil, false, true, timeout),
+        ] as [(NodeStatus?, Bool, Bool, Duration)] {
+            #expect(NodeStatus.replyWait(status, mayPrompt: mayPrompt, brokerReachable: reachable, timeout: timeout) == wait,
+                    "\(String(describing: status?.authorization)) mayPrompt \(mayPrompt) reachable \(reachable)")
+        }
+    }
+
     @Test func readsTheOperationOfItsOwnCommandTopics() {
         #expect(topics.operationName(inTopic: "alarmd/n1/cmd/pause") == "pause")
         #expect(topics.operationName(inTopic: topics.command(.schedule)) == "schedule")

@@ -105,12 +105,9 @@ struct RemoteManagerTests {
         let connection = RemoteNodeConnection(settings: RemoteNodeSettings(host: "127.0.0.1", port: port, node: "nowhere", timeout: .seconds(1)))
         let manager = AlarmManager(connection: connection)
         for request in [{ try await manager.pause(id: UUID()) }, { _ = try await manager.requestAuthorization() }] as [@Sendable () async throws -> Void] {
-            let started = ContinuousClock.now
             let error = await #expect(throws: AlarmNodeError.self) { try await request() }
             #expect(error?.code == .unavailable)
             #expect(error?.message.contains("refused the connection") == true && error?.message.contains("ALARMD_BROKER") == true, "\(String(describing: error))")
-            // Not the 41 s a request waits while the node's prompt may run: nothing says there is a node.
-            #expect(started.duration(to: .now) < .seconds(15))
         }
         await connection.close()
     }
@@ -122,14 +119,13 @@ struct RemoteManagerTests {
                 let (publisher, events) = try clients.start(broker.clientConfiguration(clientID: "publisher"))
                 try await events.connected()
                 try publisher.publish(MQTTMessage(topic: "alarmd/gone/status", string: #"{"state":"offline"}"#, qos: 1, retain: true))
-                let connection = RemoteNodeConnection(settings: RemoteNodeSettings(host: broker.host, port: broker.port, node: "gone", timeout: .seconds(30)))
+                // Were it to wait for a reply, the suite's time limit would end the test first.
+                let connection = RemoteNodeConnection(settings: RemoteNodeSettings(host: broker.host, port: broker.port, node: "gone", timeout: .seconds(600)))
                 let attributes = AlarmAttributes<RemoteManagerTests.CookingData>(presentation: .init(alert: .init(title: "Tea")), tintColor: .blue)
-                let started = ContinuousClock.now
                 let error = await #expect(throws: AlarmNodeError.self) {
                     try await AlarmManager(connection: connection).schedule(id: UUID(), configuration: .timer(duration: 60, attributes: attributes))
                 }
                 #expect(error?.message.hasPrefix("node 'gone' is offline") == true, "\(String(describing: error))")
-                #expect(started.duration(to: .now) < .seconds(15), "not the 30 s timeout")
                 #expect(AlarmManager(connection: connection).authorizationState == .notDetermined)
                 await connection.close()
             }

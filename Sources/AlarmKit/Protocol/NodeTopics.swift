@@ -132,6 +132,14 @@ public struct NodeStatus: Sendable, Hashable, Codable {
         timeout + .seconds(status?.promptSeconds ?? defaultAuthorizationPrompt) + .seconds(10)
     }
 
+    /// How long a request waits for its answer: ``replyWaitWhilePrompting(_:timeout:)`` when it
+    /// may prompt (`mayPrompt`, and `status` says undetermined, or is not known while the broker
+    /// is reachable), else `timeout`.
+    public static func replyWait(_ status: NodeStatus?, mayPrompt: Bool, brokerReachable: Bool, timeout: Duration) -> Duration {
+        let prompts = mayPrompt && (status.map { ($0.authorization ?? .notDetermined) == .notDetermined } ?? brokerReachable)
+        return prompts ? replyWaitWhilePrompting(status, timeout: timeout) : timeout
+    }
+
     /// The offline status of a clean shutdown at `date`.
     public static func offline(since date: Date) -> NodeStatus { NodeStatus(state: "offline", since: date) }
 

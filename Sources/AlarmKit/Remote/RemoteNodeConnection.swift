@@ -289,9 +289,7 @@ public final class RemoteNodeConnection: AlarmNodeConnection {
         if let status, !status.isOnline { throw unavailableError(client: client, waited: .zero) }
         let correlation = UUID().uuidString
         let message = MQTTMessage.command(topic: topics.command(operation), fields: fields, replyTopic: replyTopic, correlation: correlation)
-        // A node whose status is not known may prompt, unless the broker is out of reach.
-        let prompts = mayPrompt && (status.map { ($0.authorization ?? .notDetermined) == .notDetermined } ?? client.isConnected)
-        let limit = prompts ? NodeStatus.replyWaitWhilePrompting(status, timeout: settings.timeout) : settings.timeout
+        let limit = NodeStatus.replyWait(status, mayPrompt: mayPrompt, brokerReachable: client.isConnected, timeout: settings.timeout)
         // Registered before the request is sent, so that the quickest reply finds its waiter.
         let pending = AwaitedAnswer<[UInt8]>()
         state.withLock { $0.pending[correlation] = pending }
