@@ -165,8 +165,9 @@ else
 fi
 check "the node's Home Assistant discovery and state are published" \
     wait_for 5 sh -c "grep -q '^homeassistant/.*/alarmd_$node/.*/config ' '$work/observed' && grep -q '^$base/ha/state ' '$work/observed'"
-# Home Assistant's event entity reads the node's events from here on.
-as homeassistant mosquitto_sub -t "$base/events" >"$work/ha-events" 2>/dev/null &
+# Home Assistant's event entity reads the node's events from here on. Started directly, as the
+# observer is: through `as`, $! would be a subshell, and the client outlived the test.
+mosquitto_sub -h 127.0.0.1 -p "$port" -u homeassistant -P "$secret-homeassistant" -t "$base/events" >"$work/ha-events" 2>/dev/null &
 background+=($!)
 
 # --- alarmctl: commands and reads state; cannot impersonate the node ---------------------------
