@@ -156,6 +156,8 @@ public final class RemoteNodeConnection: AlarmNodeConnection {
         var documents: OrderedDictionary<UUID, AlarmDocument> = [:]
         var mirrored = false
         var closed = false
+        /// Present until the first request, which alone waits for the node's status.
+        var firstRequest: Void? = ()
         var setupFailure: String?
         var eventObservers: [UUID: AsyncStream<AlarmEvent>.Continuation] = [:]
     }
@@ -176,9 +178,7 @@ public final class RemoteNodeConnection: AlarmNodeConnection {
         return document
     }
 
-    public func perform(_ operation: AlarmOperation, id: UUID) async throws {
-        _ = try await performReturningDocument(operation, id: id)
-    }
+    public func perform(_ operation: AlarmOperation, id: UUID) async throws { _ = try await performReturningDocument(operation, id: id) }
 
     public func requestAuthorization() async throws -> AlarmManager.AuthorizationState {
         let reply = try await request(.requestAuthorization, fields: [:], mayPrompt: true)
@@ -242,9 +242,7 @@ public final class RemoteNodeConnection: AlarmNodeConnection {
     }
 
     /// Whether the MQTT connection to the broker is up (its CONNACK came, and it has not been lost since).
-    public var isConnectedToBroker: Bool {
-        state.withLock { $0.client?.isConnected ?? false }
-    }
+    public var isConnectedToBroker: Bool { state.withLock { $0.client?.isConnected ?? false } }
 
     /// Connects now (it also happens on first use), unless ``close()`` was called.
     public func start() {
@@ -281,11 +279,12 @@ public final class RemoteNodeConnection: AlarmNodeConnection {
         start()
         let client = try state.requestClient(settings: settings)
         if state.withLock({ $0.closed }) { throw AlarmNodeError.unavailable("the request could not be sent to node '\(settings.node)': the connection is closed") }
-        // Before the first connection, the retained status is on its way: wait a little for it
-        // (within the request's time). A broker that keeps none for this client (another node of a
-        // RabbitMQ cluster, docs/fleet.md) or a mistyped node id sends none: the request goes without it.
+        // The first request waits a little for the retained status (within its time), which may be
+        // on its way. A broker that keeps none for this client (another node of a RabbitMQ cluster,
+        // docs/fleet.md) or a mistyped node id sends none: requests then go without it.
         let asked = ContinuousClock.now
-        let status = client.isConnected ? statuses.value : await status(within: min(settings.timeout / 2, .seconds(2)))
+        let isFirst = state.withLock { $0.firstRequest.take() != nil }
+        let status = isFirst ? await status(within: min(settings.timeout / 2, .seconds(2))) : statuses.value
         if let status, !status.isOnline { throw unavailableError(client: client, waited: .zero) }
         let correlation = UUID().uuidString
         let message = MQTTMessage.command(topic: topics.command(operation), fields: fields, replyTopic: replyTopic, correlation: correlation)
