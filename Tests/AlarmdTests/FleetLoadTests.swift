@@ -46,9 +46,8 @@ struct FleetLoadTests {
                                                                  arguments: ["--group", "fleet"]))
                 }
                 let retained = try await withTestClients { clients in
-                    let (observer, events) = try clients.start(broker.clientConfiguration(clientID: "fleet-observer", keepAlive: 60))
                     // Wait for every node online, then count every retained document once.
-                    try observer.subscribe("alarmd/+/status", qos: 1)
+                    let (observer, events) = try clients.start(broker.clientConfiguration(clientID: "fleet-observer", keepAlive: 60), subscribing: ["alarmd/+/status"])
                     try await events.connected()
                     var online = Set<String>()
                     _ = try await events.messages(on: "alarmd/+/status", within: .seconds(300)) { message in

@@ -25,9 +25,7 @@ struct GroupTests {
             let proxy = try TCPProxy(upstreamPort: broker.port)
             defer { proxy.close() }
             return try await withTestClients { clients in
-                let (observer, events) = try clients.start(broker.clientConfiguration(clientID: "group-observer"))
-                try observer.subscribe("alarmd/+/status", qos: 1)
-                try observer.subscribe("alarmd/+/events", qos: 1)
+                let (_, events) = try clients.start(broker.clientConfiguration(clientID: "group-observer"), subscribing: ["alarmd/+/status", "alarmd/+/events"])
                 try await events.connected()
                 var members: [DaemonProcess] = []
                 do {
@@ -222,8 +220,7 @@ struct GroupTests {
     func sentAtBounds() async throws {
         try await withMembers(2) { broker, _, members, _ in
             try await withTestClients { clients in
-                let (requester, replies) = try clients.start(broker.clientConfiguration(clientID: "sentat-requester"))
-                try requester.subscribe("sentat/reply", qos: 1)
+                let (requester, replies) = try clients.start(broker.clientConfiguration(clientID: "sentat-requester"), subscribing: ["sentat/reply"])
                 try await replies.connected()
                 /// Sends a group timer stamped `sentAt`; returns the instant each member counts from.
                 func startDates(sentAt: Date) async throws -> [Date] {

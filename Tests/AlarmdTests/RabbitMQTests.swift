@@ -24,8 +24,7 @@ struct RabbitMQTests {
             host: "127.0.0.1", port: node.mqttPort, clientID: "observer-\(UUID().uuidString.prefix(8))", keepAlive: 5,
             protocolSetting: .v311, reconnectDelay: .milliseconds(50), maximumReconnectDelay: .milliseconds(300),
             maximumDelayAfterShortConnections: .milliseconds(300))
-        let (client, events) = try clients.start(configuration)
-        for filter in filters { try client.subscribe(filter, qos: 1) }
+        let (client, events) = try clients.start(configuration, subscribing: filters)
         try await events.connected(within: .seconds(20))
         return (client, events)
     }

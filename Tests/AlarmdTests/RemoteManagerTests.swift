@@ -163,8 +163,7 @@ struct RemoteManagerTests {
             let link = try TCPProxy(upstreamPort: broker.port)
             defer { link.close() }
             try await withTestClients { clients in
-                let (observer, events) = try clients.start(broker.clientConfiguration(clientID: "observer"))
-                try observer.subscribe("alarmd/n1/cmd/#", qos: 1)
+                let (observer, events) = try clients.start(broker.clientConfiguration(clientID: "observer"), subscribing: ["alarmd/n1/cmd/#"])
                 try await events.connected()
                 // A node's status says it is online; nobody answers its commands.
                 try observer.publish(MQTTMessage(topic: "alarmd/n1/status", string: #"{"state":"online"}"#, qos: 1, retain: true))
@@ -193,8 +192,7 @@ struct RemoteManagerTests {
             let link = try TCPProxy(upstreamPort: broker.port)
             defer { link.close() }
             try await withTestClients { clients in
-                let (observer, events) = try clients.start(broker.clientConfiguration(clientID: "observer"))
-                try observer.subscribe("alarmd/groups/house/cmd/#", qos: 1)
+                let (_, events) = try clients.start(broker.clientConfiguration(clientID: "observer"), subscribing: ["alarmd/groups/house/cmd/#"])
                 try await events.connected()
                 // The group has no connection state to read: its client's log says when it connects and loses the link.
                 let log = LogRecorder()

@@ -15,11 +15,15 @@ public final class TestClients: Sendable {
         return logger
     }
 
-    /// Creates a client, starts recording its events, and calls ``MQTTClient/connect()``.
-    public func start(_ configuration: MQTTConfiguration) throws -> (client: MQTTClient, events: EventRecorder) {
+    /// Creates a client, starts recording its events, subscribes to `filters` (QoS 1) and calls
+    /// ``MQTTClient/connect()``. Subscribed before connecting, the filters are acknowledged by the
+    /// time `.connected` arrives; a subscription made after `connect()` may come after it, when the
+    /// connection was quicker than the caller.
+    public func start(_ configuration: MQTTConfiguration, subscribing filters: [String] = [], noLocal: Bool = false) throws -> (client: MQTTClient, events: EventRecorder) {
         let client = try MQTTClient(configuration: configuration, logger: Self.logger("mqtt.\(configuration.clientID)"))
         let events = EventRecorder(client)
         clients.withLock { $0.append(client) }
+        for filter in filters { try client.subscribe(filter, qos: 1, noLocal: noLocal) }
         try client.connect()
         return (client, events)
     }

@@ -23,8 +23,7 @@ struct MQTTClientTests {
                 try publisher.publish(MQTTMessage(topic: "home/state", string: "{\"on\":true}", retain: true))
                 _ = try await publisherEvents.message(on: "home/state")
 
-                let (subscriber, subscriberEvents) = try clients.start(broker.clientConfiguration(clientID: "subscriber"))
-                try subscriber.subscribe("home/#", qos: 1)  // before the connection: sent on connect
+                let (_, subscriberEvents) = try clients.start(broker.clientConfiguration(clientID: "subscriber"), subscribing: ["home/#"])
                 try await subscriberEvents.connected()
 
                 let retained = try await subscriberEvents.message(on: "home/state")
@@ -51,13 +50,11 @@ struct MQTTClientTests {
                 _ = try await earlierEvents.message(on: "node/alarms/old")
                 await earlier.disconnect()
 
-                let (node, events) = try clients.start(broker.clientConfiguration(clientID: "node"))
-                try node.subscribe("node/alarms/#", qos: 1, noLocal: true)
+                let (node, events) = try clients.start(broker.clientConfiguration(clientID: "node"), subscribing: ["node/alarms/#"], noLocal: true)
                 try await events.connected()
                 #expect(try await events.message(on: "node/alarms/#").payloadString == "before", "retained at subscription")
 
-                let (other, otherEvents) = try clients.start(broker.clientConfiguration(clientID: "other"))
-                try other.subscribe("node/alarms/own", qos: 1)
+                let (other, otherEvents) = try clients.start(broker.clientConfiguration(clientID: "other"), subscribing: ["node/alarms/own"])
                 try await otherEvents.connected()
                 try node.publish(MQTTMessage(topic: "node/alarms/own", string: "mine", qos: 1, retain: true))
                 // Once the broker has passed the node's message on, the other's follows it: had the
@@ -75,8 +72,7 @@ struct MQTTClientTests {
     func publishTogether() async throws {
         try await TestBroker.withBroker { broker in
             try await withTestClients { clients in
-                let (client, events) = try clients.start(broker.clientConfiguration(clientID: "batch"))
-                try client.subscribe("batch/#", qos: 1)
+                let (client, events) = try clients.start(broker.clientConfiguration(clientID: "batch"), subscribing: ["batch/#"])
                 try await events.connected()
                 let valid = (0..<50).map { MQTTMessage(topic: "batch/\($0 % 3)", string: "\($0)", qos: 1) }
                 let invalid = MQTTMessage(topic: "batch/+", string: "wildcard")
@@ -97,8 +93,7 @@ struct MQTTClientTests {
                 // round, when the next keepalive ping is due (up to 60 s later): past the usual 10 s
                 // deadline of every wait here, which a working client meets with a wide margin.
                 let (publisher, publisherEvents) = try clients.start(broker.clientConfiguration(clientID: "waker", keepAlive: 60))
-                let (subscriber, subscriberEvents) = try clients.start(broker.clientConfiguration(clientID: "watcher", keepAlive: 60))
-                try subscriber.subscribe("wake/#", qos: 1)
+                let (_, subscriberEvents) = try clients.start(broker.clientConfiguration(clientID: "watcher", keepAlive: 60), subscribing: ["wake/#"])
                 try await subscriberEvents.connected()
                 try await publisherEvents.connected()
                 for round in 0..<40 {
@@ -123,11 +118,9 @@ struct MQTTClientTests {
     func requestResponse() async throws {
         try await TestBroker.withBroker { broker in
             try await withTestClients { clients in
-                let (responder, responderEvents) = try clients.start(broker.clientConfiguration(clientID: "responder"))
-                try responder.subscribe("alarmd/node/cmd/+", qos: 1)
+                let (responder, responderEvents) = try clients.start(broker.clientConfiguration(clientID: "responder"), subscribing: ["alarmd/node/cmd/+"])
                 try await responderEvents.connected()
-                let (requester, requesterEvents) = try clients.start(broker.clientConfiguration(clientID: "requester"))
-                try requester.subscribe("replies/requester", qos: 1)
+                let (requester, requesterEvents) = try clients.start(broker.clientConfiguration(clientID: "requester"), subscribing: ["replies/requester"])
                 try await requesterEvents.connected()
 
                 let correlation: [UInt8] = [0x00, 0xFF, 0x10, 0x42]
@@ -157,11 +150,9 @@ struct MQTTClientTests {
     func forcedMQTT311() async throws {
         try await TestBroker.withBroker { broker in
             try await withTestClients { clients in
-                let (observer, observerEvents) = try clients.start(broker.clientConfiguration(clientID: "observer-v5"))
-                try observer.subscribe("v311/#", qos: 1)
+                let (observer, observerEvents) = try clients.start(broker.clientConfiguration(clientID: "observer-v5"), subscribing: ["v311/#"])
                 try await observerEvents.connected()
-                let (legacy, legacyEvents) = try clients.start(broker.clientConfiguration(clientID: "legacy", protocolSetting: .v311))
-                try legacy.subscribe("v311/#", qos: 1)
+                let (legacy, legacyEvents) = try clients.start(broker.clientConfiguration(clientID: "legacy", protocolSetting: .v311), subscribing: ["v311/#"])
                 try await legacyEvents.connected()
                 #expect(legacy.protocolVersion == .v311)
 
@@ -187,8 +178,7 @@ struct MQTTClientTests {
             let onlyMQTT311 = try TCPProxy(upstreamPort: broker.port, rejectingMQTT5: true)
             defer { onlyMQTT311.close() }
             try await withTestClients { clients in
-                let (observer, observerEvents) = try clients.start(broker.clientConfiguration(clientID: "observer"))
-                try observer.subscribe("fallback/#", qos: 1)
+                let (_, observerEvents) = try clients.start(broker.clientConfiguration(clientID: "observer"), subscribing: ["fallback/#"])
                 try await observerEvents.connected()
 
                 // It asks for MQTT 5 first (the default); by the time it is connected it has fallen back.
@@ -229,8 +219,7 @@ struct MQTTClientTests {
             let link = try TCPProxy(upstreamPort: broker.port)
             defer { link.close() }
             try await withTestClients { clients in
-                let (observer, observerEvents) = try clients.start(broker.clientConfiguration(clientID: "observer"))
-                try observer.subscribe("alarmd/node/status", qos: 1)
+                let (observer, observerEvents) = try clients.start(broker.clientConfiguration(clientID: "observer"), subscribing: ["alarmd/node/status"])
                 try await observerEvents.connected()
 
                 let will = MQTTConfiguration.Will(topic: "alarmd/node/status", payload: Array("{\"state\":\"offline\"}".utf8))
@@ -266,8 +255,7 @@ struct MQTTClientTests {
     func brokerRestart() async throws {
         try await TestBroker.withBroker { broker in
             try await withTestClients { clients in
-                let (subscriber, events) = try clients.start(broker.clientConfiguration(clientID: "subscriber"))
-                try subscriber.subscribe("restart/#", qos: 1)
+                let (subscriber, events) = try clients.start(broker.clientConfiguration(clientID: "subscriber"), subscribing: ["restart/#"])
                 try await events.connected()
 
                 try await broker.restart()
@@ -319,8 +307,7 @@ struct MQTTClientTests {
             let link = try TCPProxy(upstreamPort: broker.port)
             defer { link.close() }
             try await withTestClients { clients in
-                let (observer, observerEvents) = try clients.start(broker.clientConfiguration(clientID: "observer"))
-                try observer.subscribe("buffer/#", qos: 1)
+                let (_, observerEvents) = try clients.start(broker.clientConfiguration(clientID: "observer"), subscribing: ["buffer/#"])
                 try await observerEvents.connected()
 
                 let (node, nodeEvents) = try clients.start(broker.clientConfiguration(clientID: "node", port: link.port, outgoingBufferLimit: 3))
@@ -377,8 +364,7 @@ struct MQTTClientTests {
                 // busy machine may need another look: up to five subscribers, each a new client.
                 var retained: [String: String] = [:]
                 for attempt in 0..<5 where retained.count < 2 {
-                    let (observer, observerEvents) = try clients.start(broker.clientConfiguration(clientID: "observer-\(attempt)"))
-                    try observer.subscribe("alarms/#", qos: 1)
+                    let (_, observerEvents) = try clients.start(broker.clientConfiguration(clientID: "observer-\(attempt)"), subscribing: ["alarms/#"])
                     try await observerEvents.connected()
                     retained = [:]
                     for _ in 0..<2 {
@@ -397,8 +383,7 @@ struct MQTTClientTests {
             try await withTestClients { clients in
                 let configuration = broker.clientConfiguration(clientID: "tls")
                 #expect(configuration.tls?.caFile != nil)
-                let (client, events) = try clients.start(configuration)
-                try client.subscribe("secure/#", qos: 1)
+                let (client, events) = try clients.start(configuration, subscribing: ["secure/#"])
                 try await events.connected()
                 try client.publish(MQTTMessage(topic: "secure/echo", string: "over TLS", correlationData: [7]))
                 let echo = try await events.message(on: "secure/#")
@@ -430,8 +415,7 @@ struct MQTTClientTests {
     func idleConnectionStaysUp() async throws {
         try await TestBroker.withBroker { broker in
             try await withTestClients { clients in
-                let (client, events) = try clients.start(broker.clientConfiguration(clientID: "idle", keepAlive: 5))
-                try client.subscribe("idle/#", qos: 1)
+                let (client, events) = try clients.start(broker.clientConfiguration(clientID: "idle", keepAlive: 5), subscribing: ["idle/#"])
                 try await events.connected()
                 // Counted, not timed: any disconnection in 2.5 keepalives of silence is a failure.
                 let disconnection = try? await events.disconnected(within: .milliseconds(12_500))
@@ -448,8 +432,7 @@ struct MQTTClientTests {
     func frozenBroker() async throws {
         try await TestBroker.withBroker { broker in
             try await withTestClients { clients in
-                let (client, events) = try clients.start(broker.clientConfiguration(clientID: "patient", keepAlive: 5))
-                try client.subscribe("frozen/#", qos: 1)
+                let (client, events) = try clients.start(broker.clientConfiguration(clientID: "patient", keepAlive: 5), subscribing: ["frozen/#"])
                 try await events.connected()
 
                 // The deadlines only bound a hang, with room for a loaded machine: with a 5 s keepalive
