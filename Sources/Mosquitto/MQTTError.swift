@@ -162,9 +162,7 @@ extension MQTTError {
             return error(.libraryFailure, "\(subject) failed (libmosquitto: \(text))")
         }
     }
-}
 
-extension MQTTError {
     /// This failure as the end of a connection attempt that got no CONNACK. Whatever closes the
     /// connection, sends what is not MQTT, or stays silent after the CONNECT is most likely not an
     /// MQTT broker (an HTTP server, a websockets or TLS listener), which the message says; other
