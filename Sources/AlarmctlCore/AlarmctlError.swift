@@ -78,9 +78,7 @@ public enum AlarmctlError: Error, Hashable, Sendable, CustomStringConvertible {
     }
 
     public var description: String { message }
-}
 
-extension AlarmctlError {
     /// What to do about an authorization that is not `authorized`: a denied node does not ask
     /// again until its decision is reset on the node itself.
     public static func authorizationAdvice(_ state: AlarmManager.AuthorizationState) -> String {
@@ -93,9 +91,7 @@ extension AlarmctlError {
                 + "single-button board), or set authorization = \"authorized\" in the node's config"
         }
     }
-}
 
-extension AlarmctlError {
     /// Human syntax that cannot be read, or that the node would refuse, as a usage error that
     /// names alarmctl's options.
     public init(_ error: HumanSyntaxError) {
