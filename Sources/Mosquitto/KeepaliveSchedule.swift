@@ -31,9 +31,7 @@ struct KeepaliveSchedule {
     /// `mosquitto_loop_misc` ran at `now`, and whatever it queued was written (and reported) since.
     /// If it was due and nothing was written, libmosquitto's clock says later: look again in a second.
     mutating func keepaliveChecked(at now: Duration) {
-        if now >= nextCheck {
-            nextCheck = Self.wholeSeconds(now) + .seconds(1)
-        }
+        if now >= nextCheck { nextCheck = Self.wholeSeconds(now) + .seconds(1) }
     }
 
     /// The poll(2) timeout from `now` until the next check is due, margin included.

@@ -120,9 +120,7 @@ extension MQTTClient {
                 "mqtt.reason": "\(String(cString: mosquitto_reason_string(granted)))",
             ])
         }
-        if let event {
-            eventSink.yield(event)
-        }
+        if let event { eventSink.yield(event) }
     }
 
     private func libraryLogged(level: Int32, text: String) {

@@ -17,9 +17,7 @@ extension MQTTClient {
             let result = serviceConnection(keepalive: &keepalive)
             let loopErrno = errno
             completeConnectionSetup()
-            if result == MOSQ_ERR_SUCCESS.rawValue {
-                continue
-            }
+            if result == MOSQ_ERR_SUCCESS.rawValue { continue }
             let failure = MQTTError(mosquittoCode: result, errno: loopErrno, during: .connectionEnded, broker: configuration.brokerAddress)
             switch state.withLock({ $0.machine.connectionRoundFailed(failure, at: .now) }) {
             case .stopNetworkThread:
@@ -104,18 +102,12 @@ extension MQTTClient {
                 return result
             }
         }
-        if descriptors[1].revents != 0 {
-            networkWake.clear()
-        }
+        if descriptors[1].revents != 0 { networkWake.clear() }
         // Reading may have queued acknowledgements; a wake-up means packets were queued.
-        if let result = writeIfQueued(socket, keepalive: &keepalive) {
-            return result
-        }
+        if let result = writeIfQueued(socket, keepalive: &keepalive) { return result }
         let result = mosquitto_loop_misc(handle.pointer)
         guard result == MOSQ_ERR_SUCCESS.rawValue else { return result }
-        if let result = writeIfQueued(socket, keepalive: &keepalive) {
-            return result
-        }
+        if let result = writeIfQueued(socket, keepalive: &keepalive) { return result }
         keepalive.keepaliveChecked(at: Self.monotonicNow())
         return MOSQ_ERR_SUCCESS.rawValue
     }
@@ -207,9 +199,7 @@ extension MQTTClient {
             "mqtt.session_present": "\(setup.sessionPresent)",
             "mqtt.flushed": "\(setup.messages.count)",
         ])
-        if let connected {
-            eventSink.yield(connected)
-        }
+        if let connected { eventSink.yield(connected) }
     }
 
     /// Logs a failed round: a failed attempt when its reason changed (as an error when a setting

@@ -90,15 +90,11 @@ public final class MQTTClient: Sendable {
 
     /// Whether a connection is up and set up (subscriptions sent, buffer flushed), so that publishes
     /// go straight to the broker. ``MQTTEvent/connected(sessionPresent:)`` also waits for the SUBACKs.
-    public var isConnected: Bool {
-        state.withLock { $0.machine.isConnected }
-    }
+    public var isConnected: Bool { state.withLock { $0.machine.isConnected } }
 
     /// Why the last attempt to connect failed, or the last connection ended (as the log says it);
     /// nil before the first failure. What to tell a user while ``isConnected`` is false.
-    public var connectionProblem: String? {
-        state.withLock { $0.machine.lastReportedFailure }
-    }
+    public var connectionProblem: String? { state.withLock { $0.machine.lastReportedFailure } }
 
     /// The protocol version in use, or tried next: MQTT 5 until a fallback to 3.1.1 under
     /// ``MQTTProtocolSetting/auto``, or the version ``MQTTConfiguration/protocolSetting`` pins.
@@ -262,9 +258,7 @@ public final class MQTTClient: Sendable {
             defer { state.networkThreadWaiters = [] }
             return state.networkThreadWaiters
         }
-        for waiter in waiters {
-            waiter.resume()
-        }
+        for waiter in waiters { waiter.resume() }
     }
 
     private func waitForNetworkThread() async {
@@ -274,9 +268,7 @@ public final class MQTTClient: Sendable {
                 state.networkThreadWaiters.append(continuation)
                 return false
             }
-            if finished {
-                continuation.resume()
-            }
+            if finished { continuation.resume() }
         }
     }
 

@@ -125,7 +125,5 @@ public struct MQTTConfiguration: Sendable {
     }
 
     /// `host:port`, as used in log metadata and error messages.
-    var brokerAddress: String {
-        host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)"
-    }
+    var brokerAddress: String { host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)" }
 }

@@ -188,9 +188,7 @@ struct MQTTConnectionStateMachine {
     mutating func publishHandedOver(_ message: MQTTMessage, outcome: HandOverOutcome) {
         switch outcome {
         case .accepted(let messageID):
-            if message.qos > 0 {
-                unacknowledgedPublishes.insert(messageID)
-            }
+            if message.qos > 0 { unacknowledgedPublishes.insert(messageID) }
         case .notConnected:
             outgoing.append(message)
         }
@@ -240,9 +238,7 @@ struct MQTTConnectionStateMachine {
         link = .down
         subscriptionsAwaitingAcknowledgement = [:]
         connectedEventAwaitingSubscriptions = nil
-        if connectionFailure == nil {
-            connectionFailure = reason
-        }
+        if connectionFailure == nil { connectionFailure = reason }
         return wasUp ? .disconnected(reason: reason.message) : nil
     }
 
@@ -314,9 +310,7 @@ struct MQTTConnectionStateMachine {
     /// A call of `mosquitto_connect_async` or `mosquitto_reconnect_async` returned. Returns whether
     /// to call `mosquitto_disconnect` at once: a disconnect() during the call found no socket.
     mutating func connectCallReturned(failure: MQTTError?) -> Bool {
-        if let failure {
-            connectionFailure = failure
-        }
+        if let failure { connectionFailure = failure }
         return lifecycle == .stopping
     }
 

@@ -44,7 +44,5 @@ public struct MQTTMessage: Sendable, Equatable {
     }
 
     /// The payload decoded as UTF-8, or nil when it is not valid UTF-8.
-    public var payloadString: String? {
-        String(validating: payload, as: UTF8.self)
-    }
+    public var payloadString: String? { String(validating: payload, as: UTF8.self) }
 }

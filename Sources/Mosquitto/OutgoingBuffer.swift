@@ -17,9 +17,7 @@ struct OutgoingBuffer {
     /// Non-retained messages dropped since the last ``drain()``.
     private(set) var droppedCount = 0
 
-    init(limit: Int) {
-        self.limit = limit
-    }
+    init(limit: Int) { self.limit = limit }
 
     var count: Int { retainedByTopic.count + nonRetained.count }
     var isEmpty: Bool { count == 0 }
