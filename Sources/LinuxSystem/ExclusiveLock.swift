@@ -23,7 +23,5 @@ public final class ExclusiveLock: Sendable {
         self.descriptor = descriptor
     }
 
-    deinit {
-        _ = close(descriptor)
-    }
+    deinit { _ = close(descriptor) }
 }

@@ -18,9 +18,7 @@ public final class PollThread: Sendable {
 
     private let stopSignal: OwnedDescriptor
 
-    private init(stopSignal: OwnedDescriptor) {
-        self.stopSignal = stopSignal
-    }
+    private init(stopSignal: OwnedDescriptor) { self.stopSignal = stopSignal }
 
     /// Starts a thread named `name` (prctl keeps 15 bytes) that polls `descriptors`.
     ///

@@ -81,9 +81,7 @@ func systemCall<Value: BinaryInteger>(
 final class OwnedDescriptor: Sendable {
     let raw: Int32
 
-    init(_ raw: Int32) {
-        self.raw = raw
-    }
+    init(_ raw: Int32) { self.raw = raw }
 
     deinit {
         // Nothing was written through this descriptor, so close(2) has nothing to report.

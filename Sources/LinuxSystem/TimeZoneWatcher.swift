@@ -19,9 +19,7 @@ public enum SystemTimeZone {
     /// name under `zoneinfo/`, without a `posix/` or `right/` prefix), else the `timezone` file,
     /// else `TimeZone.current`. A name Foundation does not know is skipped.
     public static func identifier(files: TimeZoneFiles = .system) -> String {
-        if let identifier = zoneNameFromLink(at: files.localtime) {
-            return identifier
-        }
+        if let identifier = zoneNameFromLink(at: files.localtime) { return identifier }
         if let contents = try? String(contentsOfFile: files.timezone, encoding: .utf8),
            let name = contents.split(whereSeparator: \.isWhitespace).first, TimeZone(identifier: String(name)) != nil {
             return String(name)

@@ -35,9 +35,7 @@ public struct WallClockJumps: AsyncSequence, Sendable {
 
     private let logger: Logger
 
-    public init(logger: Logger) {
-        self.logger = logger
-    }
+    public init(logger: Logger) { self.logger = logger }
 
     public func makeAsyncIterator() -> KernelEventIterator<WallClockJump> {
         KernelEventIterator { [logger] () throws(SystemError) in try WallClockJumpTimer(logger: logger) }
