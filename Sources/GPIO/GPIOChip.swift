@@ -42,9 +42,7 @@ public final class GPIOChip: Sendable {
         logger.debug("GPIO chip opened", metadata: ["gpio.label": "\(label)", "gpio.lines": "\(lineCount)"])
     }
 
-    deinit {
-        handle.withLock { gpiod_chip_close($0) }
-    }
+    deinit { handle.withLock { gpiod_chip_close($0) } }
 
     /// The GPIO character devices in `directory` (`gpiochipN`), sorted: the chips libgpiod's
     /// `gpiod_chip_iter_new` would open, found without opening them (so without needing
@@ -142,6 +140,4 @@ public final class GPIOChip: Sendable {
 /// passed to libgpiod inside `GPIOChip.withLock`, which serializes every call
 /// on that chip; the chip outlives it because `GPIOOutput`/`GPIOInput` hold
 /// the chip.
-struct LineHandle: @unchecked Sendable {
-    let pointer: OpaquePointer
-}
+struct LineHandle: @unchecked Sendable { let pointer: OpaquePointer }

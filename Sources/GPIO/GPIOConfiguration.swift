@@ -49,9 +49,7 @@ public enum GPIOLineSelector: Sendable, Hashable, CustomStringConvertible {
 
     /// Reads a configuration string: an offset when it is all digits,
     /// otherwise a line name.
-    public init(_ text: String) {
-        self = UInt32(text).map(Self.offset) ?? .name(text)
-    }
+    public init(_ text: String) { self = UInt32(text).map(Self.offset) ?? .name(text) }
 
     public var description: String {
         switch self {

@@ -32,9 +32,7 @@ struct LineDescription: Sendable, Hashable, CustomStringConvertible {
     var offset: UInt32
     var name: String?
 
-    var description: String {
-        "line \(offset)\(name.map { " '\($0)'" } ?? "") on \(chip)"
-    }
+    var description: String { "line \(offset)\(name.map { " '\($0)'" } ?? "") on \(chip)" }
 }
 
 /// What was being done when a libgpiod call failed.
