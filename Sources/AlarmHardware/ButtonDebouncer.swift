@@ -60,9 +60,7 @@ public struct ButtonDebouncer: Sendable {
         }
     }
 
-    public init(timing: ButtonTiming = ButtonTiming()) {
-        self.timing = timing
-    }
+    public init(timing: ButtonTiming = ButtonTiming()) { self.timing = timing }
 
     private var window: UInt64 { Self.nanoseconds(timing.debounce) }
     private var threshold: UInt64 { Self.nanoseconds(timing.longPress) }
@@ -80,9 +78,7 @@ public struct ButtonDebouncer: Sendable {
     public mutating func receive(_ edge: ButtonEdge) -> [ButtonPress] {
         var presses = advance(to: edge.timestamp)
         var state = states[edge.button, default: LineState()]
-        if state.burstStart == nil {
-            state.burstStart = edge.timestamp
-        }
+        if state.burstStart == nil { state.burstStart = edge.timestamp }
         state.raw = edge.pressed
         state.lastEdge = max(state.lastEdge, edge.timestamp)
         states[edge.button] = state

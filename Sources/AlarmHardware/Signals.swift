@@ -18,9 +18,7 @@ extension OnOffSignal {
     /// Given the instant the signal started and now: is it on, and when does it
     /// next change? Before `start` the signal is off.
     public func level<I: InstantProtocol>(startedAt start: I, at now: I) -> SignalLevel<I> where I.Duration == Duration {
-        guard now >= start else {
-            return SignalLevel(isOn: false, nextChange: start)
-        }
+        guard now >= start else { return SignalLevel(isOn: false, nextChange: start) }
         let (isOn, changesIn) = level(after: start.duration(to: now))
         return SignalLevel(isOn: isOn, nextChange: changesIn.map { now.advanced(by: $0) })
     }
@@ -98,18 +96,12 @@ public struct BuzzerSound: OnOffSignal, Hashable {
 
     public func level(after elapsed: Duration) -> (isOn: Bool, changesIn: Duration?) {
         guard let escalated else { return pattern.level(after: elapsed) }
-        if elapsed >= escalateAfter {
-            return escalated.level(after: elapsed - escalateAfter)
-        }
+        if elapsed >= escalateAfter { return escalated.level(after: elapsed - escalateAfter) }
         let before = pattern.level(after: elapsed)
         let untilEscalation = escalateAfter - elapsed
-        if let changesIn = before.changesIn, changesIn < untilEscalation {
-            return before
-        }
+        if let changesIn = before.changesIn, changesIn < untilEscalation { return before }
         let after = escalated.level(after: .zero)
-        if after.isOn != before.isOn {
-            return (before.isOn, untilEscalation)
-        }
+        if after.isOn != before.isOn { return (before.isOn, untilEscalation) }
         return (before.isOn, after.changesIn.map { untilEscalation + $0 })
     }
 }

@@ -19,9 +19,7 @@ public final class SimulatedLine: OutputLine {
     public init() {}
 
     /// The current logical state.
-    public var isOn: Bool {
-        state.withLock { $0.isOn }
-    }
+    public var isOn: Bool { state.withLock { $0.isOn } }
 
     /// Sets the level and, when it changed, tells the observers on this thread: an observer
     /// that woke a task instead would take a core from the caller just as an alarm sounds.
@@ -32,9 +30,7 @@ public final class SimulatedLine: OutputLine {
             state.isOn = on
             return state.observers
         }
-        for observer in observers {
-            observer(Change(isOn: on, at: changedAt))
-        }
+        for observer in observers { observer(Change(isOn: on, at: changedAt)) }
     }
 
     /// Calls `observer` with every change from now on, on the thread that sets the line (in
@@ -72,9 +68,7 @@ public final class SimulatedButtons<C: Clock>: ButtonEdgeSource where C.Duration
     }
 
     /// The clock's current time as an edge timestamp.
-    public var now: UInt64 {
-        ButtonDebouncer.nanoseconds(origin.duration(to: clock.now))
-    }
+    public var now: UInt64 { ButtonDebouncer.nanoseconds(origin.duration(to: clock.now)) }
 
     /// Presses `button` now and releases it after `duration` on the clock.
     /// If the task is cancelled while the button is held, the release is still
@@ -133,14 +127,10 @@ public final class SimulatedButtons<C: Clock>: ButtonEdgeSource where C.Duration
     public struct AsyncIterator: AsyncIteratorProtocol {
         fileprivate let buttons: SimulatedButtons
 
-        public mutating func next() async -> ButtonEdge? {
-            await buttons.next()
-        }
+        public mutating func next() async -> ButtonEdge? { await buttons.next() }
     }
 
-    public func makeAsyncIterator() -> AsyncIterator {
-        AsyncIterator(buttons: self)
-    }
+    public func makeAsyncIterator() -> AsyncIterator { AsyncIterator(buttons: self) }
 
     private func next() async -> ButtonEdge? {
         await withTaskCancellationHandler {
