@@ -18,9 +18,7 @@ public struct SystemAlarmClock: AlarmClock {
     private let wait: @Sendable (Duration) async throws -> Void
 
     /// Waits with `Task.sleep` on `ContinuousClock`.
-    public init() {
-        self.init(sleepingOn: ContinuousClock())
-    }
+    public init() { self.init(sleepingOn: ContinuousClock()) }
 
     /// Waits on `clock`, with zero tolerance: the daemon passes a clock that sleeps on a
     /// timerfd of its own, so that a far-off deadline costs no wake-ups meanwhile.
@@ -52,9 +50,7 @@ public final class ManualAlarmClock: AlarmClock {
 
     private let state: Mutex<State>
 
-    public init(now: Date) {
-        state = Mutex(State(now: now))
-    }
+    public init(now: Date) { state = Mutex(State(now: now)) }
 
     public var now: Date { state.withLock { $0.now } }
 
@@ -82,9 +78,7 @@ public final class ManualAlarmClock: AlarmClock {
     }
 
     /// Moves the clock forward and wakes every sleeper whose deadline has come.
-    public func advance(by seconds: TimeInterval) {
-        advance(to: now.addingTimeInterval(seconds))
-    }
+    public func advance(by seconds: TimeInterval) { advance(to: now.addingTimeInterval(seconds)) }
 
     /// Sets the clock (forwards or backwards, as a wall-clock step) and wakes due sleepers.
     public func advance(to date: Date) {

@@ -19,14 +19,10 @@ public final class AlarmManager: Sendable {
     let connection: any AlarmNodeConnection
 
     /// A manager for any connection to a node.
-    public init(connection: any AlarmNodeConnection) {
-        self.connection = connection
-    }
+    public init(connection: any AlarmNodeConnection) { self.connection = connection }
 
     /// A manager for a node running in this process.
-    public convenience init(node: LocalAlarmNode) {
-        self.init(connection: LocalNodeConnection(node: node))
-    }
+    public convenience init(node: LocalAlarmNode) { self.init(connection: LocalNodeConnection(node: node)) }
 
     /// Schedules an alarm, or replaces the one with this id; returns it.
     ///
@@ -63,33 +59,23 @@ public final class AlarmManager: Sendable {
     public func resume(id: Alarm.ID) async throws { try await connection.perform(.resume, id: id) }
 
     /// Every alarm of the node.
-    public var alarms: [Alarm] {
-        get throws { try connection.currentDocuments().map(\.alarm) }
-    }
+    public var alarms: [Alarm] { get throws { try connection.currentDocuments().map(\.alarm) } }
 
     /// The alarms each time they change, starting with the current list. Any number of
     /// observers may iterate at once.
-    public var alarmUpdates: AlarmUpdates {
-        AlarmUpdates(values: connection.documentUpdates) { $0.map(\.alarm) }
-    }
+    public var alarmUpdates: AlarmUpdates { AlarmUpdates(values: connection.documentUpdates) { $0.map(\.alarm) } }
 
     /// Every alarm's full document (configuration, presentation state, next alert date).
-    public var alarmDocuments: [AlarmDocument] {
-        get throws { try connection.currentDocuments() }
-    }
+    public var alarmDocuments: [AlarmDocument] { get throws { try connection.currentDocuments() } }
 
     /// The full documents each time they change, starting with the current list.
-    public var alarmDocumentUpdates: AsyncStream<[AlarmDocument]> {
-        connection.documentUpdates.stream()
-    }
+    public var alarmDocumentUpdates: AsyncStream<[AlarmDocument]> { connection.documentUpdates.stream() }
 
     /// Whether the node lets apps schedule alarms.
     public var authorizationState: AuthorizationState { connection.authorizationUpdates.value }
 
     /// Asks the node for authorization (it prompts on its hardware) and returns the decision.
-    public func requestAuthorization() async throws -> AuthorizationState {
-        try await connection.requestAuthorization()
-    }
+    public func requestAuthorization() async throws -> AuthorizationState { try await connection.requestAuthorization() }
 
     /// The authorization decision each time it changes, starting with the current one.
     public var authorizationUpdates: AlarmAuthorizationStateUpdates {
@@ -105,18 +91,9 @@ struct LocalNodeConnection: AlarmNodeConnection {
         try await node.schedule(id: id, configuration: configuration)
     }
 
-    func perform(_ operation: AlarmOperation, id: UUID) async throws {
-        try await node.perform(operation, id: id)
-    }
-
-    func requestAuthorization() async throws -> AlarmManager.AuthorizationState {
-        await node.requestAuthorization()
-    }
-
-    func currentDocuments() throws -> [AlarmDocument] {
-        node.documentUpdates.value
-    }
-
+    func perform(_ operation: AlarmOperation, id: UUID) async throws { try await node.perform(operation, id: id) }
+    func requestAuthorization() async throws -> AlarmManager.AuthorizationState { await node.requestAuthorization() }
+    func currentDocuments() throws -> [AlarmDocument] { node.documentUpdates.value }
     var documentUpdates: Broadcast<[AlarmDocument]> { node.documentUpdates }
     var authorizationUpdates: Broadcast<AlarmManager.AuthorizationState> { node.authorizationUpdates }
 }

@@ -28,9 +28,7 @@ public struct BroadcastUpdates<Value: Sendable, Element: Sendable>: AsyncSequenc
         var values: AsyncStream<Value>.Iterator
         let transform: @Sendable (Value) -> Element
 
-        public mutating func next() async -> Element? {
-            await values.next().map(transform)
-        }
+        public mutating func next() async -> Element? { await values.next().map(transform) }
 
         public mutating func next(isolation actor: isolated (any Actor)?) async -> Element? {
             await values.next(isolation: actor).map(transform)

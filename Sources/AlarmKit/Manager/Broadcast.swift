@@ -21,9 +21,7 @@ public final class Broadcast<Value: Sendable>: Sendable {
     /// `state`, and the termination handler never takes this lock.
     private let delivery = Mutex(())
 
-    public init(_ value: Value) {
-        state = Mutex(State(value: value))
-    }
+    public init(_ value: Value) { state = Mutex(State(value: value)) }
 
     /// A broadcast whose value is not known yet: ``value`` is `placeholder` until the first send,
     /// and streams begin with that send (a remote node's alarms before its retained state is in).

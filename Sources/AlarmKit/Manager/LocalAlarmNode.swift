@@ -323,9 +323,7 @@ public actor LocalAlarmNode {
     /// operation checks before it changes anything; `EngineRefusalTests` holds it to that).
     private func applyNow<Failure: Error>(
         source: AlarmEvent.Source, _ change: (inout AlarmEngine, Date) throws(Failure) -> [AlarmEffect]
-    ) throws(Failure) -> StateWrite? {
-        commit(try change(&engine, clock.now).caused(by: source))
-    }
+    ) throws(Failure) -> StateWrite? { commit(try change(&engine, clock.now).caused(by: source)) }
 
     /// Time passing is carried out whatever the disk does: the alarm still sounds.
     private func advanceTime(_ change: (inout AlarmEngine, Date) -> [AlarmEffect]) {

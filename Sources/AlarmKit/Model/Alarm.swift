@@ -182,7 +182,5 @@ struct WeekdayName: Codable, Sendable {
 
 extension Locale.Weekday {
     /// The weekday's index, Sunday = 0, as in the proleptic Gregorian calendar.
-    var indexFromSunday: Int {
-        WeekdayName.fullNames.firstIndex { $0.1 == self }!
-    }
+    var indexFromSunday: Int { WeekdayName.fullNames.firstIndex { $0.1 == self }! }
 }

@@ -56,9 +56,7 @@ public enum JSONValue: Sendable, Hashable, Codable {
     }
 
     /// The size of this value written as compact JSON, in bytes.
-    public var encodedByteCount: Int {
-        (try? AlarmJSON.encoder.encode(self).count) ?? 0
-    }
+    public var encodedByteCount: Int { (try? AlarmJSON.encoder.encode(self).count) ?? 0 }
 }
 
 /// Metadata on the node is kept as raw JSON: it conforms so that

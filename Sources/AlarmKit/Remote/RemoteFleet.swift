@@ -36,9 +36,7 @@ public final class RemoteFleet: Sendable {
     }
 
     /// The connection to `node`, when it is known.
-    public func connection(to node: String) -> RemoteNodeConnection? {
-        connections.value[node]
-    }
+    public func connection(to node: String) -> RemoteNodeConnection? { connections.value[node] }
 
     /// Connects the chosen nodes, or starts watching for nodes under the prefix; either way a
     /// client of its own follows the broker connection (``brokerConnected``).
