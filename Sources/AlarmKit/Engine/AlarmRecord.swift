@@ -43,7 +43,7 @@ public struct AlarmRecord: Identifiable, Sendable, Hashable {
             self.isPreAlert = isPreAlert
         }
 
-        /// A countdown of `remaining` seconds out of `total`, starting at `start`.
+        /// A countdown of `total` seconds of which `elapsed` have passed, counting from `start`: it ends `total - elapsed` seconds after it.
         static func starting(at start: Date, total: TimeInterval, elapsed: TimeInterval = 0, isPreAlert: Bool = false) -> Self {
             Countdown(totalCountdownDuration: total, previouslyElapsedDuration: elapsed, startDate: start,
                       fireDate: start.addingTimeInterval(total - elapsed), isPreAlert: isPreAlert)
