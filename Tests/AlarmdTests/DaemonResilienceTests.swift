@@ -142,14 +142,12 @@ struct DaemonResilienceTests {
             let residentPeak = try await Self.residentPeak(of: daemon, from: residentBefore,
                                                            until: max(stoppedAt + Self.outageSeconds, fireDate + 1))
             let mark = node.count
+            let connections = node.connectionCount
             try await broker.start()
-            // alarmd may reach the broker again only once this test's client has resubscribed:
-            // an event it sends on its return cannot pass unseen.
-            let deadline = ContinuousClock.now + .seconds(10)
-            while !node.client.isConnected {
-                guard ContinuousClock.now < deadline else { throw TestSupportError("the test client did not reconnect") }
-                try await Task.sleep(for: .milliseconds(10))
-            }
+            // alarmd may reach the broker again only once this test's client has resubscribed
+            // (its `.connected` comes with the SUBACKs; `isConnected` before them): an event it
+            // sends on its return cannot pass unseen.
+            try await node.waitForConnection(beyond: connections)
             proxy.acceptsConnections = true
             let returned = Date()
             // The restarted broker has no retained state: the node republishes it.

@@ -12,13 +12,17 @@ final class NodeClient: Sendable {
     let replyTopic = "test/replies/\(UUID().uuidString)"
     private let received = Mutex<[MQTTMessage]>([])
     private let changes = Broadcast<Int>(0)
+    /// How many `.connected` events came: each comes once the broker acknowledged the subscriptions.
+    private let connections = Broadcast<Int>(0)
 
     private init(client: MQTTClient, topics: NodeTopics) {
         self.client = client
         self.topics = topics
     }
 
-    /// Connects a client for `node`. A test that freezes the broker passes a `keepAlive` longer
+    /// Connects a client for `node`, and returns once the broker acknowledged its subscriptions
+    /// (`.connected`): `isConnected` is true before that, and a message published meanwhile by
+    /// another client (a node's event) could pass unseen. A test that freezes the broker passes a `keepAlive` longer
     /// than the freeze: a client that gives up reconnects with a clean session and misses the
     /// events published meanwhile.
     static func connect(broker: TestBroker, node: String, clients: TestClients,
@@ -34,17 +38,40 @@ final class NodeClient: Sendable {
         try client.connect()
         Task {
             for await event in client.events {
-                guard case .message(let message) = event else { continue }
-                let count = nodeClient.received.withLock { $0.append(message); return $0.count }
-                nodeClient.changes.send(count)
+                switch event {
+                case .message(let message):
+                    let count = nodeClient.received.withLock { $0.append(message); return $0.count }
+                    nodeClient.changes.send(count)
+                case .connected:
+                    nodeClient.connections.send(nodeClient.connections.value + 1)
+                default:
+                    continue
+                }
             }
         }
-        let deadline = ContinuousClock.now + .seconds(10)
-        while !client.isConnected {
-            guard ContinuousClock.now < deadline else { throw TestSupportError("the test client did not connect") }
-            try await Task.sleep(for: .milliseconds(10))
-        }
+        try await nodeClient.waitForConnection(beyond: 0)
         return nodeClient
+    }
+
+    /// How many times the client connected so far: pass it to ``waitForConnection(beyond:within:)``.
+    var connectionCount: Int { connections.value }
+
+    /// Waits for a connection after the first `count`, reported once its subscriptions were acknowledged.
+    func waitForConnection(beyond count: Int, within timeout: Duration = .seconds(10)) async throws {
+        let connected = await withTaskGroup(of: Bool.self) { group in
+            group.addTask {
+                for await value in self.connections.stream() where value > count { return true }
+                return false
+            }
+            group.addTask {
+                try? await Task.sleep(for: timeout)
+                return false
+            }
+            let first = await group.next() ?? false
+            group.cancelAll()
+            return first
+        }
+        guard connected else { throw TestSupportError("the test client did not connect (or subscribe) within \(timeout)") }
     }
 
     /// The messages that arrived after the first `after` ones.
