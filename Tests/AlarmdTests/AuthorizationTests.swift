@@ -76,7 +76,9 @@ struct AuthorizationTests {
                                         arguments: ["--config", config.path]) { daemon in
                 try await withTestClients { clients in
                     let node = try await NodeClient.connect(broker: broker, node: daemon.node, clients: clients)
-                    _ = try await node.event("alerting", alarmID: id, within: .seconds(15))
+                    // The retained document, not the event: the restored timer is due 3 s after it was
+                    // written, and an event published before this client subscribed would be lost.
+                    _ = try await node.document(id, within: .seconds(15)) { $0.state == .alerting }
                     let mark = node.count
                     async let decision = node.request("requestAuthorization", within: .seconds(30))
                     // The alert's pattern wins on the outputs, so the prompt shows only in the log.
