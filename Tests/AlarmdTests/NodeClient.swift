@@ -22,9 +22,9 @@ final class NodeClient: Sendable {
 
     /// Connects a client for `node`, and returns once the broker acknowledged its subscriptions
     /// (`.connected`): `isConnected` is true before that, and a message published meanwhile by
-    /// another client (a node's event) could pass unseen. A test that freezes the broker passes a `keepAlive` longer
-    /// than the freeze: a client that gives up reconnects with a clean session and misses the
-    /// events published meanwhile.
+    /// another client (a node's event) could pass unseen. A test that freezes the broker passes a
+    /// `keepAlive` longer than the freeze: a client that gives up reconnects with a clean session
+    /// and misses the events published meanwhile.
     static func connect(broker: TestBroker, node: String, clients: TestClients,
                         protocolSetting: MQTTProtocolSetting = .auto, keepAlive: Int = 5) async throws -> NodeClient {
         let configuration = broker.clientConfiguration(clientID: "test-\(UUID().uuidString.prefix(8))", protocolSetting: protocolSetting,
