@@ -318,9 +318,10 @@ fi
 
 # What alarmd relies on, which a hardening edit could take away.
 unit_has() { grep -Eq "^$1\$" deploy/alarmd.service; }
-check "the unit: Type=notify, NotifyAccess=main, WatchdogSec, ExecReload sends SIGHUP" \
+check "the unit: Type=notify, NotifyAccess=main, WatchdogSec, ExecReload checks the file, then sends SIGHUP" \
     sh -c "grep -qx 'Type=notify' deploy/alarmd.service && grep -qx 'NotifyAccess=main' deploy/alarmd.service \
-        && grep -Eq '^WatchdogSec=[1-9]' deploy/alarmd.service && grep -qx 'ExecReload=/bin/kill -HUP \$MAINPID' deploy/alarmd.service"
+        && grep -Eq '^WatchdogSec=[1-9]' deploy/alarmd.service && grep -A1 -x 'ExecReload=/usr/bin/alarmd check-config /etc/alarmd/alarmd.toml' \
+        deploy/alarmd.service | grep -qx 'ExecReload=/bin/kill -HUP \$MAINPID'"
 check "the unit: user alarmd in gpio, StateDirectory=alarmd, GPIO devices allowed" \
     sh -c "grep -qx 'User=alarmd' deploy/alarmd.service && grep -qx 'SupplementaryGroups=gpio' deploy/alarmd.service \
         && grep -qx 'StateDirectory=alarmd' deploy/alarmd.service && grep -Eq '^DeviceAllow=(char-gpiochip|/dev/gpiochip\*) rw' deploy/alarmd.service"

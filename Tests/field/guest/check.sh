@@ -110,6 +110,23 @@ if [ "$phase" = first-boot ]; then
     check "the journal names the watchdog" sh -c 'journalctl -u alarmd -b --no-pager | grep -q "Watchdog timeout"'
     data after-watchdog
 
+    # systemctl reload checks the file first (ExecReload=alarmd check-config): a broken one fails
+    # the reload with its problem in the journal, and alarmd runs on as it was, unsignalled.
+    reloads() { journalctl -u alarmd -b --no-pager | grep -c "SIGHUP: reading the configuration again"; }
+    more_reloads_than() { [ "$(reloads)" -gt "$1" ]; }
+    reloaded() { systemctl reload alarmd && wait_until 20 more_reloads_than "$1"; }
+    check "systemctl reload alarmd: alarmd reads its configuration again" reloaded "$(reloads)"
+    cp -p /etc/alarmd/alarmd.toml /root/alarmd.toml.good
+    echo 'not toml [' >>/etc/alarmd/alarmd.toml
+    journal_has() { journalctl -u alarmd -b --no-pager | grep -q "$1"; }
+    refused() { # refused MAINPID RELOADS-BEFORE
+        ! systemctl reload alarmd 2>/dev/null && wait_until 20 journal_has "is not valid TOML at line" \
+            && [ "$(systemctl show -p MainPID --value alarmd)" = "$1" ] && alarmd_active && [ "$(reloads)" = "$2" ]
+    }
+    check "with a broken file systemctl reload fails, the journal says why, and alarmd runs on unsignalled" \
+        refused "$(systemctl show -p MainPID --value alarmd)" "$(reloads)"
+    mv /root/alarmd.toml.good /etc/alarmd/alarmd.toml
+
     # The companion display: installed, not enabled; enabled, it serves the page with this node on it.
     check "alarmd-companion.service is installed, not enabled" sh -c '[ "$(systemctl is-enabled alarmd-companion)" = disabled ]'
     systemctl enable --now alarmd-companion >/dev/null 2>&1
