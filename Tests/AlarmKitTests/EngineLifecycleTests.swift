@@ -254,8 +254,9 @@ struct EngineLifecycleTests {
         #expect(engine.nextDeadline == start + 660)
         #expect(engine.advance(to: start + 659).isEmpty)
         let effects = engine.advance(to: start + 660)
-        #expect(effects.eventNames == [.silenced])
+        #expect(effects.eventNames == [.silenced, .stopped])
         #expect(effects.event(.silenced)?.details["action"] == .string("stop"))
+        #expect(effects.event(.stopped)?.details == ["source": .string("silence")])
         #expect(effects.removedIDs == [id])
     }
 

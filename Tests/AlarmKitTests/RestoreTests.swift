@@ -93,7 +93,7 @@ struct RestoreTests {
         #expect(delegate.effects.eventNames == [.alerting])
         clock.advance(to: start + 660)
         _ = try await firstValue(of: node.documentUpdates.stream()) { $0.isEmpty }
-        #expect(delegate.effects.eventNames == [.alerting, .silenced])
+        #expect(delegate.effects.eventNames == [.alerting, .silenced, .stopped])
         #expect(await node.flush() == nil)
         #expect(delegate.lastState?.alarms.isEmpty == true)
     }
@@ -108,7 +108,7 @@ struct RestoreTests {
         let (_, _, delegate, timer) = try await restart(state, at: start + 2000)
         defer { timer.cancel() }
         #expect(!delegate.effects.contains(.alertStarted(id, sound: .default)))
-        #expect(delegate.effects.eventNames == [.silenced])
+        #expect(delegate.effects.eventNames == [.silenced, .stopped])
     }
 
     @Test("Downtime: late within the grace alerts with `late`; past it, missed and moved on")

@@ -532,16 +532,19 @@ public struct AlarmEngine: Sendable {
         ]
     }
 
-    /// Nobody acted within the alert timeout: stop, or snooze when configured and possible. The
-    /// snooze counts from the timeout, which for an alert restored after a long downtime is long
-    /// past: its end is then decided as any alert that fell due while the node was down.
+    /// Nobody acted within the alert timeout: stop, or snooze when configured and possible, with
+    /// the events of a stop (`stopped`) or a snooze (`countdown`) from source `silence`, without
+    /// the stop intent: nobody pressed. The snooze counts from the timeout, which for an alert
+    /// restored after a long downtime is long past: its end is then decided as any alert that
+    /// fell due while the node was down.
     private mutating func silence(_ record: AlarmRecord, timedOutAt timeout: Date, now: Date) -> [AlarmEffect] {
         let snooze = configuration.silenceAction == .countdown ? record.configuration.snoozeDuration : nil
         let event = AlarmEvent(.silenced, alarmID: record.id, at: now,
                                details: ["action": .string(snooze == nil ? "stop" : "countdown")])
         let effects: [AlarmEffect] = [.alertEnded(record.id), .event(event)]
         if let snooze { return effects + startCountdown(record, duration: snooze, from: timeout, now: now).caused(by: .silence) }
-        return effects + finishOccurrence(of: record, now: now).caused(by: .silence)
+        let stopped: [AlarmEffect] = [.event(AlarmEvent(.stopped, alarmID: record.id, at: now))]
+        return effects + (stopped + finishOccurrence(of: record, now: now)).caused(by: .silence)
     }
 
     /// Runs the intent, or, for an alarm restored from before `intentTopics` refused its topic,
