@@ -31,6 +31,19 @@ enum Terminal {
         exit(ExitStatus.outputFailed.rawValue)
     }
 
+    /// Exits quietly with status 0 as soon as nobody reads standard output any more, not at the
+    /// next ``write(_:)``: `alarmctl watch --json | head -2` then ends with head, even on a node
+    /// where nothing changes for hours. A thread of its own (`stdout-reader`): it blocks in
+    /// poll(2), which reports POLLERR or POLLHUP once a pipe's or socket's reader is gone, and
+    /// waits for ever on a file. Without the thread, the next write still notices.
+    static func exitWhenReaderLeaves() {
+        try? startDedicatedThread(named: "stdout-reader") {
+            var output = pollfd(fd: STDOUT_FILENO, events: 0, revents: 0)
+            while poll(&output, 1, -1) < 0, errno == EINTR {}
+            if output.revents & Int16(POLLERR | POLLHUP) != 0 { exit(ExitStatus.success.rawValue) }
+        }
+    }
+
     /// Writes `line` and a line feed to standard output (see ``write(_:)``).
     static func print(_ line: String) {
         write(line + "\n")

@@ -52,6 +52,7 @@ actor WatchDisplay {
     /// Runs until SIGINT, SIGTERM or SIGHUP; the terminal is restored on the way out.
     func run() async {
         let watcher = SignalWatcher([SIGINT, SIGTERM, SIGHUP, SIGWINCH])
+        if mode != .terminal { Terminal.exitWhenReaderLeaves() }
         if mode == .terminal { Terminal.write(ANSI.enterAlternateScreen + ANSI.hideCursor) }
         if mode != .json { draw() }
         let connection = session.connection
