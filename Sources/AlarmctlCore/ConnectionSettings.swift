@@ -30,6 +30,9 @@ extension BrokerOptions {
             settings.brokerProtocol = setting
         }
         if let prefix { settings.topicPrefix = prefix }
+        guard NodeTopics.isValidPrefix(settings.topicPrefix) else {
+            throw .usage("\(prefix == nil ? "ALARMD_PREFIX" : "--prefix") '\(settings.topicPrefix)' is not a topic prefix: leave out '+', '#' and a trailing '/'")
+        }
         if let username { settings.username = username }
         if let password { settings.password = password }
         if settings.password != nil, settings.username == nil {

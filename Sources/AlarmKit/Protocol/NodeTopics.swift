@@ -35,6 +35,12 @@ public struct NodeTopics: Sendable, Hashable {
         !topic.isEmpty && topic.utf8.count <= maxBytes && !topic.contains { "+#\u{0}".contains($0) }
     }
 
+    /// True for a topic prefix (`node.topic-prefix`, `--prefix`): without `+`, `#` or U+0000,
+    /// and not ending with `/`.
+    public static func isValidPrefix(_ prefix: String) -> Bool {
+        !prefix.contains { "+#\u{0}".contains($0) } && !prefix.hasSuffix("/")
+    }
+
     /// Retained node status; the will and a clean shutdown write `{"state":"offline"}` here.
     public var status: String { "\(base)/status" }
     /// Retained alarm documents, one topic per alarm.

@@ -69,7 +69,7 @@ public enum ConfigurationReader {
                     }
                 }
                 if let prefix = string(node, "node.topic-prefix") {
-                    if prefix.contains("+") || prefix.contains("#") || prefix.hasSuffix("/") {
+                    if !NodeTopics.isValidPrefix(prefix) {
                         problem("node.topic-prefix", "'\(prefix)' must not contain wildcards or end with '/'")
                     } else {
                         configuration.node.topicPrefix = prefix
