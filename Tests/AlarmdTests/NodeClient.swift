@@ -58,20 +58,25 @@ final class NodeClient: Sendable {
 
     /// Waits for a connection after the first `count`, reported once its subscriptions were acknowledged.
     func waitForConnection(beyond count: Int, within timeout: Duration = .seconds(10)) async throws {
-        let connected = await withTaskGroup(of: Bool.self) { group in
-            group.addTask {
-                for await value in self.connections.stream() where value > count { return true }
-                return false
-            }
+        let connected = await Self.first(within: timeout) { () async -> Bool? in
+            for await value in self.connections.stream() where value > count { return true }
+            return nil
+        }
+        guard connected != nil else { throw TestSupportError("the test client did not connect (or subscribe) within \(timeout)") }
+    }
+
+    /// What `search` returns, unless `timeout` passes first (then nil, and `search` is cancelled).
+    private static func first<Value: Sendable>(within timeout: Duration, _ search: @escaping @Sendable () async -> Value?) async -> Value? {
+        await withTaskGroup(of: Value?.self) { group in
+            group.addTask { await search() }
             group.addTask {
                 try? await Task.sleep(for: timeout)
-                return false
+                return nil
             }
-            let first = await group.next() ?? false
+            let first = await group.next() ?? nil
             group.cancelAll()
             return first
         }
-        guard connected else { throw TestSupportError("the test client did not connect (or subscribe) within \(timeout)") }
     }
 
     /// The messages that arrived after the first `after` ones.
@@ -88,20 +93,11 @@ final class NodeClient: Sendable {
         _ description: String, after: Int = 0, within timeout: Duration = .seconds(10),
         where match: @escaping @Sendable (MQTTMessage) -> Bool
     ) async throws -> MQTTMessage {
-        let found: MQTTMessage? = await withTaskGroup(of: MQTTMessage?.self) { group in
-            group.addTask {
-                for await _ in self.changes.stream() {
-                    if let found = self.received.withLock({ $0.dropFirst(after).first(where: match) }) { return found }
-                }
-                return nil
+        let found = await Self.first(within: timeout) { () async -> MQTTMessage? in
+            for await _ in self.changes.stream() {
+                if let found = self.received.withLock({ $0.dropFirst(after).first(where: match) }) { return found }
             }
-            group.addTask {
-                try? await Task.sleep(for: timeout)
-                return nil
-            }
-            let first = await group.next() ?? nil
-            group.cancelAll()
-            return first
+            return nil
         }
         guard let found else { throw TestSupportError("no \(description) within \(timeout)") }
         return found
