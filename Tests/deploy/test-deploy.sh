@@ -274,20 +274,21 @@ if ! command -v systemd-analyze >/dev/null 2>&1; then
     skip "systemd-analyze verify" "$why"
     skip "systemd-analyze security" "$why"
 else
-    # verify: the unit as packaged, with ExecStart pointing at the binary under test.
+    # verify: the unit as packaged, with ExecStart and ExecReload's check pointing at the binary under test.
     mkdir -p "$work/unit"
-    sed "s|^ExecStart=/usr/bin/alarmd |ExecStart=$alarmd |" deploy/alarmd.service >"$work/unit/alarmd.service"
-    if ! grep -q "^ExecStart=$alarmd " "$work/unit/alarmd.service"; then
-        fail "systemd-analyze verify" "could not point ExecStart at the binary under test"
+    sed "s|^\(Exec[A-Za-z]*\)=/usr/bin/alarmd |\1=$alarmd |" deploy/alarmd.service >"$work/unit/alarmd.service"
+    if ! grep -q "^ExecStart=$alarmd " "$work/unit/alarmd.service" || ! grep -q "^ExecReload=$alarmd check-config " "$work/unit/alarmd.service"; then
+        fail "systemd-analyze verify" "could not point ExecStart and ExecReload at the binary under test"
     elif verify_out="$(systemd-analyze verify "$work/unit/alarmd.service" 2>&1)" \
         && ! grep -q "alarmd.service" <<<"$verify_out"; then
         pass "systemd-analyze verify deploy/alarmd.service (ExecStart at the binary under test)"
     else
         fail "systemd-analyze verify deploy/alarmd.service" "$verify_out"
     fi
-    # The same check must notice a broken unit, or it proves nothing.
+    # The same check must notice a broken unit, or it proves nothing: only ExecStart's binary is missing.
     mkdir -p "$work/broken"
-    sed "s|^ExecStart=/usr/bin/alarmd |ExecStart=$work/missing/alarmd |" deploy/alarmd.service >"$work/broken/alarmd.service"
+    sed "s|^ExecStart=/usr/bin/alarmd |ExecStart=$work/missing/alarmd |; s|^ExecReload=/usr/bin/alarmd |ExecReload=$alarmd |" \
+        deploy/alarmd.service >"$work/broken/alarmd.service"
     check "systemd-analyze verify rejects the unit when ExecStart's binary is missing" \
         sh -c "! systemd-analyze verify '$work/broken/alarmd.service' >/dev/null 2>&1"
 
