@@ -260,6 +260,15 @@ struct EngineLifecycleTests {
         #expect(effects.removedIDs == [id])
     }
 
+    @Test("An auto-silence carried out while a command is applied keeps its source")
+    mutating func autoSilenceDuringCommand() throws {
+        _ = try engine.schedule(id: id, configuration: configuration(preAlert: 60), now: start)
+        _ = engine.advance(to: start + 60)
+        let effects = try engine.schedule(id: UUID(), configuration: configuration(preAlert: 600), now: start + 700).caused(by: .command)
+        #expect(effects.event(.stopped)?.details == ["source": .string("silence")])
+        #expect(effects.event(.scheduled)?.details["source"] == .string("command"))
+    }
+
     @Test("Auto-silence can snooze instead, when configured")
     mutating func autoSilenceSnoozes() throws {
         engine.configuration.silenceAction = .countdown

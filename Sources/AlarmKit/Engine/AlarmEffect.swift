@@ -75,10 +75,11 @@ public enum AlarmEffect: Sendable, Hashable {
 }
 
 extension Array where Element == AlarmEffect {
-    /// The effects with `source` set on the lifecycle events someone causes.
+    /// The effects with `source` set on the lifecycle events someone causes, except those that
+    /// name theirs already (the auto-silence's, carried out while a command was applied).
     public func caused(by source: AlarmEvent.Source) -> [AlarmEffect] {
         map { effect in
-            guard case .event(var event) = effect, AlarmEvent.causedLifecycle.contains(event.name) else {
+            guard case .event(var event) = effect, AlarmEvent.causedLifecycle.contains(event.name), event.details["source"] == nil else {
                 return effect
             }
             event.details["source"] = .string(source.rawValue)
