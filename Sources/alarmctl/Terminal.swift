@@ -31,16 +31,19 @@ enum Terminal {
         exit(ExitStatus.outputFailed.rawValue)
     }
 
-    /// Exits quietly with status 0 as soon as nobody reads standard output any more, not at the
-    /// next ``write(_:)``: `alarmctl watch --json | head -2` then ends with head, even on a node
-    /// where nothing changes for hours. A thread of its own (`stdout-reader`): it blocks in
-    /// poll(2), which reports POLLERR or POLLHUP once a pipe's or socket's reader is gone, and
-    /// waits for ever on a file. Without the thread, the next write still notices.
+    /// When standard output is a pipe or a socket, exits quietly with status 0 as soon as nobody
+    /// reads it any more, not at the next ``write(_:)``: `alarmctl watch --json | head -2` then
+    /// ends with head, even on a node where nothing changes for hours. A thread of its own
+    /// (`stdout-reader`): it blocks in poll(2), which reports POLLERR or POLLHUP once the reader
+    /// is gone. `_exit`: nothing is left to flush, and a write's EPIPE may be exiting meanwhile.
+    /// Without the thread, the next write still notices.
     static func exitWhenReaderLeaves() {
+        var status = stat()
+        guard fstat(STDOUT_FILENO, &status) == 0, [S_IFIFO, S_IFSOCK].contains(status.st_mode & S_IFMT) else { return }
         try? startDedicatedThread(named: "stdout-reader") {
             var output = pollfd(fd: STDOUT_FILENO, events: 0, revents: 0)
             while poll(&output, 1, -1) < 0, errno == EINTR {}
-            if output.revents & Int16(POLLERR | POLLHUP) != 0 { exit(ExitStatus.success.rawValue) }
+            if output.revents & Int16(POLLERR | POLLHUP) != 0 { _exit(ExitStatus.success.rawValue) }
         }
     }
 

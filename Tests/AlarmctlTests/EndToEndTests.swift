@@ -246,13 +246,20 @@ struct EndToEndTests {
             do {
                 let reader = pipe.fileHandleForReading.fileDescriptor
                 _ = fcntl(reader, F_SETFL, fcntl(reader, F_GETFL) | O_NONBLOCK)
+                // Closed once watch has printed and then been quiet for half a second: closed
+                // between two of its first lines, the second write's EPIPE would end it anyway.
                 var received: [UInt8] = []
-                let deadline = ContinuousClock.now + .seconds(10)
-                while !received.contains(UInt8(ascii: "\n")) {
+                var lastOutput = ContinuousClock.now
+                let deadline = lastOutput + .seconds(10)
+                while !received.contains(UInt8(ascii: "\n")) || ContinuousClock.now - lastOutput < .milliseconds(500) {
                     var buffer = [UInt8](repeating: 0, count: 4096)
                     let count = read(reader, &buffer, buffer.count)
-                    if count > 0 { received += buffer[..<count]; continue }
-                    guard ContinuousClock.now < deadline else { throw TestSupportError("no line from alarmctl \(arguments) within 10 s") }
+                    if count > 0 {
+                        received += buffer[..<count]
+                        lastOutput = ContinuousClock.now
+                        continue
+                    }
+                    guard ContinuousClock.now < deadline else { throw TestSupportError("no quiet line from alarmctl \(arguments) within 10 s") }
                     try await Task.sleep(for: .milliseconds(20))
                 }
                 try pipe.fileHandleForReading.close()
