@@ -34,6 +34,9 @@ extension Alarmctl {
 
         @OptionGroup var output: OutputOptions
 
+        /// Taken and not used, so that an alias naming the node (`alarmctl --broker pi:1883`) runs preview too.
+        @OptionGroup(visibility: .hidden) var connection: ConnectionOptions
+
         func run() async throws {
             try await output.run { () async throws(AlarmctlError) in
                 let expression = try AlarmctlError.reading { () throws(HumanSyntaxError) in try ScheduleExpression.parse(schedule) }

@@ -41,6 +41,17 @@ struct CommandLineTests {
         #expect(result.output == "\(AlarmdVersion.current)\n")
     }
 
+    @Test("preview takes the options that name a node, before or after its name, as an alias adds them, and needs no node")
+    func previewTakesConnectionOptions() async throws {
+        let options = ["--broker", "127.0.0.1:1", "--node", "vm", "--timeout", "1"]
+        let preview = ["preview", "07:00", "--count", "1", "--time-zone", "UTC", "--from", "2026-01-01T00:00Z", "--json"]
+        for arguments in [options + preview, preview + options] {
+            let result = try await EndToEndTests.alarmctl(arguments)
+            #expect(result.status == 0, "\(arguments): \(result.errorOutput)")
+            #expect(try result.json([String].self) == ["2026-01-01T07:00:00.000Z"])
+        }
+    }
+
     @Test("Without --json, a parser error is text on standard error only")
     func parserErrorAsText() async throws {
         let result = try await EndToEndTests.alarmctl(["timer", "10m", "--bogus"])
