@@ -58,9 +58,9 @@ let package = Package(
             name: "GPIO",
             dependencies: ["CGPIOD", "AlarmHardware", "LinuxSystem", .product(name: "Logging", package: "swift-log")]
         ),
-        // Linux headers Glibc's module lacks (timerfd, timex, inotify, eventfd).
+        // Linux headers Glibc's module lacks (timerfd, timex, inotify, eventfd, wcwidth).
         .systemLibrary(name: "CLinux", path: "Sources/CLinux"),
-        // Wall-clock steps, clock sync, zone changes, atomic files, sd_notify.
+        // Wall-clock steps, clock sync, zone changes, atomic files, sd_notify, terminal widths.
         .target(
             name: "LinuxSystem",
             dependencies: ["CLinux", .product(name: "Logging", package: "swift-log")]
@@ -100,7 +100,7 @@ let package = Package(
         .target(
             name: "AlarmctlCore",
             dependencies: [
-                "AlarmKit",
+                "AlarmKit", "LinuxSystem",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -167,7 +167,7 @@ let package = Package(
         // alarmctl's syntax and rendering, and the real alarmctl against a real alarmd and mosquitto.
         .testTarget(
             name: "AlarmctlTests",
-            dependencies: ["AlarmctlCore", "AlarmKit", "MosquittoTestSupport", "Mosquitto", "alarmctl", "alarmd"]
+            dependencies: ["AlarmctlCore", "AlarmKit", "LinuxSystem", "MosquittoTestSupport", "Mosquitto", "alarmctl", "alarmd"]
         ),
         .testTarget(
             name: "CompanionTests",

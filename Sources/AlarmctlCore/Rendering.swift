@@ -1,5 +1,6 @@
 import AlarmKit
 import Foundation
+import LinuxSystem
 
 /// The text of `alarmctl list`, `show`, `preview` and of command results: pure functions of their input.
 public enum Rendering {
@@ -30,7 +31,7 @@ public enum Rendering {
             [shortIDs[document.id] ?? document.id.uuidString, AlarmText.kind(of: document), AlarmText.title(of: document),
              document.state.rawValue, AlarmText.next(of: document, now: now, timeZone: timeZone), AlarmText.repeats(of: document)]
         }
-        var widths = header.indices.map { column in ([header] + rows).map { $0[column].count }.max() ?? 0 }
+        var widths = header.indices.map { column in ([header] + rows).map { TerminalText.columns($0[column]) }.max() ?? 0 }
         if let width {
             let total = widths.reduce(0, +) + 2 * (widths.count - 1)
             widths[2] = max(5, widths[2] - max(0, total - width))
@@ -103,15 +104,21 @@ public enum Rendering {
     }
 }
 
-/// `text` cut to `width` characters, ending in `…` when cut.
+/// `text` cut to `width` terminal columns, ending in `…` when cut.
 func truncate(_ text: String, to width: Int) -> String {
-    guard text.count > width else { return text }
-    guard width > 1 else { return String(text.prefix(max(0, width))) }
-    return text.prefix(width - 1) + "…"
+    guard TerminalText.columns(text) > width else { return text }
+    let room = width > 1 ? width - 1 : max(0, width)
+    var kept = "", used = 0
+    for character in text {
+        used += TerminalText.columns(character)
+        guard used <= room else { break }
+        kept.append(character)
+    }
+    return width > 1 ? kept + "…" : kept
 }
 
-/// `text` padded with spaces to `width` characters, on the right (or the left).
+/// `text` padded with spaces to `width` terminal columns, on the right (or the left).
 func pad(_ text: String, to width: Int, left: Bool = false) -> String {
-    let padding = String(repeating: " ", count: max(0, width - text.count))
+    let padding = String(repeating: " ", count: max(0, width - TerminalText.columns(text)))
     return left ? padding + text : text + padding
 }

@@ -1,5 +1,6 @@
 import AlarmKit
 import Foundation
+import LinuxSystem
 
 /// Everything `alarmctl watch` shows, as last heard from the node's retained topics and events.
 public struct WatchState: Sendable, Equatable {
@@ -51,7 +52,7 @@ public enum WatchScreen {
             lines.append(painter.paint("no alarms", .dim))
         }
         let shortIDs = AlarmSelection.shortIDs(documents.map(\.id))
-        let titleWidth = min(documents.map { AlarmText.title(of: $0).count }.max() ?? 0, max(8, width / 4))
+        let titleWidth = min(documents.map { TerminalText.columns(AlarmText.title(of: $0)) }.max() ?? 0, max(8, width / 4))
         // The id is the least useful column: it goes first when the title, state, time left and
         // a progress bar do not fit beside it.
         let idWidth = shortIDs.values.map(\.count).max() ?? 0

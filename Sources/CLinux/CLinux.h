@@ -1,6 +1,7 @@
 // Linux interfaces that Swift's Glibc module does not export: the module is
 // built without _GNU_SOURCE, and it leaves out <sys/timerfd.h>, <sys/timex.h>,
-// <sys/eventfd.h> and <sys/inotify.h>; and <malloc.h>'s malloc_trim.
+// <sys/eventfd.h> and <sys/inotify.h>; <malloc.h>'s malloc_trim; wcwidth,
+// newlocale and uselocale.
 // Only the Swift target LinuxSystem imports this module.
 #ifndef CLINUX_H
 #define CLINUX_H
@@ -13,6 +14,16 @@
 #include <sys/timerfd.h>
 #include <sys/timex.h>
 #include <unistd.h>
+#include <wchar.h>
+#include <locale.h>
+#include <bits/types/locale_t.h>
+
+// <wchar.h> declares wcwidth only under _XOPEN_SOURCE, <locale.h> newlocale and uselocale
+// only under POSIX 2008.
+extern int wcwidth(wchar_t c);
+extern locale_t newlocale(int category_mask, const char *locale, locale_t base);
+extern locale_t uselocale(locale_t locale);
+static const int CLINUX_LC_CTYPE_MASK = 1 << LC_CTYPE;
 
 // glibc declares strerrorname_np (glibc 2.32+) only under _GNU_SOURCE.
 extern const char *strerrorname_np(int errnum);

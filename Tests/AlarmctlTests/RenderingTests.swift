@@ -1,5 +1,6 @@
 import AlarmKit
 import AlarmctlCore
+import LinuxSystem
 import Foundation
 import Testing
 
@@ -27,6 +28,19 @@ struct RenderingTests {
         let table = Rendering.table([long], now: now, timeZone: berlin, width: 60)
         #expect(table.split(separator: "\n").allSatisfy { $0.count <= 60 })
         #expect(table.contains("A very long t…  countdown"))
+    }
+
+    @Test("Wide titles (emoji, East Asian text, combining marks) keep the columns in line, also when cut")
+    func wideTitles() throws {
+        let titles = ["⏰ Wake", "お茶の時間", "Cafe\u{301} au lait", "Tea"]
+        let timers = try titles.map { try Fixtures.runningTimer(id: UUID(), title: $0, total: 600, remaining: 60) }
+        let lines = Rendering.table(timers, now: now, timeZone: berlin).split(separator: "\n")
+        let stateColumns = lines.map { line in TerminalText.columns(line[..<line.range(of: lines[0] == line ? "STATE" : "countdown")!.lowerBound]) }
+        #expect(Set(stateColumns).count == 1, "\(lines)")
+        #expect(TerminalText.columns("お茶の時間") == 10 && TerminalText.columns("⏰ Wake") == 7 && TerminalText.columns("Cafe\u{301}") == 4)
+        let narrow = Rendering.table([timers[1]], now: now, timeZone: berlin, width: 52)
+        #expect(narrow.split(separator: "\n").allSatisfy { TerminalText.columns($0) <= 52 }, "\(narrow)")
+        #expect(narrow.contains("お茶…   countdown"), "a wide character that does not fit leaves a space")
     }
 
     @Test("Control characters in a title can neither break the table nor reach the terminal")
