@@ -196,8 +196,10 @@ automation:
     triggers:
       - trigger: state
         entity_id: {ENTITIES["events"]}
-        attribute: event_type
-        to: alerting
+        not_from: [unavailable, unknown]
+    conditions:
+      - condition: template
+        value_template: "{{{{ trigger.to_state.attributes.event_type == 'alerting' }}}}"
     actions:
       - action: input_boolean.turn_on
         target:
@@ -206,6 +208,7 @@ automation:
     triggers:
       - trigger: state
         entity_id: {ENTITIES["events"]}
+        not_from: [unavailable, unknown]
     conditions:
       - condition: template
         value_template: >-
@@ -411,17 +414,6 @@ def run(args, work):
         wait_for("no alarms left", lambda: home_assistant.state_is("alarms", lambda s: s["state"] == "0"))
         ok("Snooze and Cancel all timers act on the node as home-assistant")
 
-        # The node's own stop button: source button, which the documented automation tells apart.
-        seen = watcher.count()
-        home_assistant.call("text", "set_value", entity_id=ENTITIES["schedule"], value="2s Toast")
-        toast = wait_for("the third timer", lambda: watcher.event("alerting", after=seen), timeout=20)["alarmID"]
-        watcher.client.publish(f"{BASE}/sim/press", json.dumps({"button": "stop", "duration": 0.1}), qos=1)
-        stopped = wait_for("stopped at the bedside", lambda: watcher.event("stopped", after=seen, alarmID=toast))
-        if stopped.get("source") != "button":
-            raise Failure(f"the press's event is {stopped}")
-        wait_for("the automation turned the light off", lambda: home_assistant.state(light)["state"] == "off")
-        ok("docs/home-assistant.md's automation: light on when the alarm rings, off only for a stop at the bedside")
-
         # An alarm from the text entity, and a line that cannot be read.
         home_assistant.call("text", "set_value", entity_id=ENTITIES["schedule"], value="07:00 weekdays Work")
         work_alarm = wait_for("the alarm listed", lambda: home_assistant.state_is(
@@ -435,7 +427,25 @@ def run(args, work):
             raise Failure(f"the error does not name the accepted forms: {refused}")
         ok("an alarm from '07:00 weekdays Work'; '10x Tea' shows an error naming the accepted forms")
 
-        # SIGTERM, then SIGKILL: unavailable; back after each restart.
+        # The node's own stop button: source button, which the documented automation tells apart.
+        # The light is off first, so that the stop cannot overtake the alerting's turn_on.
+        home_assistant.call("input_boolean", "turn_off", entity_id=light)
+        wait_for("the light off by hand", lambda: home_assistant.state(light)["state"] == "off")
+        seen = watcher.count()
+        home_assistant.call("text", "set_value", entity_id=ENTITIES["schedule"], value="2s Toast")
+        toast = wait_for("the third timer", lambda: watcher.event("alerting", after=seen), timeout=20)["alarmID"]
+        wait_for("the automation turned the light on again", lambda: home_assistant.state(light)["state"] == "on")
+        watcher.client.publish(f"{BASE}/sim/press", json.dumps({"button": "stop", "duration": 0.1}), qos=1)
+        stopped = wait_for("stopped at the bedside", lambda: watcher.event("stopped", after=seen, alarmID=toast))
+        if stopped.get("source") != "button":
+            raise Failure(f"the press's event is {stopped}")
+        wait_for("the automation turned the light off", lambda: home_assistant.state(light)["state"] == "off")
+        ok("docs/home-assistant.md's automation: light on when the alarm rings, off only for a stop at the bedside")
+
+        # SIGTERM, then SIGKILL: unavailable; back after each restart, with the last event (the
+        # bedside stop) on the event entity, which must not switch the light off again.
+        home_assistant.call("input_boolean", "turn_on", entity_id=light)
+        wait_for("the light on by hand", lambda: home_assistant.state(light)["state"] == "on")
         for name, number in (("SIGTERM", signal.SIGTERM), ("SIGKILL", signal.SIGKILL)):
             daemon.signal(number)
             for key in ("next_alarm", "ringing", "stop", "events", "clock"):
@@ -443,7 +453,12 @@ def run(args, work):
             daemon.start()
             wait_for(f"back after {name}", lambda: home_assistant.state_is("next_alarm", live))
             wait_for(f"diagnostics back after {name}", lambda: home_assistant.state_is("time_zone", live))
-        ok("SIGTERM and SIGKILL of alarmd make the entities unavailable; a restart brings them back")
+            wait_for(f"the last event back after {name}", lambda: home_assistant.state_is(
+                "events", lambda s: s["attributes"].get("event_type") == "stopped" and s["attributes"].get("source") == "button"))
+            time.sleep(1)
+            if home_assistant.state(light)["state"] != "on":
+                raise Failure(f"the bedside-stop automation switched the light off again after {name} of alarmd")
+        ok("SIGTERM and SIGKILL of alarmd make the entities unavailable; a restart brings them back and triggers no automation")
 
         # Home Assistant restarts while the retained discovery is wiped: the node re-announces.
         home_assistant.stop()
