@@ -337,6 +337,36 @@ struct HomeAssistantDaemonTests {
         }
     }
 
+    @Test("The text entity cancels by title or id, in the order lines arrive: cancel, then the same alarm again")
+    func textEntityCancels() async throws {
+        try await withDaemon { _, _, node in
+            let base = node.topics.base
+            try node.client.subscribe("\(base)/ha/schedule-result", qos: 1)
+            func write(_ line: String) async throws -> String {
+                let mark = node.count
+                try node.client.publish(MQTTMessage(topic: "\(base)/ha/schedule", string: line, qos: 1))
+                let result = try await node.waitForMessage("the result of '\(line)'", after: mark) {
+                    $0.topic == "\(base)/ha/schedule-result" && NodeClient.object($0.payload)?["input"] == .string(line)
+                }
+                guard case .string(let state)? = NodeClient.object(result.payload)?["state"] else { return "" }
+                return state
+            }
+            for line in ["07:00 Work", "07:00 Work", "10m Tea"] { _ = try await write(line) }
+            // Written back to back, as an automation's two actions: the cancel must not see the new alarm.
+            try node.client.publish(MQTTMessage(topic: "\(base)/ha/schedule", string: "cancel  work ", qos: 1))
+            #expect(try await write("07:00 weekdays Work").hasPrefix("scheduled: Work at "))
+            guard case .array(let alarms)? = try await node.request("list")["alarms"] else { Issue.record("no alarms"); return }
+            #expect(alarms.count == 2, "Tea and the new Work: \(alarms)")
+            let work = try #require(alarms.first { $0["schedule"] != .null })
+            #expect(work["schedule"]?["relative"]?["repeats"]?["weekly"] != nil)
+            guard case .string(let teaID)? = alarms.first(where: { $0["id"] != work["id"] })?["id"] else { Issue.record("no Tea"); return }
+            #expect(try await write("cancel \(teaID.lowercased())") == "cancelled: \(teaID.lowercased())")
+            #expect(try await write("cancel Nothing").hasPrefix("error: no alarm is titled 'Nothing'"))
+            guard case .array(let left)? = try await node.request("list")["alarms"] else { Issue.record("no alarms"); return }
+            #expect(left.count == 1)
+        }
+    }
+
     @Test("With discovery off, entities announced before are removed")
     func discoveryOff() async throws {
         try await TestBroker.withBroker { broker in

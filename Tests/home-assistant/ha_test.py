@@ -425,7 +425,13 @@ def run(args, work):
         refused = wait_for("the error state", lambda: home_assistant.state_is("schedule", lambda s: s["state"].startswith("error: ")))
         if "10m Tea" not in refused["attributes"].get("error", ""):
             raise Failure(f"the error does not name the accepted forms: {refused}")
-        ok("an alarm from '07:00 weekdays Work'; '10x Tea' shows an error naming the accepted forms")
+        # An automation's evening reschedule, two lines back to back: no copies pile up.
+        home_assistant.call("text", "set_value", entity_id=ENTITIES["schedule"], value="cancel Work")
+        home_assistant.call("text", "set_value", entity_id=ENTITIES["schedule"], value="07:00 weekdays Work")
+        first_id = work_alarm["attributes"]["alarms"][0]["id"]
+        wait_for("the alarm replaced", lambda: home_assistant.state_is(
+            "alarms", lambda s: s["state"] == "1" and s["attributes"]["alarms"][0]["id"] != first_id))
+        ok("an alarm from '07:00 weekdays Work'; '10x Tea' shows an error naming the accepted forms; 'cancel Work' then the line again replaces it")
 
         # The node's own stop button: source button, which the documented automation tells apart.
         # The light is off first, so that the stop cannot overtake the alerting's turn_on.

@@ -60,17 +60,24 @@ public struct HomeAssistantScheduleResult: Sendable, Hashable, Encodable {
     @ExplicitNull public var input: String?
     /// The error's message in full, when the line was refused.
     @ExplicitNull public var error: String?
-    /// The alarm scheduled, when one was.
+    /// The alarm scheduled or cancelled, when there was one.
     @ExplicitNull public var alarmID: UUID?
 
     /// Before any line was written: an empty text.
     public static let ready = HomeAssistantScheduleResult(state: "", input: nil, error: nil, alarmID: nil)
 
-    /// A line that scheduled `document`.
-    public static func scheduled(_ input: String, _ document: AlarmDocument) -> HomeAssistantScheduleResult {
+    /// A line that scheduled `document`; its alert time in the node's `timeZone`, with the offset.
+    public static func scheduled(_ input: String, _ document: AlarmDocument, timeZone: TimeZone) -> HomeAssistantScheduleResult {
         let title = document.configuration.attributes.presentation.alert.title
-        let when = document.nextAlertDate.map { " at \(AlarmJSON.string(from: $0))" } ?? ""
+        let when = document.nextAlertDate.map { " at \($0.formatted(Date.ISO8601FormatStyle(timeZoneSeparator: .colon, timeZone: timeZone)))" } ?? ""
         return HomeAssistantScheduleResult(state: shortened("scheduled: \(title)\(when)"), input: input, error: nil, alarmID: document.id)
+    }
+
+    /// A `cancel` line that cancelled the alarms `ids`, named by `target`.
+    public static func cancelled(_ input: String, _ target: String, ids: [UUID]) -> HomeAssistantScheduleResult {
+        let count = ids.count == 1 ? "" : " (\(ids.count) alarms)"
+        return HomeAssistantScheduleResult(state: shortened("cancelled: \(target)\(count)"), input: input, error: nil,
+                                           alarmID: ids.count == 1 ? ids[0] : nil)
     }
 
     /// A line that could not be read, or that the node refused.

@@ -206,8 +206,13 @@ public final class MQTTBridge: Service, Sendable {
                 case .disconnected(let reason):
                     logger.warning("broker connection lost; alarms keep running locally", metadata: ["reason": "\(reason)"])
                 case .message(let message) where message.topic == homeAssistant.scheduleTopic && announcesToHomeAssistant:
-                    // May wait for the authorization prompt: not in line.
-                    group.addTask { await self.scheduleFromHomeAssistant(message) }
+                    // In line, so that `cancel Work` then `07:00 Work` keeps its order; while the
+                    // node may prompt for authorization, scheduling waits for it: not in line.
+                    if await node.authorizationState == .notDetermined {
+                        group.addTask { await self.scheduleFromHomeAssistant(message) }
+                    } else {
+                        await scheduleFromHomeAssistant(message)
+                    }
                 case .message(let message) where command(inTopic: message.topic) != nil:
                     if await mayWaitForPrompt(message) {
                         // Scheduling while undetermined waits for the hardware prompt: not in line.
@@ -302,25 +307,53 @@ public final class MQTTBridge: Service, Sendable {
     }
 
     /// Schedules what was written to Home Assistant's text entity (`10m Tea`, `07:00 weekdays
-    /// Work`), and shows the outcome there: what was scheduled, or the error with the accepted forms.
+    /// Work`), or cancels (`cancel Work`), and shows the outcome there: what was scheduled or
+    /// cancelled, or the error with the accepted forms.
     private func scheduleFromHomeAssistant(_ message: MQTTMessage) async {
         let line = message.payloadString ?? ""
-        let outcome: HomeAssistantScheduleResult
+        let words = line.split(whereSeparator: \.isWhitespace)
+        let outcome = if words.count > 1, words[0].lowercased() == "cancel" {
+            await cancelFromHomeAssistant(line, naming: words.dropFirst().joined(separator: " "))
+        } else {
+            await scheduleFromHomeAssistant(line)
+        }
+        logger.info("Home Assistant schedule", metadata: ["input": "\(line)", "outcome": "\(outcome.state)"])
+        publishScheduleResult(outcome)
+    }
+
+    private func scheduleFromHomeAssistant(_ line: String) async -> HomeAssistantScheduleResult {
         do throws(HumanSyntaxError) {
             let request = try RequestLine(parsing: line)
             let timeZone = await node.withEngine { $0.configuration.timeZone }
             let submission = await node.submit(.schedule(id: UUID(), configuration: try request.configuration(in: timeZone), group: nil),
                                                source: .homeAssistant)
-            switch await node.waitUntilDurable(submission) {
-            case .alarm(let document?): outcome = .scheduled(line, document)
-            case .failure(let failure): outcome = .refused(line, message: failure.message)
-            default: outcome = .refused(line, message: "the node did not schedule it")
+            return switch await node.waitUntilDurable(submission) {
+            case .alarm(let document?): .scheduled(line, document, timeZone: timeZone)
+            case .failure(let failure): .refused(line, message: failure.message)
+            default: .refused(line, message: "the node did not schedule it")
             }
         } catch {
-            outcome = .refused(line, message: error.message)
+            return .refused(line, message: error.message)
         }
-        logger.info("Home Assistant schedule", metadata: ["input": "\(line)", "outcome": "\(outcome.state)"])
-        publishScheduleResult(outcome)
+    }
+
+    /// `cancel Work`: cancels every alarm titled `target` (in any case), or the one whose id it is.
+    private func cancelFromHomeAssistant(_ line: String, naming target: String) async -> HomeAssistantScheduleResult {
+        let ids = await node.withEngine { engine in
+            engine.records.values.filter { record in
+                record.id.uuidString == target.uppercased()
+                    || record.configuration.attributes.presentation.alert.title.lowercased() == target.lowercased()
+            }.map(\.id)
+        }
+        guard !ids.isEmpty else {
+            return .refused(line, message: "no alarm is titled '\(target)': write cancel and a title or an id, as the Alarms sensor lists them")
+        }
+        for id in ids {
+            if case .failure(let failure) = await node.waitUntilDurable(node.submit(.alarm(.cancel, id: id), source: .homeAssistant)) {
+                return .refused(line, message: failure.message)
+            }
+        }
+        return .cancelled(line, target, ids: ids)
     }
 
     /// Publishes the text entity's state: `result` when given, else the last one again.
