@@ -214,7 +214,8 @@ struct GuardMiddleware<Context: RequestContext>: RouterMiddleware {
         response.headers[.contentSecurityPolicy] = "default-src 'self'; frame-ancestors 'none'; form-action 'self'; base-uri 'none'"
         response.headers[HTTPField.Name("X-Frame-Options")!] = "DENY"
         response.headers[HTTPField.Name("X-Content-Type-Options")!] = "nosniff"
-        response.headers[HTTPField.Name("Referrer-Policy")!] = "no-referrer"
+        // Not no-referrer, under which a browser sends the sign-in form's POST with `Origin: null`.
+        response.headers[HTTPField.Name("Referrer-Policy")!] = "same-origin"
         return response
     }
 }

@@ -120,6 +120,25 @@ def restart_companion():
     wait_until("the companion starts again on the same port", lambda: listening((host, int(port))), 30)
 
 
+def companion_with_password(password):
+    """Starts a companion that asks for `password` (on a free loopback port): its URL."""
+    path = os.path.join(os.environ["TMPDIR"], "companion-password")
+    with open(path, "w") as file:
+        file.write(password + "\n")
+    os.chmod(path, 0o600)
+    log_path = os.path.join(os.environ["TMPDIR"], "companion-password.log")
+    started.append(subprocess.Popen([COMPANION, "--broker", BROKER, "--listen", "127.0.0.1:0", "--password-file", path],
+                                    stdout=open(log_path, "w"), stderr=subprocess.STDOUT))
+    serving = wait_until("the companion with a password starts",
+                         lambda: [word for word in open(log_path).read().split() if word.startswith("http://")], 30)
+    return serving[0] if serving else URL
+
+
+def sign_in(driver, password):
+    driver.find_element(By.CSS_SELECTOR, "input[type=password]").send_keys(password)
+    driver.find_element(By.CSS_SELECTOR, "form button, form input[type=submit]").click()
+
+
 def cross_site_page(companion, target):
     """Another site (another origin) whose page POSTs to the companion as soon as it opens."""
     page = f"""<!doctype html><title>Another site</title>
@@ -284,6 +303,16 @@ def run(driver):
     finally:
         server.shutdown()
     check("the timer is still there", tea in alarm_ids("kitchen"))
+
+    # A companion with a password, as for a phone: the browser signs in with its form.
+    guarded = companion_with_password("a long passphrase")
+    driver.get(guarded)
+    wait_until("the page asks for the password", lambda: driver.find_elements(By.CSS_SELECTOR, "input[type=password]"))
+    sign_in(driver, "not the passphrase")
+    wait_until("a wrong password shows the form again, saying so",
+               lambda: "not the companion's" in driver.find_element(By.TAG_NAME, "body").text, 15)
+    sign_in(driver, "a long passphrase")
+    wait_until("the right password opens the page, with the nodes", lambda: pill(driver, "kitchen").startswith("online"), 15)
 
     # The companion loses the broker: no node is shown as current, no countdown runs.
     driver.get(URL)
