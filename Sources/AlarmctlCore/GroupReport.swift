@@ -113,7 +113,7 @@ public struct GroupReport: Sendable {
         case .alarm(let document?): Rendering.summary(document, now: now, timeZone: timeZone)
         case .alarm(nil): "done (the alarm was removed)"
         case .alarms(let documents): documents.isEmpty ? "no alarms" : "\(documents.count) alarm\(documents.count == 1 ? "" : "s"): "
-            + Rendering.displayOrder(documents).map { Rendering.summary($0, now: now, timeZone: timeZone) }.joined(separator: "; ")
+            + Rendering.displayOrder(documents, now: now).map { Rendering.summary($0, now: now, timeZone: timeZone) }.joined(separator: "; ")
         case .authorization(let state): "authorization: \(state.rawValue)"
         case .failure(let failure): "error \(failure.code.rawValue): \(failure.message)"
         }

@@ -4,14 +4,15 @@ import LinuxSystem
 
 /// The text of `alarmctl list`, `show`, `preview` and of command results: pure functions of their input.
 public enum Rendering {
-    /// Alerting alarms first, then running countdowns (soonest first), paused ones, and scheduled
-    /// alarms by their next alert.
-    public static func displayOrder(_ documents: [AlarmDocument]) -> [AlarmDocument] {
+    /// Alerting alarms first, then countdowns by when they end, a paused one as if resumed `now`
+    /// (so that pausing or resuming leaves it in place, under a finger about to tap again), and
+    /// scheduled alarms by their next alert.
+    public static func displayOrder(_ documents: [AlarmDocument], now: Date) -> [AlarmDocument] {
         func rank(_ document: AlarmDocument) -> (Int, Date) {
             switch document.presentationState {
             case .alert?: (0, .distantPast)
             case .countdown(let countdown)?: (1, countdown.fireDate)
-            case .paused?: (2, .distantPast)
+            case .paused(let paused)?: (1, now + paused.totalCountdownDuration - paused.previouslyElapsedDuration)
             case nil: (3, document.nextAlertDate ?? .distantFuture)
             }
         }
@@ -24,7 +25,7 @@ public enum Rendering {
     /// The `alarmctl list` table: short id, kind, title, state, next alert or remaining time, repeats.
     /// With a `width`, the title column shrinks so that rows fit.
     public static func table(_ documents: [AlarmDocument], now: Date, timeZone: TimeZone, width: Int? = nil) -> String {
-        let ordered = displayOrder(documents)
+        let ordered = displayOrder(documents, now: now)
         let shortIDs = AlarmSelection.shortIDs(ordered.map(\.id))
         let header = ["ID", "KIND", "TITLE", "STATE", "NEXT", "REPEATS"]
         let rows = ordered.map { document in

@@ -47,7 +47,7 @@ public enum WatchScreen {
             lines.append(painter.paint(truncate("broker: \(problem)", to: width), .alert))
         }
         lines.append(painter.paint(String(repeating: "─", count: width), .dim))
-        let documents = Rendering.displayOrder(state.documents)
+        let documents = Rendering.displayOrder(state.documents, now: now)
         if documents.isEmpty {
             lines.append(painter.paint("no alarms", .dim))
         }

@@ -51,7 +51,7 @@ public struct GroupView: Codable, Sendable, Equatable {
                 views[id] = view
                 shown.append(pick.document)
             }
-            return GroupView(name: name, alarms: Rendering.displayOrder(shown).map { views[$0.id]! })
+            return GroupView(name: name, alarms: Rendering.displayOrder(shown, now: now).map { views[$0.id]! })
         }
     }
 }
@@ -125,7 +125,7 @@ public struct NodeView: Codable, Sendable, Equatable {
         }
         clockSynchronized = state.status?.clockSynchronized
         timeZone = state.status?.timeZone
-        alarms = Rendering.displayOrder(state.documents.filter { $0.group == nil }).map { AlarmView($0, now: now, timeZone: zone, stale: !online) }
+        alarms = Rendering.displayOrder(state.documents.filter { $0.group == nil }, now: now).map { AlarmView($0, now: now, timeZone: zone, stale: !online) }
     }
 }
 

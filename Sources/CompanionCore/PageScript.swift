@@ -103,6 +103,11 @@ extension PageAssets {
             return b;
           }
 
+          const NO_NODE = "No node is online to add it to.";
+          // A stale alarm's reason: its node (or a group's members) offline, or this page cut off.
+          const whyStale = (alarm) => alarm.stale === "cut off" ? "this page lost the companion"
+            : alarm.members ? "its members are offline" : "the node is offline";
+
           function alarmCard(owner, alarm) {
             const card = element("li", { class: "alarm" + (alarm.stale ? " stale" : ""), tint: alarm.tint, "data-alarm": alarm.id });
             const text = element("div", { class: "alarm-text" });
@@ -111,7 +116,7 @@ extension PageAssets {
               text.append(element("p", { class: "alarm-title", text: alarm.title }));
               if (alarm.stale) {
                 text.append(element("p", { class: "remaining small", text: "not known" }));
-                text.append(element("p", { class: "detail", text: alarm.members ? "its members are offline" : "the node is offline" }));
+                text.append(element("p", { class: "detail", text: whyStale(alarm) }));
               } else {
                 const remaining = element("p", { class: "remaining", role: "timer", "data-remaining": alarm.id });
                 text.append(remaining);
@@ -123,7 +128,7 @@ extension PageAssets {
               if (alarm.state === "alerting") text.append(element("p", { class: "remaining small", text: "Alerting" }));
               else text.append(element("p", { class: "remaining small", text: alarm.nextAlert || "–" }));
               if (alarm.repeats) text.append(element("p", { class: "detail", text: `repeats ${alarm.repeats}` }));
-              if (alarm.stale) text.append(element("p", { class: "detail", text: (alarm.members ? "its members are" : "the node is") + " offline: last known" }));
+              if (alarm.stale) text.append(element("p", { class: "detail", text: `${whyStale(alarm)}: last known` }));
             }
             if (alarm.members) text.append(element("p", { class: "detail", text: alarm.membersText }));
             text.append(element("p", { class: "error", role: "alert", "data-error": alarm.id }));
@@ -175,7 +180,7 @@ extension PageAssets {
 
           function draw() {
             const current = (owner) => connected ? owner : {
-              ...owner, alarms: owner.alarms.map((a) => ({ ...a, stale: true, buttons: [] })),
+              ...owner, alarms: owner.alarms.map((a) => ({ ...a, stale: "cut off", buttons: [] })),
             };
             const nodes = snapshot ? snapshot.nodes.map(current) : [];
             const groups = snapshot ? snapshot.groups.map(current) : [];
@@ -198,6 +203,7 @@ extension PageAssets {
             newNode.replaceChildren(...online.map((n) => element("option", { value: n.id, text: n.id })));
             if (online.some((n) => n.id === selected)) newNode.value = selected;
             newNode.hidden = online.length < 2;
+            if (online.length && newError.textContent === NO_NODE) newError.textContent = "";
 
             const target = focused && document.querySelector(`[data-key="${CSS.escape(focused)}"]`);
             if (!wasHidden || alertView.hidden) { if (target) target.focus(); }
@@ -268,7 +274,7 @@ extension PageAssets {
             newError.textContent = "";
             const input = document.getElementById("new-text");
             const node = newNode.value;
-            if (!node) { newError.textContent = "No node is online to add it to."; return; }
+            if (!node) { newError.textContent = NO_NODE; return; }
             try {
               await post(`/api/nodes/${encodeURIComponent(node)}/alarms`, { text: input.value });
               input.value = "";

@@ -25,10 +25,11 @@ extension Alarmctl {
                 }
                 try await connection.withSession { session throws(AlarmctlError) in
                     let documents = try await session.documents()
+                    let now = Date()
                     let table = documents.isEmpty
                         ? "no alarms on node \(session.settings.node)"
-                        : Rendering.table(documents, now: Date(), timeZone: session.displayTimeZone, width: Terminal.width)
-                    output.print(table, json: Rendering.displayOrder(documents))
+                        : Rendering.table(documents, now: now, timeZone: session.displayTimeZone, width: Terminal.width)
+                    output.print(table, json: Rendering.displayOrder(documents, now: now))
                 }
             }
             try exitForGroup(groupFailure)

@@ -22,6 +22,16 @@ struct RenderingTests {
             """)
     }
 
+    @Test("Pausing or resuming a countdown leaves it in its place: a second tap there must not reach another alarm")
+    func pausedKeepsItsPlace() throws {
+        let (eggs, laundry) = (UUID(), UUID())
+        let running = try Fixtures.runningTimer(id: laundry, title: "Laundry", total: 600, remaining: 300)
+        let order = { (documents: [AlarmDocument]) in Rendering.displayOrder(documents, now: now).map(\.id) }
+        #expect(order([running, try Fixtures.runningTimer(id: eggs, title: "Eggs", total: 240, remaining: 180)]) == [eggs, laundry])
+        #expect(order([running, try Fixtures.pausedTimer(id: eggs, title: "Eggs", total: 240, elapsed: 60)]) == [eggs, laundry])
+        #expect(order([running, try Fixtures.pausedTimer(id: eggs, title: "Eggs", total: 600, elapsed: 60)]) == [laundry, eggs])
+    }
+
     @Test("A narrow terminal shortens the titles")
     func narrowTable() throws {
         let long = try Fixtures.runningTimer(id: UUID(), title: "A very long title for a timer", total: 600, remaining: 60)
@@ -108,7 +118,7 @@ struct RenderingTests {
 
     @Test("list --json prints documents that read back as the node's")
     func listJSON() throws {
-        let documents = Rendering.displayOrder(try Fixtures.mixed())
+        let documents = Rendering.displayOrder(try Fixtures.mixed(), now: now)
         let decoded = try AlarmJSON.decoder.decode([AlarmDocument].self, from: Data(JSONOutput.pretty(documents).utf8))
         #expect(decoded == documents)
     }

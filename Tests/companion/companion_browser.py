@@ -110,11 +110,14 @@ def listening(address):
         return False
 
 
-def restart_companion():
+def restart_companion(driver):
     """Stops the companion (SIGTERM) and starts a new one on the same address: new tokens, no sessions."""
     host, port = URL.split("//")[1].rstrip("/").rsplit(":", 1)
     os.kill(COMPANION_PID, signal.SIGTERM)
     wait_until("the companion stops", lambda: not listening((host, int(port))))
+    wait_until("meanwhile the page blames its lost connection, not the nodes, which are online", lambda: driver.execute_script(
+        'const details = [...document.querySelectorAll(".alarm.stale .detail")].map(d => d.textContent);'
+        'return details.some(d => d.startsWith("this page lost the companion")) && !details.some(d => d.includes("offline"))'), 20)
     log = open(os.path.join(os.environ["TMPDIR"], "companion-restarted.log"), "w")
     started.append(subprocess.Popen([COMPANION, "--broker", BROKER, "--listen", f"{host}:{port}"], stdout=log, stderr=subprocess.STDOUT))
     wait_until("the companion starts again on the same port", lambda: listening((host, int(port))), 30)
@@ -268,7 +271,7 @@ def run(driver):
     driver.save_screenshot(os.path.join(SHOTS, "companion-kiosk.png"))
     # The companion restarts under the open page (an upgrade, a crash): the page reconnects, and its
     # buttons act with the new process's token, with no reload a kiosk could not do.
-    restart_companion()
+    restart_companion(driver)
     pasta = alarmctl("kitchen", "timer", "3s", "--title", "Pasta")["id"]
     wait_until("the alert covers the whole screen",
                lambda: driver.execute_script(
