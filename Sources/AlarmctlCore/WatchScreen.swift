@@ -91,7 +91,7 @@ public enum WatchScreen {
         var facts = ["node \(state.node)", online, timeZone.identifier, state.documents.count == 1 ? "1 alarm" : "\(state.documents.count) alarms"]
         if state.status?.clockSynchronized == false { facts.append("clock not synchronized") }
         let left = truncate(facts.joined(separator: " · "), to: max(0, width - clock.count - 1))
-        let gap = String(repeating: " ", count: max(1, width - left.count - clock.count))
+        let gap = String(repeating: " ", count: max(1, width - TerminalText.columns(left) - clock.count))
         let style: Painter.Style = state.status?.isOnline == false ? .alert : .bold
         return painter.paint(left, style) + gap + clock
     }

@@ -4,7 +4,8 @@ import CLinux
 public enum TerminalText {
     /// The terminal columns `text` takes: for each character, the widest of its scalars by glibc's
     /// wcwidth(3) in the C.UTF-8 locale (2 for an East Asian wide character or an emoji such as ⏰,
-    /// 0 for a combining mark), and 1 where wcwidth knows none.
+    /// 0 for a combining mark), and 1 where wcwidth knows none; 2 for an emoji that terminals draw
+    /// wide and wcwidth counts as 1 (a flag, or ❤ with its emoji variation selector).
     public static func columns(_ text: some StringProtocol) -> Int {
         text.utf8.allSatisfy { $0 >= 0x20 && $0 < 0x7F } ? text.utf8.count : text.reduce(0) { $0 + columns($1) }
     }
@@ -14,6 +15,7 @@ public enum TerminalText {
         let previous = uselocale(utf8Locale)
         defer { uselocale(previous) }
         let widest = character.unicodeScalars.map { Int(wcwidth(wchar_t(bitPattern: $0.value))) }.max() ?? 1
+        if character.unicodeScalars.contains(where: { $0.properties.isEmojiPresentation || $0.value == 0xFE0F }) { return 2 }
         return widest < 0 ? 1 : widest
     }
 

@@ -42,12 +42,13 @@ struct RenderingTests {
 
     @Test("Wide titles (emoji, East Asian text, combining marks) keep the columns in line, also when cut")
     func wideTitles() throws {
-        let titles = ["⏰ Wake", "お茶の時間", "Cafe\u{301} au lait", "Tea"]
+        let titles = ["⏰ Wake", "お茶の時間", "Cafe\u{301} au lait", "🇩🇪 ❤\u{FE0F} Tea"]
         let timers = try titles.map { try Fixtures.runningTimer(id: UUID(), title: $0, total: 600, remaining: 60) }
         let lines = Rendering.table(timers, now: now, timeZone: berlin).split(separator: "\n")
         let stateColumns = lines.map { line in TerminalText.columns(line[..<line.range(of: lines[0] == line ? "STATE" : "countdown")!.lowerBound]) }
         #expect(Set(stateColumns).count == 1, "\(lines)")
         #expect(TerminalText.columns("お茶の時間") == 10 && TerminalText.columns("⏰ Wake") == 7 && TerminalText.columns("Cafe\u{301}") == 4)
+        #expect(TerminalText.columns("🇩🇪") == 2 && TerminalText.columns("❤\u{FE0F}") == 2 && TerminalText.columns("❤") == 1)
         let narrow = Rendering.table([timers[1]], now: now, timeZone: berlin, width: 52)
         #expect(narrow.split(separator: "\n").allSatisfy { TerminalText.columns($0) <= 52 }, "\(narrow)")
         #expect(narrow.contains("お茶…   countdown"), "a wide character that does not fit leaves a space")

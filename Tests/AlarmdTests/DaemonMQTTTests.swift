@@ -353,8 +353,13 @@ struct HomeAssistantDaemonTests {
             }
             for line in ["07:00 Work", "07:00 Work", "10m Tea"] { _ = try await write(line) }
             // Written back to back, as an automation's two actions: the cancel must not see the new alarm.
+            let mark = node.count
             try node.client.publish(MQTTMessage(topic: "\(base)/ha/schedule", string: "cancel  work ", qos: 1))
             #expect(try await write("07:00 weekdays Work").hasPrefix("scheduled: Work at "))
+            let cancelResult = try await node.waitForMessage("the cancel's result", after: mark) {
+                $0.topic == "\(base)/ha/schedule-result" && NodeClient.object($0.payload)?["input"] == .string("cancel  work ")
+            }
+            #expect(NodeClient.object(cancelResult.payload)?["state"] == .string("cancelled: work (2 alarms)"))
             guard case .array(let alarms)? = try await node.request("list")["alarms"] else { Issue.record("no alarms"); return }
             #expect(alarms.count == 2, "Tea and the new Work: \(alarms)")
             let work = try #require(alarms.first { $0["schedule"] != .null })

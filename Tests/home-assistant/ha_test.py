@@ -196,10 +196,11 @@ automation:
     triggers:
       - trigger: state
         entity_id: {ENTITIES["events"]}
-        not_from: [unavailable, unknown]
     conditions:
       - condition: template
-        value_template: "{{{{ trigger.to_state.attributes.event_type == 'alerting' }}}}"
+        value_template: >-
+          {{{{ trigger.from_state.state != 'unavailable'
+             and trigger.to_state.attributes.event_type == 'alerting' }}}}
     actions:
       - action: input_boolean.turn_on
         target:
@@ -208,11 +209,11 @@ automation:
     triggers:
       - trigger: state
         entity_id: {ENTITIES["events"]}
-        not_from: [unavailable, unknown]
     conditions:
       - condition: template
         value_template: >-
-          {{{{ trigger.to_state.attributes.event_type == 'stopped'
+          {{{{ trigger.from_state.state != 'unavailable'
+             and trigger.to_state.attributes.event_type == 'stopped'
              and trigger.to_state.attributes.source == 'button' }}}}
     actions:
       - action: input_boolean.turn_off

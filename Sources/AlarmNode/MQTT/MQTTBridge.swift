@@ -206,12 +206,14 @@ public final class MQTTBridge: Service, Sendable {
                 case .disconnected(let reason):
                     logger.warning("broker connection lost; alarms keep running locally", metadata: ["reason": "\(reason)"])
                 case .message(let message) where message.topic == homeAssistant.scheduleTopic && announcesToHomeAssistant:
-                    // In line, so that `cancel Work` then `07:00 Work` keeps its order; while the
-                    // node may prompt for authorization, scheduling waits for it: not in line.
+                    // Applied in line, so that `cancel Work` then `07:00 Work` keep their order; the
+                    // outcome waits for the disk beside the next messages. While the node may prompt
+                    // for authorization, scheduling waits for the prompt: all of it out of line.
                     if await node.authorizationState == .notDetermined {
-                        group.addTask { await self.scheduleFromHomeAssistant(message) }
+                        group.addTask { await self.show(await self.applyFromHomeAssistant(message)) }
                     } else {
-                        await scheduleFromHomeAssistant(message)
+                        let outcome = await applyFromHomeAssistant(message)
+                        group.addTask { await self.show(outcome) }
                     }
                 case .message(let message) where command(inTopic: message.topic) != nil:
                     if await mayWaitForPrompt(message) {
@@ -306,39 +308,35 @@ public final class MQTTBridge: Service, Sendable {
         }
     }
 
-    /// Schedules what was written to Home Assistant's text entity (`10m Tea`, `07:00 weekdays
-    /// Work`), or cancels (`cancel Work`), and shows the outcome there: what was scheduled or
-    /// cancelled, or the error with the accepted forms.
-    private func scheduleFromHomeAssistant(_ message: MQTTMessage) async {
+    /// Applies what was written to Home Assistant's text entity: schedules it (`10m Tea`, `07:00
+    /// weekdays Work`), or cancels (`cancel Work`). Returns its outcome for the text entity, which
+    /// waits for the disk: what was scheduled or cancelled, or the error with the accepted forms.
+    private func applyFromHomeAssistant(_ message: MQTTMessage) async -> @Sendable () async -> HomeAssistantScheduleResult {
         let line = message.payloadString ?? ""
         let words = line.split(whereSeparator: \.isWhitespace)
-        let outcome = if words.count > 1, words[0].lowercased() == "cancel" {
-            await cancelFromHomeAssistant(line, naming: words.dropFirst().joined(separator: " "))
-        } else {
-            await scheduleFromHomeAssistant(line)
+        if words.count > 1, words[0].lowercased() == "cancel" {
+            return await cancelFromHomeAssistant(line, naming: words.dropFirst().joined(separator: " "))
         }
-        logger.info("Home Assistant schedule", metadata: ["input": "\(line)", "outcome": "\(outcome.state)"])
-        publishScheduleResult(outcome)
-    }
-
-    private func scheduleFromHomeAssistant(_ line: String) async -> HomeAssistantScheduleResult {
         do throws(HumanSyntaxError) {
             let request = try RequestLine(parsing: line)
             let timeZone = await node.withEngine { $0.configuration.timeZone }
             let submission = await node.submit(.schedule(id: UUID(), configuration: try request.configuration(in: timeZone), group: nil),
                                                source: .homeAssistant)
-            return switch await node.waitUntilDurable(submission) {
-            case .alarm(let document?): .scheduled(line, document, timeZone: timeZone)
-            case .failure(let failure): .refused(line, message: failure.message)
-            default: .refused(line, message: "the node did not schedule it")
+            return { [node] in
+                switch await node.waitUntilDurable(submission) {
+                case .alarm(let document?): .scheduled(line, document, timeZone: timeZone)
+                case .failure(let failure): .refused(line, message: failure.message)
+                default: .refused(line, message: "the node did not schedule it")
+                }
             }
         } catch {
-            return .refused(line, message: error.message)
+            let message = "\(error.message); or write cancel and an alarm's title or id"
+            return { .refused(line, message: message) }
         }
     }
 
     /// `cancel Work`: cancels every alarm titled `target` (in any case), or the one whose id it is.
-    private func cancelFromHomeAssistant(_ line: String, naming target: String) async -> HomeAssistantScheduleResult {
+    private func cancelFromHomeAssistant(_ line: String, naming target: String) async -> @Sendable () async -> HomeAssistantScheduleResult {
         let ids = await node.withEngine { engine in
             engine.records.values.filter { record in
                 record.id.uuidString == target.uppercased()
@@ -346,14 +344,28 @@ public final class MQTTBridge: Service, Sendable {
             }.map(\.id)
         }
         guard !ids.isEmpty else {
-            return .refused(line, message: "no alarm is titled '\(target)': write cancel and a title or an id, as the Alarms sensor lists them")
+            return { .refused(line, message: "no alarm is titled '\(target)': write cancel and a title or an id, as the Alarms sensor lists them") }
         }
-        for id in ids {
-            if case .failure(let failure) = await node.waitUntilDurable(node.submit(.alarm(.cancel, id: id), source: .homeAssistant)) {
-                return .refused(line, message: failure.message)
+        var submissions: [(UUID, LocalAlarmNode.Submission)] = []
+        for id in ids { submissions.append((id, await node.submit(.alarm(.cancel, id: id), source: .homeAssistant))) }
+        return { [node, submissions] in
+            var cancelled: [UUID] = []
+            for (id, submission) in submissions {
+                switch await node.waitUntilDurable(submission) {
+                case .failure(.node(.notFound)): continue  // gone since: stopped at the bedside, say
+                case .failure(let failure): return .refused(line, message: failure.message)
+                default: cancelled.append(id)
+                }
             }
+            return .cancelled(line, target, ids: cancelled)
         }
-        return .cancelled(line, target, ids: ids)
+    }
+
+    /// Shows a line's outcome on the text entity, once it is known.
+    private func show(_ outcome: @Sendable () async -> HomeAssistantScheduleResult) async {
+        let result = await outcome()
+        logger.info("Home Assistant schedule", metadata: ["input": "\(result.input ?? "")", "outcome": "\(result.state)"])
+        publishScheduleResult(result)
     }
 
     /// Publishes the text entity's state: `result` when given, else the last one again.
