@@ -133,7 +133,5 @@ public struct ButtonDebouncer: Sendable {
     }
 
     /// `duration` in whole nanoseconds, 0 for a negative one: edge timestamps are unsigned.
-    static func nanoseconds(_ duration: Duration) -> UInt64 {
-        UInt64(max(0, duration.wholeNanoseconds))
-    }
+    static func nanoseconds(_ duration: Duration) -> UInt64 { UInt64(max(0, duration.wholeNanoseconds)) }
 }

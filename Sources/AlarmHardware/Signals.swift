@@ -62,9 +62,7 @@ public struct BuzzerPattern: OnOffSignal, Hashable {
 
     /// The denser pattern a sound moves to when it escalates, or `nil` when it
     /// does not escalate.
-    public var escalated: BuzzerPattern? {
-        [Self.gentle: Self.standard, .standard: .urgent, .urgent: .siren][self]
-    }
+    public var escalated: BuzzerPattern? { [Self.gentle: Self.standard, .standard: .urgent, .urgent: .siren][self] }
 
     public func level(after elapsed: Duration) -> (isOn: Bool, changesIn: Duration?) {
         guard period > .zero else { return (false, nil) }

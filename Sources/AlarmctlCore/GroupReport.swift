@@ -22,13 +22,9 @@ public struct GroupReport: Sendable {
     /// The members' time zones, from their statuses: each member's times are shown in its own.
     public var memberTimeZones: [String: TimeZone] = [:]
 
-    public init(group: String) {
-        self.group = group
-    }
+    public init(group: String) { self.group = group }
 
-    public mutating func add(_ replies: RemoteGroup.Replies, alarmID: UUID? = nil) {
-        requests.append((alarmID, replies))
-    }
+    public mutating func add(_ replies: RemoteGroup.Replies, alarmID: UUID? = nil) { requests.append((alarmID, replies)) }
 
     /// The first failure a member answered, or a silent member (unreachable); nil when every known
     /// member answered and succeeded. `notFound` for an alarm the member does not hold is no failure

@@ -114,9 +114,7 @@ public final class NodeSession: Sendable {
     }
 
     /// The connection problem as an error, with the settings that may fix it.
-    private func unreachable(_ problem: String) -> AlarmctlError {
-        .unreachable(settings.connectionProblemMessage(problem))
-    }
+    private func unreachable(_ problem: String) -> AlarmctlError { .unreachable(settings.connectionProblemMessage(problem)) }
 
     /// Runs a request; a connection problem or an offline node ends it early.
     private func answer<Value: Sendable>(

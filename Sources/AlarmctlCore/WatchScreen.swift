@@ -31,9 +31,7 @@ public struct WatchState: Sendable, Equatable {
     }
 
     /// Adds an event, keeping the latest `eventsKept`.
-    public mutating func record(_ event: AlarmEvent) {
-        events = Array((events + [event]).suffix(Self.eventsKept))
-    }
+    public mutating func record(_ event: AlarmEvent) { events = Array((events + [event]).suffix(Self.eventsKept)) }
 }
 
 /// The `alarmctl watch` screen as lines of text no wider than the terminal: pure, so it is tested

@@ -159,9 +159,7 @@ struct SignInPacing {
     var queueLimit: Duration = .seconds(30)
     private var next: ContinuousClock.Instant?
 
-    init(interval: Duration) {
-        self.interval = interval
-    }
+    init(interval: Duration) { self.interval = interval }
 
     /// How long the attempt arriving at `now` waits for its turn; nil when it is refused.
     mutating func turn(at now: ContinuousClock.Instant) -> Duration? {

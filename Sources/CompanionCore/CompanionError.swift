@@ -32,9 +32,7 @@ extension CompanionError {
         Self(code: "badRequest", status: .badRequest, message: message)
     }
 
-    public static func forbidden(_ message: String) -> Self {
-        Self(code: "forbidden", status: .forbidden, message: message)
-    }
+    public static func forbidden(_ message: String) -> Self { Self(code: "forbidden", status: .forbidden, message: message) }
 
     public static func usage(_ message: String) -> Self {
         Self(code: "usage", status: .internalServerError, message: message)

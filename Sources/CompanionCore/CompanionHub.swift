@@ -25,9 +25,7 @@ public final class CompanionHub: Sendable {
         }
     }
 
-    public func update(node: String, documents: [AlarmDocument]) {
-        change(node) { $0.documents = documents }
-    }
+    public func update(node: String, documents: [AlarmDocument]) { change(node) { $0.documents = documents } }
 
     /// Records whether the companion reaches the broker; while it does not, every node is unknown.
     public func update(brokerConnected: Bool) {
@@ -41,9 +39,7 @@ public final class CompanionHub: Sendable {
     }
 
     /// Ends every follower's stream (the pages' event streams), at shutdown.
-    public func finish() {
-        nodes.finish()
-    }
+    public func finish() { nodes.finish() }
 
     /// Follows every node of `fleet` (its status and alarms) until the fleet closes.
     public func follow(_ fleet: RemoteFleet) async {

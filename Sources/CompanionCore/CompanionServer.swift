@@ -148,9 +148,7 @@ public struct CompanionServer: Sendable {
     static let fetchSite = HTTPField.Name("Sec-Fetch-Site")!
     static let tokenField = HTTPField.Name(CompanionAccess.tokenHeader)!
 
-    static func host(_ request: Request) -> String? {
-        request.head.authority ?? request.headers[HTTPField.Name("Host")!]
-    }
+    static func host(_ request: Request) -> String? { request.head.authority ?? request.headers[HTTPField.Name("Host")!] }
 
     private static func body(of request: inout Request) async throws(CompanionError) -> Data {
         do {
@@ -177,9 +175,7 @@ public struct CompanionServer: Sendable {
         return response(.init(byteBuffer: ByteBuffer(bytes: data)), type: "application/json; charset=utf-8")
     }
 
-    static func html(_ text: String) -> Response {
-        response(text, type: "text/html; charset=utf-8")
-    }
+    static func html(_ text: String) -> Response { response(text, type: "text/html; charset=utf-8") }
 
     static func response(_ text: String, type: String, cache: String = "no-store") -> Response {
         response(.init(byteBuffer: ByteBuffer(string: text)), type: type, cache: cache)

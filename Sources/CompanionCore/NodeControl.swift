@@ -20,9 +20,7 @@ public struct FleetControl: NodeControl {
     public let fleet: RemoteFleet
     private let groups = GroupConnections()
 
-    public init(fleet: RemoteFleet) {
-        self.fleet = fleet
-    }
+    public init(fleet: RemoteFleet) { self.fleet = fleet }
 
     public func perform(_ operation: AlarmOperation, node: String, id: UUID) async throws(CompanionError) {
         let connection = try connection(node)

@@ -36,9 +36,7 @@ public struct KernelEventIterator<Element: Sendable>: AsyncIteratorProtocol {
         }
     }
 
-    public mutating func next() async throws(SystemError) -> Element? {
-        try await next(isolation: nil)
-    }
+    public mutating func next() async throws(SystemError) -> Element? { try await next(isolation: nil) }
 
     public mutating func next(isolation actor: isolated (any Actor)?) async throws(SystemError) -> Element? {
         if let failure = failure.take() { throw failure }

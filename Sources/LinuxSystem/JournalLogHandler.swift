@@ -130,7 +130,5 @@ final class JournalSocket: Sendable {
     deinit { close(descriptor) }
 
     /// Sends one entry; false when the journal did not take it (too large, or gone).
-    func send(_ bytes: [UInt8]) -> Bool {
-        Glibc.send(descriptor, bytes, bytes.count, Int32(MSG_NOSIGNAL)) == bytes.count
-    }
+    func send(_ bytes: [UInt8]) -> Bool { Glibc.send(descriptor, bytes, bytes.count, Int32(MSG_NOSIGNAL)) == bytes.count }
 }

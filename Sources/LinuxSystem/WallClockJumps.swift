@@ -10,9 +10,7 @@ public struct WallClockJump: Sendable, Hashable {
     public let step: Duration
 
     /// `step` in seconds.
-    public var stepSeconds: Double {
-        Double(step.components.seconds) + Double(step.components.attoseconds) / 1e18
-    }
+    public var stepSeconds: Double { Double(step.components.seconds) + Double(step.components.attoseconds) / 1e18 }
 }
 
 /// Wall-clock jumps, reported as they happen.

@@ -24,9 +24,7 @@ struct KeepaliveSchedule {
     }
 
     /// A write call (`mosquitto_loop_write`, or `mosquitto_loop` with packets queued) returned at `now`.
-    mutating func packetsWritten(at now: Duration) {
-        nextCheck = Self.wholeSeconds(now) + keepAlive
-    }
+    mutating func packetsWritten(at now: Duration) { nextCheck = Self.wholeSeconds(now) + keepAlive }
 
     /// `mosquitto_loop_misc` ran at `now`, and whatever it queued was written (and reported) since.
     /// If it was due and nothing was written, libmosquitto's clock says later: look again in a second.
@@ -43,7 +41,5 @@ struct KeepaliveSchedule {
         return Int32(clamping: milliseconds)
     }
 
-    private static func wholeSeconds(_ time: Duration) -> Duration {
-        .seconds(time.components.seconds)
-    }
+    private static func wholeSeconds(_ time: Duration) -> Duration { .seconds(time.components.seconds) }
 }

@@ -151,9 +151,7 @@ extension MQTTClient {
     }
 
     /// CLOCK_MONOTONIC, the clock of libmosquitto's keepalive.
-    private static func monotonicNow() -> Duration {
-        .nanoseconds(ClockReading.nanoseconds(CLOCK_MONOTONIC))
-    }
+    private static func monotonicNow() -> Duration { .nanoseconds(ClockReading.nanoseconds(CLOCK_MONOTONIC)) }
 
     /// After a round in which a CONNACK was accepted: sends every subscription again, flushes the
     /// buffer in publish order and marks the link up, under the send lock so that no publish

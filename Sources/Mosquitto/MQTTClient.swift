@@ -98,9 +98,7 @@ public final class MQTTClient: Sendable {
 
     /// The protocol version in use, or tried next: MQTT 5 until a fallback to 3.1.1 under
     /// ``MQTTProtocolSetting/auto``, or the version ``MQTTConfiguration/protocolSetting`` pins.
-    public var protocolVersion: MQTTProtocolVersion {
-        state.withLock { $0.machine.protocolVersion }
-    }
+    public var protocolVersion: MQTTProtocolVersion { state.withLock { $0.machine.protocolVersion } }
 
     /// Starts the network thread and returns at once. The thread connects (`mosquitto_connect_async`,
     /// whose host lookup and TLS setup block) and keeps reconnecting (`mosquitto_reconnect_async`).

@@ -384,14 +384,10 @@ struct MQTTConnectionStateMachine {
     }
 
     /// `reconnectDelay`, doubled for each failed attempt, at most `cap`.
-    private func backoffDelay(atMost cap: Duration) -> Duration {
-        min(reconnectDelay * (1 << min(failedAttempts, 16)), cap)
-    }
+    private func backoffDelay(atMost cap: Duration) -> Duration { min(reconnectDelay * (1 << min(failedAttempts, 16)), cap) }
 
     /// The wait after a failed round ended (or disconnect() cut it short); also right after a protocol
     /// fallback. Returns the version to reconnect in (`MOSQ_OPT_PROTOCOL_VERSION`, then
     /// `mosquitto_reconnect_async`), or nil to stop the network thread.
-    func reconnectDelayElapsed() -> MQTTProtocolVersion? {
-        lifecycle != .stopping ? protocolVersion : nil
-    }
+    func reconnectDelayElapsed() -> MQTTProtocolVersion? { lifecycle != .stopping ? protocolVersion : nil }
 }

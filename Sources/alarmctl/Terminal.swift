@@ -48,13 +48,9 @@ enum Terminal {
     }
 
     /// Writes `line` and a line feed to standard output (see ``write(_:)``).
-    static func print(_ line: String) {
-        write(line + "\n")
-    }
+    static func print(_ line: String) { write(line + "\n") }
 
     /// Writes `line` and a line feed to standard error. A failure is ignored: there is nowhere
     /// left to report it, and the exit status still tells what happened.
-    static func printError(_ line: String) {
-        StandardStream.error.write(line + "\n")
-    }
+    static func printError(_ line: String) { StandardStream.error.write(line + "\n") }
 }

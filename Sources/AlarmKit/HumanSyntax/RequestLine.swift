@@ -24,9 +24,7 @@ public enum RequestLine: Hashable, Sendable {
         guard let first = words.first else {
             throw .unreadable("nothing to schedule: \(Self.acceptedForms)")
         }
-        func title(after count: Int) -> String? {
-            count < words.count ? words[count...].joined(separator: " ") : nil
-        }
+        func title(after count: Int) -> String? { count < words.count ? words[count...].joined(separator: " ") : nil }
         if first.first?.isNumber == true, first.contains("-") {
             var dateWords = 1
             if !first.contains(where: { $0 == "T" || $0 == "t" }), words.count > 1, TimeOfDay.parse(words[1]) != nil {

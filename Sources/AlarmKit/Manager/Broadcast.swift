@@ -25,9 +25,7 @@ public final class Broadcast<Value: Sendable>: Sendable {
 
     /// A broadcast whose value is not known yet: ``value`` is `placeholder` until the first send,
     /// and streams begin with that send (a remote node's alarms before its retained state is in).
-    public init(unknown placeholder: Value) {
-        state = Mutex(State(value: placeholder, known: false))
-    }
+    public init(unknown placeholder: Value) { state = Mutex(State(value: placeholder, known: false)) }
 
     public var value: Value { state.withLock { $0.value } }
 

@@ -160,9 +160,7 @@ struct WeekdayName: Codable, Sendable {
         return fullNames.first { $0.0 == word || (word.count == 3 && $0.0.hasPrefix(word)) }?.1
     }
 
-    static func fullName(of weekday: Locale.Weekday) -> String {
-        fullNames.first { $0.1 == weekday }!.0
-    }
+    static func fullName(of weekday: Locale.Weekday) -> String { fullNames.first { $0.1 == weekday }!.0 }
 
     init(from decoder: any Decoder) throws {
         let text = try decoder.singleValueContainer().decode(String.self)

@@ -21,9 +21,7 @@ public enum AlarmJSON {
     }
 
     /// Encodes `value` with ``encoder``, as the bytes of an MQTT payload or a file.
-    public static func encode(_ value: some Encodable) throws -> [UInt8] {
-        Array(try encoder.encode(value))
-    }
+    public static func encode(_ value: some Encodable) throws -> [UInt8] { Array(try encoder.encode(value)) }
 
     /// Writes an instant as docs/mqtt.md says: UTC with milliseconds, e.g. `2026-11-22T07:00:00.000Z`,
     /// rounded to the nearest millisecond.
@@ -117,9 +115,7 @@ public struct OptionalInstant: Codable, Hashable, Sendable {
         try container.encode(wrappedValue.map(AlarmJSON.string(from:)))
     }
 
-    static func notAnInstant(_ text: String) -> String {
-        "'\(text)' is not an ISO 8601 time such as 2026-11-22T07:00:00Z"
-    }
+    static func notAnInstant(_ text: String) -> String { "'\(text)' is not an ISO 8601 time such as 2026-11-22T07:00:00Z" }
 }
 
 extension KeyedDecodingContainer {

@@ -5,9 +5,7 @@ public struct NodeTopics: Sendable, Hashable {
     /// `<prefix>/<node>`.
     public let base: String
 
-    public init(prefix: String = "alarmd", node: String) {
-        base = prefix.isEmpty ? node : "\(prefix)/\(node)"
-    }
+    public init(prefix: String = "alarmd", node: String) { base = prefix.isEmpty ? node : "\(prefix)/\(node)" }
 
     /// The topics of a group, under `<prefix>/groups/<group>`: every member takes the commands
     /// published on its `cmd/<operation>` (``commandsFilter``, ``command(_:)``).
@@ -62,9 +60,7 @@ public struct NodeTopics: Sendable, Hashable {
     }
 
     /// The operation named by a command topic, as written (it may not be a known operation).
-    public func operationName(inTopic topic: String) -> String? {
-        name(inTopic: topic, section: "cmd").map(String.init)
-    }
+    public func operationName(inTopic topic: String) -> String? { name(inTopic: topic, section: "cmd").map(String.init) }
 
     /// What follows `<base>/<section>/` in `topic`, or nil. Compared byte for byte, as MQTT
     /// compares topics (and without building the prefix: this runs for every message received).

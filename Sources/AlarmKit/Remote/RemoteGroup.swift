@@ -85,9 +85,7 @@ public final class RemoteGroup: Sendable {
     }
 
     /// Every member's alarms (the `list` command).
-    public func list() async throws(AlarmNodeError) -> Replies {
-        try await request(.list, fields: [:])
-    }
+    public func list() async throws(AlarmNodeError) -> Replies { try await request(.list, fields: [:]) }
 
     /// Connects now (it also happens on first use).
     public func start() {

@@ -154,9 +154,7 @@ public final class MQTTBridge: Service, Sendable {
         }
     }
 
-    static func encode(_ value: some Encodable) -> [UInt8] {
-        (try? AlarmJSON.encode(value)) ?? []
-    }
+    static func encode(_ value: some Encodable) -> [UInt8] { (try? AlarmJSON.encode(value)) ?? [] }
 
     // MARK: Running
 

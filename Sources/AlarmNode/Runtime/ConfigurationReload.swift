@@ -10,9 +10,7 @@ import UnixSignals
 final class TimeZoneSource: Sendable {
     private let configured: Mutex<String?>
 
-    init(configured: String?) {
-        self.configured = Mutex(configured)
-    }
+    init(configured: String?) { self.configured = Mutex(configured) }
 
     /// The configured zone, or nil when the system's zone is followed.
     var configuredZone: String? {

@@ -7,9 +7,7 @@ import FoundationEssentials
 struct StoredAlarm: Codable {
     var record: AlarmRecord
 
-    init(_ record: AlarmRecord) {
-        self.record = record
-    }
+    init(_ record: AlarmRecord) { self.record = record }
 
     private enum CodingKeys: String, CodingKey {
         case id, configuration, phase, alertDate, totalCountdownDuration, previouslyElapsedDuration,
