@@ -77,7 +77,8 @@ struct Companion: AsyncParsableCommand {
             onServerRunning: { channel in
                 let port = channel.localAddress?.port ?? launch.port
                 let host = launch.host.contains(":") ? "[\(launch.host)]" : launch.host
-                let line = "alarmd-companion: serving http://\(host):\(port)/ (nodes from broker \(settings.host):\(settings.port))\n"
+                let anywhere = ["0.0.0.0", "::"].contains(launch.host) ? ", on every address of this machine: open http://<its name or address>:\(port)/" : ""
+                let line = "alarmd-companion: serving http://\(host):\(port)/\(anywhere) (nodes from broker \(settings.host):\(settings.port))\n"
                 FileHandle.standardOutput.write(Data(line.utf8))
             },
             logger: logger)
@@ -89,8 +90,11 @@ struct Companion: AsyncParsableCommand {
         do {
             try await group.run()
         } catch let error as IOError where error.errnoCode == EADDRINUSE {
-            // NIO's own text names its bind call: say which address, and what to do.
-            throw ValidationError("\(launch.host.contains(":") ? "[\(launch.host)]" : launch.host):\(launch.port) is in use by another program (another alarmd-companion?): stop it, or give --listen another port")
+            // NIO's own text names its bind call: say which address, and what to do (without the
+            // usage, which ArgumentParser adds to a ValidationError: the command line was right).
+            let address = launch.host.contains(":") ? "[\(launch.host)]" : launch.host
+            FileHandle.standardError.write(Data("Error: \(address):\(launch.port) is in use by another program (another alarmd-companion?): stop it, or give --listen another port\n".utf8))
+            throw ExitCode(64)
         }
     }
 }
