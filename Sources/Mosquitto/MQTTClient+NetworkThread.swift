@@ -10,7 +10,7 @@ extension MQTTClient {
     /// `mosquitto_reconnect_async`. Ends once ``disconnect()`` has asked for it.
     func runNetworkLoop() {
         var keepalive = startConnecting {
-            mosquitto_connect_async(handle.pointer, configuration.host, Int32(configuration.port), Int32(configuration.keepAlive))
+            mosquitto_connect_async(handle.pointer, configuration.connectHost, Int32(configuration.port), Int32(configuration.keepAlive))
         }
         var speaking = configuration.protocolSetting.firstVersion
         connectionLoop: while true {

@@ -126,4 +126,10 @@ public struct MQTTConfiguration: Sendable {
 
     /// `host:port`, as used in log metadata and error messages.
     var brokerAddress: String { host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)" }
+
+    /// The host libmosquitto connects to: `localhost` as 127.0.0.1, unless TLS must check that name.
+    /// Debian's /etc/hosts gives ::1 first for localhost, and libmosquitto's asynchronous connect
+    /// keeps to the first address whose connect(2) does not fail at once: a broker that listens on
+    /// 127.0.0.1 only (deploy/mosquitto/alarmd.conf) was then never reached.
+    var connectHost: String { host == "localhost" && tls == nil ? "127.0.0.1" : host }
 }

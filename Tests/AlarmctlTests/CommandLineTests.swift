@@ -1,6 +1,7 @@
 import AlarmKit
 import AlarmctlCore
 import Foundation
+import MosquittoTestSupport
 import Testing
 
 /// The built `alarmctl` on commands that need no node: how it reports usage errors, and what it
@@ -49,6 +50,26 @@ struct CommandLineTests {
             let result = try await EndToEndTests.alarmctl(arguments)
             #expect(result.status == 0, "\(arguments): \(result.errorOutput)")
             #expect(try result.json([String].self) == ["2026-01-01T07:00:00.000Z"])
+        }
+    }
+
+    @Test("localhost reaches a broker on 127.0.0.1 when /etc/hosts gives ::1 first, as Debian's does")
+    func localhostWithIPv6First() async throws {
+        guard geteuid() == 0, FileManager.default.isExecutableFile(atPath: "/usr/bin/unshare") else {
+            print("SKIPPED CommandLineTests.localhostWithIPv6First: a private /etc/hosts needs root and unshare(1)")
+            return
+        }
+        let hosts = FileManager.default.temporaryDirectory.appending(path: "alarmd-hosts-\(UUID().uuidString)")
+        try "::1 localhost\n127.0.0.1 localhost\n".write(to: hosts, atomically: true, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(at: hosts) }
+        try await TestBroker.withBroker { broker in
+            let script = "mount --bind \(hosts.path) /etc/hosts && exec \(try BuiltExecutable.url("alarmctl").path) \"$@\""
+            let child = try await ChildProcess.start(URL(filePath: "/usr/bin/unshare"),
+                                                     ["-m", "sh", "-c", script, "sh", "status", "--broker", "localhost:\(broker.port)", "--node", "nobody", "--timeout", "1"])
+            _ = try await child.waitForExit()
+            let errorOutput = child.standardError
+            await child.stop()
+            #expect(errorOutput.contains("no status from node 'nobody'"), "it reached the broker: \(errorOutput)")
         }
     }
 
