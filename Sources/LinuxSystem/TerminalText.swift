@@ -14,7 +14,7 @@ public enum TerminalText {
     public static func columns(_ character: Character) -> Int {
         let previous = uselocale(utf8Locale)
         defer { uselocale(previous) }
-        let widest = character.unicodeScalars.map { Int(wcwidth(wchar_t(bitPattern: $0.value))) }.max() ?? 1
+        let widest = character.unicodeScalars.map { Int(wcwidth(wchar_t($0.value))) }.max() ?? 1
         if character.unicodeScalars.contains(where: { $0.properties.isEmojiPresentation || $0.value == 0xFE0F }) { return 2 }
         return widest < 0 ? 1 : widest
     }
