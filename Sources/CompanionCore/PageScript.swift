@@ -206,8 +206,10 @@ extension PageAssets {
             if (online.length && newError.textContent === NO_NODE) newError.textContent = "";
 
             const target = focused && document.querySelector(`[data-key="${CSS.escape(focused)}"]`);
-            if (!wasHidden || alertView.hidden) { if (target) target.focus(); }
-            else { const stop = alertList.querySelector("button.stop"); if (stop) stop.focus(); }
+            // A new alert, or one stopped of several, puts the focus on a Stop.
+            const stop = alertList.querySelector("button.stop");
+            if (!alertView.hidden && (wasHidden || !target)) { if (stop) stop.focus(); }
+            else if (target) target.focus();
             announceChanges(owners);
             tick();
           }

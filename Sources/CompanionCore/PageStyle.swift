@@ -5,7 +5,7 @@ extension PageAssets {
         :root {
           color-scheme: dark;
           --bg: #000; --card: #1c1c1e; --card-2: #2c2c2e; --text: #f2f2f7; --muted: #a1a1a8;
-          --online: #30d158; --offline: #8e8e93; --danger: #ff6961;
+          --online: #30d158; --offline: #8e8e93; --danger: #ff6961; --stop: #d70015;
           font-family: system-ui, -apple-system, "Segoe UI", Roboto, "DejaVu Sans", sans-serif;
         }
         * { box-sizing: border-box; }
@@ -86,7 +86,7 @@ extension PageAssets {
         .alert-title { margin: 0; font-size: 2.6rem; font-weight: 700; overflow-wrap: anywhere; }
         .alert-buttons { display: flex; flex-wrap: wrap; justify-content: center; gap: 14px; }
         .alert-buttons button { min-width: 140px; min-height: 64px; border-radius: 32px; font-size: 1.3rem; }
-        .alert-buttons .stop { background: var(--danger); }
+        .alert-buttons .stop { background: var(--stop); } /* white text on it: 5.4:1, legible half awake */
         .alert-buttons .secondary { background: rgba(255, 255, 255, .18); }
         .sign-in { max-width: 360px; margin: 15vh auto 0; display: grid; gap: 12px; }
         .sign-in form { display: grid; gap: 10px; }

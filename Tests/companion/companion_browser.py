@@ -279,10 +279,30 @@ def run(driver):
                    'return !a.hidden && r.width === innerWidth && r.height === innerHeight && a.textContent.includes("Pasta")'), 20)
     check("the alert's stop button has the focus", driver.execute_script(
         'return document.activeElement && document.activeElement.classList.contains("stop")'))
+    check("the stop button's label contrasts with it at least 4.5:1 (WCAG AA)", driver.execute_script("""
+        const b = document.querySelector("#alert button.stop"), style = getComputedStyle(b);
+        const luminance = color => {
+          const [r, g, b] = color.match(/[\\d.]+/g).slice(0, 3).map(c => c / 255)
+            .map(c => c <= 0.04045 ? c / 12.92 : ((c + 0.055) / 1.055) ** 2.4);
+          return 0.2126 * r + 0.7152 * g + 0.0722 * b;
+        };
+        const [light, dark] = [luminance(style.color), luminance(style.backgroundColor)].sort((x, y) => y - x);
+        return (light + 0.05) / (dark + 0.05) >= 4.5"""))
     driver.save_screenshot(os.path.join(SHOTS, "companion-alert.png"))
     driver.find_element(By.CSS_SELECTOR, "#alert button.stop").click()
     wait_until("Stop on the page ends the alert", lambda: driver.execute_script('return document.getElementById("alert").hidden'))
     check("the node removed the stopped timer", pasta not in alarm_ids("kitchen"))
+    # Two alerts at once: stopping one leaves the focus on the other's Stop.
+    for title in ["Tea", "Rice"]:
+        alarmctl("kitchen", "timer", "3s", "--title", title)
+    stops = 'return document.querySelectorAll("#alert button.stop").length'
+    wait_until("both alerts show", lambda: driver.execute_script(stops) == 2, 20)
+    driver.find_element(By.CSS_SELECTOR, "#alert button.stop").click()
+    wait_until("one alert is left", lambda: driver.execute_script(stops) == 1)
+    check("the focus is on the Stop of the alert left", driver.execute_script(
+        'return document.activeElement === document.querySelector("#alert button.stop")'))
+    driver.find_element(By.CSS_SELECTOR, "#alert button.stop").click()
+    wait_until("stopping the second ends the alert", lambda: driver.execute_script('return document.getElementById("alert").hidden'))
 
     # A node going offline: shown as such, never as a frozen countdown.
     viewport(driver, PHONE)
