@@ -14,26 +14,31 @@ extension RemoteGroup {
 
 /// What `alarmctl --group <name> …` prints for the replies of a group's members: one line per
 /// member that answered (its result), one per known member that stayed silent, and with `--json`
-/// `{"group":…,"answered":[{"node":…,"ok":…,…}],"silent":[{"node":…,"status":{…}}]}`.
+/// `{"group":…,"answered":[{"node":…,"ok":…,…}],"silent":[{"node":…,"status":{…}}]}`, with
+/// `"membersKnown":false` when the broker gave no member's status.
 public struct GroupReport: Sendable {
     public let group: String
     /// One entry per request sent to the group (a schedule or list: one; `stop --all`: one per alarm).
     public private(set) var requests: [(alarmID: UUID?, replies: RemoteGroup.Replies)] = []
     /// The members' time zones, from their statuses: each member's times are shown in its own.
     public var memberTimeZones: [String: TimeZone] = [:]
+    /// The titles of the alarms operated on, to name each request's alarm in the text.
+    public var titles: [UUID: String] = [:]
+    /// The refusals that only mean this member has nothing to do: `notFound` for an alarm it does
+    /// not hold; `invalidState` too for `--all` (the alarm is not ringing there, say). Neither
+    /// counts as a failure, and the text says "nothing to do".
+    public var nothingToDo: Set<NodeFailure.Code> = []
 
     public init(group: String) { self.group = group }
 
     public mutating func add(_ replies: RemoteGroup.Replies, alarmID: UUID? = nil) { requests.append((alarmID, replies)) }
 
-    /// The first failure a member answered, or a silent member (unreachable); nil when every known
-    /// member answered and succeeded. `notFound` for an alarm the member does not hold is no failure
-    /// when `ignoringNotFound` (an operation on every alarm of the group).
-    public func failure(ignoringNotFound: Bool = false) -> AlarmctlError? {
+    /// The first failure a member answered (but those in ``nothingToDo``), or a silent member
+    /// (unreachable); nil when every known member answered and succeeded.
+    public func failure() -> AlarmctlError? {
         for request in requests {
             for member in request.replies.answered {
-                guard case .failure(let failure) = member.reply else { continue }
-                if ignoringNotFound, failure.code == .notFound { continue }
+                guard case .failure(let failure) = member.reply, !nothingToDo.contains(failure.code) else { continue }
                 return AlarmctlError(failure)
             }
         }
@@ -47,25 +52,31 @@ public struct GroupReport: Sendable {
         return nil
     }
 
-    /// Every member's alarms from a `list`, without repeats (a group alarm is held by every member),
-    /// to resolve ids and titles against.
-    public static func documents(of replies: RemoteGroup.Replies) -> [AlarmDocument] {
+    /// Every member's alarms from a `list`, to resolve ids and titles against: without repeats (a
+    /// group alarm is held by every member), or `eachMember`'s own copy, whose state may differ.
+    public static func documents(of replies: RemoteGroup.Replies, eachMember: Bool = false) -> [AlarmDocument] {
         var seen = Set<UUID>()
         return replies.answered.flatMap { member -> [AlarmDocument] in
             guard case .alarms(let documents) = member.reply else { return [] }
             return documents
-        }.filter { seen.insert($0.id).inserted }
+        }.filter { eachMember || seen.insert($0.id).inserted }
     }
 
-    /// The text: per request, `<node>  <result>` for each member, then the silent ones. Times are
-    /// in the member's zone, or `timeZone` when it is not known.
-    public func text(now: Date, timeZone: TimeZone, ignoringNotFound: Bool = false) -> String {
+    /// The text: per request, the alarm's id and title when known, `<node>  <result>` for each
+    /// member, then the silent ones. Times are in the member's zone, or `timeZone` when it is not known.
+    public func text(now: Date, timeZone: TimeZone) -> String {
         var lines: [String] = []
+        let shortIDs = AlarmSelection.shortIDs(requests.compactMap(\.alarmID))
         for request in requests {
+            if let id = request.alarmID, let title = titles[id] { lines.append("\(shortIDs[id] ?? id.uuidString) \"\(title)\":") }
             let width = (request.replies.answered.map(\.node) + request.replies.silent.keys).map(\.count).max() ?? 0
             for member in request.replies.answered {
-                if ignoringNotFound, case .failure(let failure) = member.reply, failure.code == .notFound { continue }
-                lines.append("\(pad(member.node, to: width))  \(Self.describe(member.reply, now: now, timeZone: memberTimeZones[member.node] ?? timeZone))")
+                let result = if case .failure(let failure) = member.reply, nothingToDo.contains(failure.code) {
+                    "nothing to do (\(failure.message))"
+                } else {
+                    Self.describe(member.reply, now: now, timeZone: memberTimeZones[member.node] ?? timeZone)
+                }
+                lines.append("\(pad(member.node, to: width))  \(result)")
             }
             for (node, status) in request.replies.silent.sorted(by: { $0.key < $1.key }) {
                 lines.append("\(pad(node, to: width))  no answer (\(status.stateDescription))")
@@ -73,7 +84,11 @@ public struct GroupReport: Sendable {
         }
         let answered = Set(requests.flatMap { $0.replies.answered.map(\.node) })
         let silent = Set(requests.flatMap { $0.replies.silent.keys }).subtracting(answered)
-        lines.insert("group \(group): \(answered.count) answered, \(silent.count) silent", at: 0)
+        // A broker that keeps no retained message for a wildcard subscription (RabbitMQ 3.10) gives
+        // no member's status: the members that did not answer are then not known.
+        let unknown = requests.contains { !$0.replies.membersKnown }
+            ? " (members not known: the broker sent no node's retained status, so one that is offline cannot be named)" : ""
+        lines.insert("group \(group): \(answered.count) answered, \(silent.count) silent\(unknown)", at: 0)
         return lines.joined(separator: "\n")
     }
 
@@ -92,6 +107,7 @@ public struct GroupReport: Sendable {
             ]
         }
         var object: [String: JSONValue] = ["group": .string(group)]
+        if requests.contains(where: { !$0.replies.membersKnown }) { object["membersKnown"] = .bool(false) }
         if requests.count == 1, let only = requests.first {
             object.merge(replies(only.replies)) { $1 }
         } else {

@@ -57,10 +57,26 @@ struct GroupReportTests {
         #expect(answered.count == 2 && silent.count == 1)
         #expect(json["group"] == .string("house"))
 
+        // `stop --all`: a member without the alarm, or where it does not ring, has nothing to do.
         var quiet = GroupReport(group: "house")
-        quiet.add(RemoteGroup.Replies(answered: [.init(node: "hall", reply: .failure(NodeFailure(code: .notFound, message: "no", alarmID: id)))], silent: [:]))
-        #expect(quiet.failure(ignoringNotFound: true) == nil)
-        #expect(!quiet.text(now: Date(), timeZone: .gmt, ignoringNotFound: true).contains("hall"))
+        quiet.nothingToDo = [.notFound, .invalidState]
+        quiet.titles = [id: "Tea"]
+        quiet.add(RemoteGroup.Replies(answered: [.init(node: "hall", reply: .failure(NodeFailure(code: .notFound, message: "no", alarmID: id))),
+                                                 .init(node: "kids", reply: .failure(NodeFailure(code: .invalidState, message: "it is countdown")))],
+                                      silent: [:]), alarmID: id)
+        #expect(quiet.failure() == nil)
+        let quietText = quiet.text(now: Date(), timeZone: .gmt)
+        #expect(quietText.contains("\(id.uuidString.prefix(8)) \"Tea\":\nhall  nothing to do ("), "the alarm is named: \(quietText)")
+        #expect(quietText.contains("kids  nothing to do (it is countdown)"))
+        quiet.nothingToDo = [.notFound]
+        #expect(quiet.failure()?.exitStatus == .refused, "a stop by id where the alarm does not ring is a failure")
+
+        // A broker that gave no retained status: the summary says offline members cannot be named.
+        var unknown = GroupReport(group: "flat")
+        unknown.add(RemoteGroup.Replies(answered: [.init(node: "r1", reply: .alarms([]))], silent: [:], membersKnown: false))
+        #expect(unknown.text(now: Date(), timeZone: .gmt).hasPrefix("group flat: 1 answered, 0 silent (members not known"))
+        guard case .object(let unknownJSON) = unknown.json else { return }
+        #expect(unknownJSON["membersKnown"] == .bool(false))
         var nobody = GroupReport(group: "house")
         nobody.add(RemoteGroup.Replies(answered: [], silent: [:]))
         #expect(nobody.failure()?.exitStatus == .unreachable)

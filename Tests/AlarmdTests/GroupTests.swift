@@ -252,7 +252,7 @@ struct GroupTests {
 
     @Test("alarmctl --group: timer, list and cancel --all reach every member, each answering with its node")
     func alarmctlGroup() async throws {
-        try await withMembers(3) { broker, _, members, _ in
+        try await withMembers(3) { broker, _, members, events in
             func alarmctl(_ arguments: String...) throws -> (status: Int32, output: String, errors: String) {
                 let process = Process()
                 process.executableURL = DaemonProcess.executable.deletingLastPathComponent().appending(path: "alarmctl")
@@ -286,10 +286,15 @@ struct GroupTests {
             #expect(text.output.hasPrefix("group \(Self.group): 3 answered, 0 silent"), "\(text.output)")
             for member in members { #expect(text.output.contains(member.node)) }
 
+            // A member's own alarm is not the group's: `cancel --all` leaves it.
+            let own = try alarmctl("--node", members[1].node, "timer", "20m", "--title", "Own")
+            #expect(own.status == 0, "\(own.errors)")
             let cancelled = try alarmctl("--group", Self.group, "cancel", "--all", "--json")
             #expect(cancelled.status == 0, "\(cancelled.errors)")
             let cancelReport = try JSONDecoder().decode(Report.self, from: Data(cancelled.output.utf8))
             #expect(cancelReport.answered?.count == 3 && cancelReport.answered?.allSatisfy(\.ok) == true, "\(cancelled.output)")
+            let ownLeft = try alarmctl("--node", members[1].node, "list")
+            #expect(ownLeft.output.contains("Own") && !ownLeft.output.contains("Tea"), "\(ownLeft.output)")
 
             let oneNodeOnly = try alarmctl("--group", Self.group, "status")
             #expect(oneNodeOnly.status == 2 && oneNodeOnly.errors.contains("--group works with"), "\(oneNodeOnly.errors)")
@@ -299,6 +304,29 @@ struct GroupTests {
             let afterStop = try alarmctl("--group", Self.group, "--timeout", "2", "list")
             #expect(afterStop.status == 3)
             #expect(afterStop.output.contains("\(members[0].node)  no answer (offline"), "\(afterStop.output)")
+
+            // A broker that keeps no retained status for a wildcard subscription (RabbitMQ 3.10): the
+            // stopped member cannot be named, and the report says so rather than "0 silent".
+            try await withTestClients { clients in
+                let (publisher, published) = try clients.start(broker.clientConfiguration(clientID: "status-clearer"))
+                try await published.connected()
+                for member in members { try publisher.publish(MQTTMessage(topic: "alarmd/\(member.node)/status", payload: [], qos: 1, retain: true)) }
+            }
+            var cleared = Set<String>()
+            _ = try await events.messages(on: "alarmd/+/status") { message in
+                if message.payload.isEmpty { cleared.insert(message.topic) }
+                return cleared.count == members.count
+            }
+            // A timer: the members' statuses change (their alarm counts), and come live, not retained.
+            let blind = try alarmctl("--group", Self.group, "--timeout", "2", "timer", "5m", "--title", "Blind")
+            #expect(blind.status == 0, "\(blind.errors)")
+            #expect(blind.output.hasPrefix("group \(Self.group): 2 answered, 0 silent (members not known"), "\(blind.output)")
+
+            // A member restarted without the group keeps the group's alarm, and says it is cut off from the group.
+            await members[1].terminate()
+            try await withDaemonProcess(broker: broker, node: members[1].node, stateDirectory: members[1].stateDirectory) { alone in
+                try await alone.waitForLog("restored alarm came through a group this node no longer joins")
+            }
         }
     }
 }

@@ -11,7 +11,9 @@ import Synchronization
 ///
 /// The members are known from their retained statuses (`<prefix>/+/status`), which list their
 /// groups: a member that did not answer is reported as silent, with its last status. The
-/// collection ends once every member that is online has answered, or after `settings.timeout`.
+/// collection ends once every member that is online has answered, or after `settings.timeout`;
+/// with no retained status from the broker (members known only from live changes, if at all),
+/// always after `settings.timeout`.
 ///
 /// Nothing runs until first use; `close()` ends the connection.
 public final class RemoteGroup: Sendable {
@@ -32,10 +34,14 @@ public final class RemoteGroup: Sendable {
         public var answered: [MemberReply]
         /// The members known from their status that did not answer, with that status.
         public var silent: [String: NodeStatus]
+        /// False when the broker gave no node's retained status (RabbitMQ 3.10 keeps none for a
+        /// wildcard subscription): a member that did not answer cannot be named in ``silent``.
+        public var membersKnown: Bool
 
-        public init(answered: [MemberReply], silent: [String: NodeStatus]) {
+        public init(answered: [MemberReply], silent: [String: NodeStatus], membersKnown: Bool = true) {
             self.answered = answered
             self.silent = silent
+            self.membersKnown = membersKnown
         }
     }
 
@@ -52,6 +58,8 @@ public final class RemoteGroup: Sendable {
         var loop: Task<Void, Never>?
         var setupFailure: String?
         var members: [String: NodeStatus] = [:]
+        /// Whether any node's status came as a retained message: then the members are known.
+        var retainedStatusSeen = false
         /// Requests collecting replies, by correlation id.
         var collectors: [String: AsyncStream<[UInt8]>.Continuation] = [:]
     }
@@ -124,13 +132,13 @@ public final class RemoteGroup: Sendable {
         let answered = await collect(replies, collector: collector, alarmID: alarmID)
         // Still buffered if the broker was never reached: then it must never be, as the caller hears nobody answered.
         client.withdrawUnsent { $0.correlationData == command.correlationData }
-        let members = state.withLock { $0.members }
+        let (members, membersKnown) = state.withLock { ($0.members, $0.retainedStatusSeen) }
         let answeredNodes = Set(answered.map(\.node))
         let silent = members.filter { !answeredNodes.contains($0.key) }
         if answered.isEmpty, !client.isConnected {
             throw .unavailable(settings.brokerNotConnectedMessage(waited: settings.timeout))
         }
-        return Replies(answered: answered.sorted { $0.node < $1.node }, silent: silent)
+        return Replies(answered: answered.sorted { $0.node < $1.node }, silent: silent, membersKnown: membersKnown)
     }
 
     /// The replies until every online member has answered or `settings.timeout` has passed.
@@ -147,8 +155,9 @@ public final class RemoteGroup: Sendable {
             let reply = (try? NodeReply.decode(payload, alarmID: alarmID))
                 ?? .failure(NodeFailure(code: .internal, message: "the reply of node '\(node)' could not be read"))
             answered[node] = MemberReply(node: node, reply: reply)
-            let online = state.withLock { $0.members.filter { $0.value.isOnline }.keys }
-            if !online.isEmpty, online.allSatisfy({ answered[$0] != nil }) { break }
+            let (members, known) = state.withLock { ($0.members, $0.retainedStatusSeen) }
+            let online = members.filter { $0.value.isOnline }.keys
+            if known, !online.isEmpty, online.allSatisfy({ answered[$0] != nil }) { break }
         }
         return Array(answered.values)
     }
@@ -161,7 +170,10 @@ public final class RemoteGroup: Sendable {
         } else if let node = NodeTopics.nodeID(inStatusTopic: message.topic, prefix: settings.topicPrefix) {
             let status = message.payload.isEmpty ? nil : try? AlarmJSON.decoder.decode(NodeStatus.self, from: Data(message.payload))
             let member = status?.groups?.contains(group) == true ? status : nil
-            state.withLock { $0.members[node] = member }
+            state.withLock { state in
+                state.members[node] = member
+                state.retainedStatusSeen = state.retainedStatusSeen || message.retain
+            }
         }
     }
 }

@@ -54,6 +54,10 @@ public final class AlarmDaemon: Sendable {
                 logger.warning("restored alarm has an intent whose topic is no longer allowed: it will ring but not run that intent", metadata: [
                     "alarmID": "\(alarm.id)", "field": "\(refused.field)", "reason": "\(refused.reason)"])
             }
+            if let group = alarm.group, !configuration.node.groups.contains(group) {
+                logger.warning("restored alarm came through a group this node no longer joins: only this node's own commands reach it",
+                               metadata: ["alarmID": "\(alarm.id)", "group": "\(group)"])
+            }
         }
 
         let hardwareParts = try HardwareParts.make(configuration.hardware, logger: logger)
