@@ -72,7 +72,7 @@ public struct GroupReport: Sendable {
             let width = (request.replies.answered.map(\.node) + request.replies.silent.keys).map(\.count).max() ?? 0
             for member in request.replies.answered {
                 let result = if case .failure(let failure) = member.reply, nothingToDo.contains(failure.code) {
-                    "nothing to do (\(failure.message))"
+                    "nothing to do (\(failure.code == .notFound ? "it does not hold this alarm" : failure.message))"
                 } else {
                     Self.describe(member.reply, now: now, timeZone: memberTimeZones[member.node] ?? timeZone)
                 }
