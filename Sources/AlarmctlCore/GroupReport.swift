@@ -24,9 +24,8 @@ public struct GroupReport: Sendable {
     public var memberTimeZones: [String: TimeZone] = [:]
     /// The titles of the alarms operated on, to name each request's alarm in the text.
     public var titles: [UUID: String] = [:]
-    /// The refusals that only mean this member has nothing to do: `notFound` for an alarm it does
-    /// not hold; `invalidState` too for `--all` (the alarm is not ringing there, say). Neither
-    /// counts as a failure, and the text says "nothing to do".
+    /// The refusals that only mean a member has nothing to do (`notFound`; `invalidState` too for
+    /// `--all`): no failure, and the text says "nothing to do".
     public var nothingToDo: Set<NodeFailure.Code> = []
 
     public init(group: String) { self.group = group }

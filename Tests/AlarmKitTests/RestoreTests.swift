@@ -35,11 +35,13 @@ struct RestoreTests {
     let berlin = EngineConfiguration(timeZone: zone("Europe/Berlin"))
 
     /// The state a node had written when it went down, built with the engine itself (in
-    /// `timeZone`, Berlin when nil).
-    func stateBeforeShutdown(in timeZone: TimeZone? = nil, _ build: (inout AlarmEngine) throws -> Void) rethrows -> NodeState {
+    /// `timeZone`, Berlin when nil), naming that zone unless `withoutZone` (as states written before it was kept).
+    func stateBeforeShutdown(in timeZone: TimeZone? = nil, withoutZone: Bool = false,
+                             _ build: (inout AlarmEngine) throws -> Void) rethrows -> NodeState {
         var engine = AlarmEngine(configuration: timeZone.map { EngineConfiguration(timeZone: $0) } ?? berlin)
         try build(&engine)
-        return NodeState(authorization: .authorized, alarms: Array(engine.records.values))
+        return NodeState(authorization: .authorized, alarms: Array(engine.records.values),
+                         timeZone: withoutZone ? nil : engine.configuration.timeZone)
     }
 
     /// Starts a node on `state` at `now`, lets its timer run once, and returns it.
@@ -154,12 +156,29 @@ struct RestoreTests {
         }
     }
 
-    @Test("An occurrence that the node's new zone puts in the past is decided as downtime")
+    @Test("A zone changed while the node was down moves a one-shot alarm to its next time in the new zone, as a change while it runs does")
+    func zoneChangedWhileDownBeforeItRang() async throws {
+        let id = UUID()
+        // 10:30 on a node in UTC, not rung yet; up again in Berlin at 10:20 UTC (11:20 there): the
+        // next 10:30 in Berlin is tomorrow's. (It was reported missed: 10:30 in Berlin had passed.)
+        let state = try stateBeforeShutdown(in: zone("UTC")) {
+            _ = try $0.schedule(id: id, configuration: configuration(schedule: once(10, 30)), now: start)
+        }
+        let (node, _, delegate, timer) = try await restart(state, at: start + 1200)
+        defer { timer.cancel() }
+        #expect(delegate.effects.eventNames.isEmpty)
+        #expect(await node.documents.map(\.nextAlertDate) == [date("2026-11-23T09:30:00Z")])
+        try await waitUntil("the moved alarm and the zone to be written") {
+            delegate.lastState?.timeZone == zone("Europe/Berlin") && delegate.lastState?.alarms.first?.nextAlertDate == date("2026-11-23T09:30:00Z")
+        }
+    }
+
+    @Test("A state saved without its zone: an occurrence that the node's zone puts in the past is decided as downtime")
     func zoneChangedWhileDownIntoThePast() async throws {
         let id = UUID()
         // 10:30 on a node in UTC; up again in Berlin at 10:20 UTC, where 10:30 was 09:30 UTC:
         // 50 minutes ago, past the grace, so missed, as if the node had been down at 10:30 Berlin.
-        let state = try stateBeforeShutdown(in: zone("UTC")) {
+        let state = try stateBeforeShutdown(in: zone("UTC"), withoutZone: true) {
             _ = try $0.schedule(id: id, configuration: configuration(schedule: once(10, 30)), now: start)
         }
         let (node, _, delegate, timer) = try await restart(state, at: start + 1200)

@@ -106,19 +106,23 @@ struct StateStoreTests {
         }
     }
 
-    @Test func aRemovedAlarmLosesItsFileAndTheDecisionIsKept() throws {
+    @Test func aRemovedAlarmLosesItsFileAndTheDecisionAndZoneAreKept() throws {
         try withFolder { folder in
             var engine = try engine(timers: 2)
             let cancelled = try #require(engine.records.keys.first)
             try withStore(folder) { store in
                 try store.save(state(engine))
                 _ = try engine.cancel(id: cancelled, now: now + 1)
-                try store.save(state(engine, .denied))
+                var denied = state(engine, .denied)
+                denied.timeZone = TimeZone(identifier: "Asia/Kolkata")
+                try store.save(denied)
             }
             #expect(try files(folder)["alarms/\(cancelled.uuidString).json"] == nil)
             let restored = try reload(folder)
             #expect(restored.alarms == byID(engine))
             #expect(restored.authorization == .denied)
+            let zone = try StateStore(directory: folder, logger: Self.logger).load().state.timeZone
+            #expect(zone?.identifier == "Asia/Kolkata", "the zone the schedules were planned in")
         }
     }
 

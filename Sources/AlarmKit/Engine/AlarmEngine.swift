@@ -364,12 +364,16 @@ public struct AlarmEngine: Sendable {
         return effects + advance(to: now)
     }
 
-    /// After a restart: a relative alarm waiting for an occurrence is planned for the same local
-    /// day at its time in the node's zone, which may not be the zone it was planned in (the
-    /// configured or the system's zone changed while the node was down, or the zone's rules did).
-    /// An occurrence that is then past is decided by the next `advance`, as any alarm that fell
-    /// due while the node was down. Call before that first `advance`.
-    public mutating func replanInTimeZone(now: Date) -> [AlarmEffect] {
+    /// After a restart: saved in another zone (`savedIn`), relative schedules move as on a change of
+    /// zone (``changeTimeZone(to:now:)``); else each keeps its local day, at its time in the node's
+    /// zone (whose rules may have changed), and one then past is decided by the next `advance`, as
+    /// any alarm that fell due while the node was down. Call before that first `advance`.
+    public mutating func replanInTimeZone(now: Date, savedIn savedZone: TimeZone? = nil) -> [AlarmEffect] {
+        if let savedZone, savedZone != configuration.timeZone {
+            let zone = configuration.timeZone
+            configuration.timeZone = savedZone
+            return readInTimeZone(zone, now: now)
+        }
         var effects: [AlarmEffect] = []
         for record in records.values where record.isWaitingForSchedule {
             guard case .relative(let relative) = record.configuration.schedule, let day = record.pendingOccurrenceDay else { continue }
@@ -387,6 +391,11 @@ public struct AlarmEngine: Sendable {
     /// so that no occurrence still ahead in the new zone is skipped (Tokyo's Sunday is Los Angeles'
     /// Saturday) and none that alerted alerts again.
     public mutating func changeTimeZone(to timeZone: TimeZone, now: Date) -> [AlarmEffect] {
+        readInTimeZone(timeZone, now: now) + advance(to: now)
+    }
+
+    /// ``changeTimeZone(to:now:)`` without its `advance`.
+    private mutating func readInTimeZone(_ timeZone: TimeZone, now: Date) -> [AlarmEffect] {
         let oldZone = configuration.timeZone
         configuration.timeZone = timeZone
         for record in records.values {
@@ -404,7 +413,7 @@ public struct AlarmEngine: Sendable {
         for record in records.values where record.pendingOccurrenceDay != nil && record.isWaitingForSchedule {
             effects += replace(record, with: rescheduled(record, after: now), now: now)
         }
-        return effects + advance(to: now)
+        return effects
     }
 
     // MARK: Internals

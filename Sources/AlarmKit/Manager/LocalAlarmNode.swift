@@ -11,12 +11,15 @@ public struct NodeState: Sendable, Hashable {
     /// (``AlarmEngine/changedAlarms``), so that a write need look at no other; nil when any may
     /// differ from what is on disk (a state built whole, such as one being moved to a new layout).
     public var changedAlarms: Set<UUID>?
+    /// The zone relative schedules were planned in; nil when not known (a state saved without it).
+    public var timeZone: TimeZone?
 
     public init(authorization: AlarmManager.AuthorizationState = .notDetermined, alarms: [AlarmRecord] = [],
-                changedAlarms: Set<UUID>? = nil) {
+                changedAlarms: Set<UUID>? = nil, timeZone: TimeZone? = nil) {
         self.authorization = authorization
         self.alarms = alarms
         self.changedAlarms = changedAlarms
+        self.timeZone = timeZone
     }
 }
 
@@ -63,6 +66,7 @@ public enum AlarmOperation: String, Sendable, Hashable, Codable, CaseIterable {
 /// `run()` is its timer: it sleeps until the next due instant only, never polling.
 public actor LocalAlarmNode {
     private var engine: AlarmEngine
+    private let savedTimeZone: TimeZone?
     private var authorization: AlarmManager.AuthorizationState
     private let clock: any AlarmClock
     private let delegate: (any AlarmNodeDelegate)?
@@ -103,6 +107,7 @@ public actor LocalAlarmNode {
     ) {
         let engine = AlarmEngine(configuration: configuration, records: state.alarms, clockTrusted: clockTrusted)
         self.engine = engine
+        self.savedTimeZone = state.timeZone
         self.authorization = state.authorization
         self.clock = clock
         self.prompt = authorizationPrompt
@@ -295,7 +300,7 @@ public actor LocalAlarmNode {
 
     /// Carries out due transitions and sleeps until the next due instant, until cancelled.
     public func run() async {
-        advanceTime { engine, now in engine.replanInTimeZone(now: now) + engine.resumeAlerts(now: now) }
+        advanceTime { [savedTimeZone] engine, now in engine.replanInTimeZone(now: now, savedIn: savedTimeZone) + engine.resumeAlerts(now: now) }
         while !Task.isCancelled {
             advanceTime { engine, now in engine.advance(to: now) }
             let deadline = engine.nextDeadline ?? .distantFuture
@@ -342,7 +347,8 @@ public actor LocalAlarmNode {
         // Taken even without a delegate, so that the set does not grow.
         let changedAlarms = engine.takeChangedAlarms()
         guard let delegate else { return nil }
-        let state = NodeState(authorization: authorization, alarms: Array(engine.records.values), changedAlarms: changedAlarms)
+        let state = NodeState(authorization: authorization, alarms: Array(engine.records.values), changedAlarms: changedAlarms,
+                              timeZone: engine.configuration.timeZone)
         let write = StateWrite()
         latestWrite = write
         stateWriter.async { [logger] in

@@ -170,10 +170,7 @@ public final class RemoteGroup: Sendable {
         } else if let node = NodeTopics.nodeID(inStatusTopic: message.topic, prefix: settings.topicPrefix) {
             let status = message.payload.isEmpty ? nil : try? AlarmJSON.decoder.decode(NodeStatus.self, from: Data(message.payload))
             let member = status?.groups?.contains(group) == true ? status : nil
-            state.withLock { state in
-                state.members[node] = member
-                state.retainedStatusSeen = state.retainedStatusSeen || message.retain
-            }
+            state.withLock { ($0.members[node], $0.retainedStatusSeen) = (member, $0.retainedStatusSeen || message.retain) }
         }
     }
 }

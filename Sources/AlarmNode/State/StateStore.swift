@@ -105,7 +105,8 @@ public final class StateStore: Sendable {
             saved.alarms = Dictionary(uniqueKeysWithValues: records.map { ($0.id, $0) })
             saved.node = node
         }
-        return Loaded(state: NodeState(authorization: node?.authorization ?? .notDetermined, alarms: records),
+        return Loaded(state: NodeState(authorization: node?.authorization ?? .notDetermined, alarms: records,
+                                       timeZone: node?.timeZone.flatMap(TimeZone.init(identifier:))),
                       problem: problems.isEmpty ? nil : problems.joined(separator: "; "))
     }
 
@@ -139,7 +140,7 @@ public final class StateStore: Sendable {
                     saved.unsure.remove(id)
                 }
             }
-            let node = StoredNode(authorization: state.authorization)
+            let node = StoredNode(authorization: state.authorization, timeZone: state.timeZone?.identifier)
             if saved.node != node {
                 saved.node = nil
                 attempt {

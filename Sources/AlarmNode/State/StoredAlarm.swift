@@ -91,7 +91,7 @@ struct StoredAlarm: Codable {
     }
 }
 
-/// The node-wide part of the state, `<state-directory>/node.json`: `{"authorization":"authorized","schemaVersion":3}`.
+/// The node-wide part of the state, `<state-directory>/node.json`: `{"authorization":…,"schemaVersion":3,"timeZone":…}`.
 struct StoredNode: Codable, Equatable {
     /// The version of the state directory's layout; a node refuses a newer one. Version 3 keeps
     /// one file per alarm; versions 1 and 2 kept a single `state.json` (and a journal), which
@@ -100,4 +100,6 @@ struct StoredNode: Codable, Equatable {
 
     var authorization: AlarmManager.AuthorizationState
     var schemaVersion = Self.currentSchemaVersion
+    /// The zone the alarms' relative schedules were planned in: a start in another moves them (docs/time.md).
+    var timeZone: String?
 }
