@@ -9,8 +9,8 @@ public enum SchedulePreview {
     /// The zone named by `identifier` (IANA, e.g. Europe/Berlin), or this machine's when nil.
     public static func timeZone(_ identifier: String?) throws(AlarmctlError) -> TimeZone {
         guard let identifier else { return .current }
-        guard let zone = TimeZone(identifier: identifier) else {
-            throw .usage("--time-zone '\(identifier)' is not a time zone: use an IANA name such as Europe/Berlin or America/New_York")
+        guard let zone = namedTimeZone(identifier) else {
+            throw .usage("--time-zone '\(identifier)' is not an IANA time zone: use a name such as Europe/Berlin or America/New_York (for a fixed offset, Etc/GMT-2 is 2 hours east)")
         }
         return zone
     }

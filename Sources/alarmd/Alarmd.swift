@@ -80,7 +80,7 @@ struct ConfigurationOptions: ParsableArguments {
         if let stateDirectory { configuration.node.stateDirectory = stateDirectory }
         if simulateHardware { configuration.hardware.mode = .simulated }
         if let timeZone {
-            guard NodeConfiguration.namedTimeZone(timeZone) != nil else {
+            guard namedTimeZone(timeZone) != nil else {
                 throw ValidationError("--time-zone: \(NodeConfiguration.unusableTimeZoneReason(timeZone))")
             }
             configuration.node.timeZone = timeZone

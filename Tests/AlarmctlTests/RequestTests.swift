@@ -170,6 +170,13 @@ struct SchedulePreviewTests {
         #expect(try SchedulePreview.dates(of: try ScheduleExpression.parse(["2020-01-01T00:00Z"]), after: start, count: 5, in: berlin).isEmpty)
     }
 
+    @Test("--time-zone takes the zones the node takes: an IANA name, not an offset such as GMT+2", arguments: ["GMT+2", "UTC+2", "GMT-3", "Mars/Olympus"])
+    func zones(refused: String) throws {
+        #expect(try SchedulePreview.timeZone("Etc/GMT-2").secondsFromGMT() == 7200)
+        let error = #expect(throws: AlarmctlError.self) { try SchedulePreview.timeZone(refused) }
+        #expect(error?.message.contains("is not an IANA time zone") == true, "\(String(describing: error))")
+    }
+
     @Test("--from takes ISO 8601 with an offset, or a local time in the preview's zone")
     func start() throws {
         let expected = AlarmJSON.date(from: "2026-11-22T07:00:00Z")

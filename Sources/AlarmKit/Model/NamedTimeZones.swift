@@ -12,3 +12,9 @@ import FoundationInternationalization
 /// reference, linked wherever AlarmKit is, makes that explicit, and the hardware-in-the-loop
 /// script checks that its static alarmd reads Europe/Berlin.
 public let namedTimeZoneSupport: Any.Type = Date.FormatStyle.self
+
+/// The zone of an IANA name (Europe/Berlin, Etc/GMT-2); nil otherwise. Foundation also reads
+/// offsets (GMT+2, UTC+2), whose sign is the opposite of the IANA Etc/GMT+2's: those are refused.
+public func namedTimeZone(_ name: String) -> TimeZone? {
+    TimeZone(identifier: name).flatMap { ["GMT+", "GMT-"].contains(where: $0.identifier.hasPrefix) ? nil : $0 }
+}

@@ -81,7 +81,7 @@ public enum ConfigurationReader {
                     }
                 }
                 if let zone = string(node, "node.time-zone"), !zone.isEmpty {
-                    if NodeConfiguration.namedTimeZone(zone) != nil { configuration.node.timeZone = zone } else {
+                    if namedTimeZone(zone) != nil { configuration.node.timeZone = zone } else {
                         problem("node.time-zone", "\(NodeConfiguration.unusableTimeZoneReason(zone)); leave it out to follow the system's")
                     }
                 }

@@ -126,12 +126,6 @@ public struct NodeConfiguration: Sendable, Hashable {
 }
 
 extension NodeConfiguration {
-    /// The zone of an IANA name (Europe/Berlin, Etc/GMT-2); nil otherwise. Foundation also reads
-    /// offsets (GMT+2, UTC+2), whose sign is the opposite of the IANA Etc/GMT+2's: those are refused.
-    public static func namedTimeZone(_ name: String) -> TimeZone? {
-        TimeZone(identifier: name).flatMap { ["GMT+", "GMT-"].contains(where: $0.identifier.hasPrefix) ? nil : $0 }
-    }
-
     /// Why `zone` cannot be used, for an error message: an offset, not an IANA zone, or, when this
     /// system's zone database has it, an alarmd built without named-zone support (see
     /// `namedTimeZoneSupport` in AlarmKit).
