@@ -110,6 +110,11 @@ struct RemoteManagerTests {
             #expect(error?.message.contains("refused the connection") == true && error?.message.contains("ALARMD_BROKER") == true, "\(String(describing: error))")
         }
         await connection.close()
+        // A group says the same (it said the broker sent no CONNACK, as if it were no MQTT broker).
+        let group = RemoteGroup(settings: RemoteNodeSettings(host: "127.0.0.1", port: port, node: "unused", timeout: .seconds(1)), group: "house")
+        let error = await #expect(throws: AlarmNodeError.self) { try await group.list() }
+        #expect(error?.message.contains("refused the connection") == true, "\(String(describing: error))")
+        await group.close()
     }
 
     @Test("A node whose status says it is offline: schedule fails at once, saying so")

@@ -136,7 +136,7 @@ public final class RemoteGroup: Sendable {
         let answeredNodes = Set(answered.map(\.node))
         let silent = members.filter { !answeredNodes.contains($0.key) }
         if answered.isEmpty, !client.isConnected {
-            throw .unavailable(settings.brokerNotConnectedMessage(waited: settings.timeout))
+            throw .unavailable(client.connectionProblem.map(settings.connectionProblemMessage) ?? settings.brokerNotConnectedMessage(waited: settings.timeout))
         }
         return Replies(answered: answered.sorted { $0.node < $1.node }, silent: silent, membersKnown: membersKnown)
     }
