@@ -111,4 +111,9 @@ public enum AlarmctlError: Error, Hashable, Sendable, CustomStringConvertible {
             throw AlarmctlError(error)
         }
     }
+
+    /// The answer of a request to a node or a group, its refusal as alarmctl reports it.
+    public static func asking<Value>(_ ask: () async throws(AlarmNodeError) -> Value) async throws(AlarmctlError) -> Value {
+        do { return try await ask() } catch { throw AlarmctlError(NodeFailure(error)) }
+    }
 }

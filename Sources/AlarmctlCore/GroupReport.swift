@@ -70,12 +70,7 @@ public struct GroupReport: Sendable {
             if let id = request.alarmID, let title = titles[id] { lines.append("\(shortIDs[id] ?? id.uuidString) \"\(title)\":") }
             let width = (request.replies.answered.map(\.node) + request.replies.silent.keys).map(\.count).max() ?? 0
             for member in request.replies.answered {
-                let result = if case .failure(let failure) = member.reply, nothingToDo.contains(failure.code) {
-                    "nothing to do (\(failure.code == .notFound ? "it does not hold this alarm" : failure.message))"
-                } else {
-                    Self.describe(member.reply, now: now, timeZone: memberTimeZones[member.node] ?? timeZone)
-                }
-                lines.append("\(pad(member.node, to: width))  \(result)")
+                lines.append("\(pad(member.node, to: width))  \(describe(member.reply, now: now, timeZone: memberTimeZones[member.node] ?? timeZone))")
             }
             for (node, status) in request.replies.silent.sorted(by: { $0.key < $1.key }) {
                 lines.append("\(pad(node, to: width))  no answer (\(status.stateDescription))")
@@ -119,13 +114,15 @@ public struct GroupReport: Sendable {
         return .object(object)
     }
 
-    private static func describe(_ reply: NodeReply, now: Date, timeZone: TimeZone) -> String {
+    private func describe(_ reply: NodeReply, now: Date, timeZone: TimeZone) -> String {
         switch reply {
         case .alarm(let document?): Rendering.summary(document, now: now, timeZone: timeZone)
         case .alarm(nil): "done (the alarm was removed)"
         case .alarms(let documents): documents.isEmpty ? "no alarms" : "\(documents.count) alarm\(documents.count == 1 ? "" : "s"): "
             + Rendering.displayOrder(documents, now: now).map { Rendering.summary($0, now: now, timeZone: timeZone) }.joined(separator: "; ")
         case .authorization(let state): "authorization: \(state.rawValue)"
+        case .failure(let failure) where nothingToDo.contains(failure.code):
+            "nothing to do (\(failure.code == .notFound ? "it does not hold this alarm" : failure.message))"
         case .failure(let failure): "error \(failure.code.rawValue): \(failure.message)"
         }
     }

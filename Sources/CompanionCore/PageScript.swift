@@ -205,7 +205,8 @@ extension PageAssets {
             newNode.hidden = online.length < 2;
             if (online.length && newError.textContent === NO_NODE) newError.textContent = "";
 
-            const target = focused && document.querySelector(`[data-key="${CSS.escape(focused)}"]`);
+            // While the alert covers the page, only its own buttons (a card's Stop has the same key).
+            const target = focused && (alertView.hidden ? document : alertList).querySelector(`[data-key="${CSS.escape(focused)}"]`);
             // A new alert, or one stopped of several, puts the focus on a Stop.
             const stop = alertList.querySelector("button.stop");
             if (!alertView.hidden && (wasHidden || !target)) { if (stop) stop.focus(); }

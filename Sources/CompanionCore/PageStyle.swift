@@ -86,7 +86,7 @@ extension PageAssets {
         .alert-title { margin: 0; font-size: 2.6rem; font-weight: 700; overflow-wrap: anywhere; }
         .alert-buttons { display: flex; flex-wrap: wrap; justify-content: center; gap: 14px; }
         .alert-buttons button { min-width: 140px; min-height: 64px; border-radius: 32px; font-size: 1.3rem; }
-        .alert-buttons .stop { background: var(--stop); } /* white text on it: 5.4:1, legible half awake */
+        .alert-buttons .stop { background: var(--stop); color: #fff !important; } /* 5.4:1, legible half awake */
         .alert-buttons .secondary { background: rgba(255, 255, 255, .18); }
         .sign-in { max-width: 360px; margin: 15vh auto 0; display: grid; gap: 12px; }
         .sign-in form { display: grid; gap: 10px; }

@@ -131,6 +131,11 @@ struct OperationTarget: ParsableArguments {
         if !all && ids.isEmpty { throw ValidationError("give an alarm id (or a prefix of it), or --all; `alarmctl list` shows them") }
     }
 
+    /// The configuration of the command `name` that runs an operation, with its examples.
+    static func command(_ name: String, _ abstract: String, ids: String = "2F1E") -> CommandConfiguration {
+        CommandConfiguration(abstract: abstract, discussion: "Examples: alarmctl \(name) \(ids)   alarmctl \(name) --all")
+    }
+
     /// Runs `operation` on each target alarm, reporting each outcome; the exit status is the first failure's.
     func run(_ operation: AlarmOperation, done verb: String) async throws {
         if let group = connection.group { return try await runOnGroup(group, operation) }
@@ -168,41 +173,31 @@ struct OperationTarget: ParsableArguments {
 
 extension Alarmctl {
     struct Stop: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(
-            abstract: "Stop alerting alarms: a one-shot alarm is removed, a repeating one waits for its next day.",
-            discussion: "Examples: alarmctl stop 2F1E   alarmctl stop --all")
+        static let configuration = OperationTarget.command("stop", "Stop alerting alarms: a one-shot alarm is removed, a repeating one waits for its next day.")
         @OptionGroup var target: OperationTarget
         func run() async throws { try await target.run(.stop, done: "stopped") }
     }
 
     struct Snooze: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(
-            abstract: "Snooze alerting alarms (repeat, for a timer): count down their snooze time again.",
-            discussion: "Examples: alarmctl snooze 2F1E   alarmctl snooze --all")
+        static let configuration = OperationTarget.command("snooze", "Snooze alerting alarms (repeat, for a timer): count down their snooze time again.")
         @OptionGroup var target: OperationTarget
         func run() async throws { try await target.run(.countdown, done: "snoozed") }
     }
 
     struct Pause: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(
-            abstract: "Pause running countdowns, keeping the time left.",
-            discussion: "Examples: alarmctl pause 2F1E   alarmctl pause --all")
+        static let configuration = OperationTarget.command("pause", "Pause running countdowns, keeping the time left.")
         @OptionGroup var target: OperationTarget
         func run() async throws { try await target.run(.pause, done: "paused") }
     }
 
     struct Resume: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(
-            abstract: "Resume paused countdowns.",
-            discussion: "Examples: alarmctl resume 2F1E   alarmctl resume --all")
+        static let configuration = OperationTarget.command("resume", "Resume paused countdowns.")
         @OptionGroup var target: OperationTarget
         func run() async throws { try await target.run(.resume, done: "resumed") }
     }
 
     struct Cancel: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(
-            abstract: "Remove alarms, in any state (a repeating alarm for good).",
-            discussion: "Examples: alarmctl cancel 2F1E 9A0B   alarmctl cancel --all")
+        static let configuration = OperationTarget.command("cancel", "Remove alarms, in any state (a repeating alarm for good).", ids: "2F1E 9A0B")
         @OptionGroup var target: OperationTarget
         func run() async throws { try await target.run(.cancel, done: "cancelled") }
     }

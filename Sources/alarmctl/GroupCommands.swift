@@ -3,29 +3,27 @@ import AlarmctlCore
 import ArgumentParser
 import Foundation
 
+/// What a `--group` command sends: one request, or one per alarm, each with the members' replies.
+typealias GroupRequests = (RemoteGroup) async throws(AlarmNodeError) -> [(alarmID: UUID?, replies: RemoteGroup.Replies)]
+
 extension ConnectionOptions {
     /// `--group`: sends `requests` to the group, prints every member's answer (and the members that
     /// stayed silent), and returns what should set the exit status: a member's failure, or a
     /// silent member (see ``GroupReport/failure()``).
-    ///
-    /// - Parameters:
-    ///   - titles: the alarms' titles, to name each request's alarm.
-    ///   - nothingToDo: the refusals that only mean a member has nothing to do (``GroupReport/nothingToDo``).
-    func onGroup(
-        _ name: String, output: OutputOptions, titles: [UUID: String] = [:], nothingToDo: Set<NodeFailure.Code> = [],
-        _ requests: @escaping (RemoteGroup) async throws(AlarmNodeError) -> [(alarmID: UUID?, replies: RemoteGroup.Replies)]
-    ) async throws(AlarmctlError) -> AlarmctlError? {
-        let report = try await withGroup(name) { group throws(AlarmctlError) in
-            var report = GroupReport(group: name)
-            (report.titles, report.nothingToDo) = (titles, nothingToDo)
-            do {
-                for request in try await requests(group) { report.add(request.replies, alarmID: request.alarmID) }
-            } catch {
-                throw AlarmctlError(NodeFailure(error))
-            }
-            report.memberTimeZones = group.members.compactMapValues { $0.timeZone.flatMap(TimeZone.init(identifier:)) }
-            return report
+    func onGroup(_ name: String, output: OutputOptions, _ requests: @escaping GroupRequests) async throws(AlarmctlError) -> AlarmctlError? {
+        try await withGroup(name) { group throws(AlarmctlError) in try await report(on: group, output: output, requests) }
+    }
+
+    /// ``onGroup(_:output:_:)`` on a group already in use (whose members answered before); `titles`
+    /// name each request's alarm, `nothingToDo` as ``GroupReport/nothingToDo``.
+    func report(on group: RemoteGroup, output: OutputOptions, titles: [UUID: String] = [:], nothingToDo: Set<NodeFailure.Code> = [],
+                _ requests: @escaping GroupRequests) async throws(AlarmctlError) -> AlarmctlError? {
+        var report = GroupReport(group: group.group)
+        (report.titles, report.nothingToDo) = (titles, nothingToDo)
+        for request in try await AlarmctlError.asking({ () async throws(AlarmNodeError) in try await requests(group) }) {
+            report.add(request.replies, alarmID: request.alarmID)
         }
+        report.memberTimeZones = group.members.compactMapValues { $0.timeZone.flatMap(TimeZone.init(identifier:)) }
         output.print(report.text(now: Date(), timeZone: .current), json: report.json)
         return report.failure()
     }
@@ -47,30 +45,26 @@ extension OperationTarget {
         var failure: AlarmctlError?
         try await output.run { () async throws(AlarmctlError) in
             let ids = self.ids, all = self.all
-            // Resolved before the requests, so that a bad id is a usage error, not a member's answer.
-            let targets = try await connection.withGroup(name) { group throws(AlarmctlError) -> [AlarmDocument] in
-                let replies: RemoteGroup.Replies
-                do {
-                    replies = try await group.list()
-                } catch {
-                    throw AlarmctlError(NodeFailure(error))
-                }
-                guard all else { return try AlarmSelection.resolve(ids, among: GroupReport.documents(of: replies)) }
+            // One group for the list and the operations: with no member known from a retained status,
+            // the operations await the members that answered the list.
+            failure = try await connection.withGroup(name) { group throws(AlarmctlError) -> AlarmctlError? in
+                let replies = try await AlarmctlError.asking { () async throws(AlarmNodeError) in try await group.list() }
+                // Resolved before the requests, so that a bad id is a usage error, not a member's answer.
                 let eachMembers = GroupReport.documents(of: replies, eachMember: true).filter { $0.group == name }
-                let wanted = Set(AlarmSelection.all(for: operation, among: eachMembers).map(\.id))
-                return GroupReport.documents(of: replies).filter { wanted.contains($0.id) }
-            }
-            if targets.isEmpty {
-                output.print("no alarm to \(operation == .countdown ? "snooze" : operation.rawValue) in group \(name)",
-                             json: JSONValue.object(["group": .string(name), "requests": .array([])]))
-                return
-            }
-            let titles = Dictionary(targets.map { ($0.id, AlarmText.title(of: $0)) }) { first, _ in first }
-            failure = try await connection.onGroup(name, output: output, titles: titles,
+                let wanted = Set(AlarmSelection.all(for: operation, among: eachMembers).map(\.id)), documents = GroupReport.documents(of: replies)
+                let targets = all ? documents.filter { wanted.contains($0.id) } : try AlarmSelection.resolve(ids, among: documents)
+                if targets.isEmpty {
+                    output.print("no alarm to \(operation == .countdown ? "snooze" : operation.rawValue) in group \(name)",
+                                 json: JSONValue.object(["group": .string(name), "requests": .array([])]))
+                    return nil
+                }
+                let titles = Dictionary(targets.map { ($0.id, AlarmText.title(of: $0)) }) { first, _ in first }
+                return try await connection.report(on: group, output: output, titles: titles,
                                                    nothingToDo: all ? [.notFound, .invalidState] : [.notFound]) { group throws(AlarmNodeError) in
-                var requests: [(alarmID: UUID?, replies: RemoteGroup.Replies)] = []
-                for target in targets { requests.append((target.id, try await group.perform(operation, id: target.id))) }
-                return requests
+                    var requests: [(alarmID: UUID?, replies: RemoteGroup.Replies)] = []
+                    for target in targets { requests.append((target.id, try await group.perform(operation, id: target.id))) }
+                    return requests
+                }
             }
         }
         try exitForGroup(failure)

@@ -173,6 +173,19 @@ struct RestoreTests {
         }
     }
 
+    @Test("A zone changed while the node was down: an occurrence in the new zone since the old plan's alert rang late")
+    func zoneChangedWhileDownPastTheNewTime() async throws {
+        let id = UUID()
+        // 19:30 in Tokyo is 10:30 UTC; up again in Berlin at 18:35 UTC, 5 minutes after 19:30 there
+        // and after the old plan's 10:30 UTC: it fell due while the node was down, and rings late.
+        let state = try stateBeforeShutdown(in: zone("Asia/Tokyo")) {
+            _ = try $0.schedule(id: id, configuration: configuration(schedule: once(19, 30)), now: start)
+        }
+        let (_, _, delegate, timer) = try await restart(state, at: date("2026-11-22T18:35:00Z"))
+        defer { timer.cancel() }
+        #expect(delegate.effects.event(.alerting)?.details["late"] == .number(300))
+    }
+
     @Test("A state saved without its zone: an occurrence that the node's zone puts in the past is decided as downtime")
     func zoneChangedWhileDownIntoThePast() async throws {
         let id = UUID()

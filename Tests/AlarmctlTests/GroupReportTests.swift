@@ -75,7 +75,7 @@ struct GroupReportTests {
         var unknown = GroupReport(group: "flat")
         unknown.add(RemoteGroup.Replies(answered: [.init(node: "r1", reply: .alarms([]))], silent: [:], membersKnown: false))
         #expect(unknown.text(now: Date(), timeZone: .gmt).hasPrefix("group flat: 1 answered, 0 silent (members not known"))
-        guard case .object(let unknownJSON) = unknown.json else { return }
+        guard case .object(let unknownJSON) = unknown.json else { Issue.record("unexpected JSON \(unknown.json)"); return }
         #expect(unknownJSON["membersKnown"] == .bool(false))
         var nobody = GroupReport(group: "house")
         nobody.add(RemoteGroup.Replies(answered: [], silent: [:]))

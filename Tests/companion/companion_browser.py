@@ -297,6 +297,8 @@ def run(driver):
         alarmctl("kitchen", "timer", "3s", "--title", title)
     stops = 'return document.querySelectorAll("#alert button.stop").length'
     wait_until("both alerts show", lambda: driver.execute_script(stops) == 2, 20)
+    check("the focus stays on the alert as the second one comes", driver.execute_script(
+        'return document.getElementById("alert").contains(document.activeElement)'))
     driver.find_element(By.CSS_SELECTOR, "#alert button.stop").click()
     wait_until("one alert is left", lambda: driver.execute_script(stops) == 1)
     check("the focus is on the Stop of the alert left", driver.execute_script(

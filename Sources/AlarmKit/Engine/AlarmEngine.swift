@@ -372,7 +372,7 @@ public struct AlarmEngine: Sendable {
         if let savedZone, savedZone != configuration.timeZone {
             let zone = configuration.timeZone
             configuration.timeZone = savedZone
-            return readInTimeZone(zone, now: now)
+            return readInTimeZone(zone, now: now, atStart: true)
         }
         var effects: [AlarmEffect] = []
         for record in records.values where record.isWaitingForSchedule {
@@ -395,7 +395,7 @@ public struct AlarmEngine: Sendable {
     }
 
     /// ``changeTimeZone(to:now:)`` without its `advance`.
-    private mutating func readInTimeZone(_ timeZone: TimeZone, now: Date) -> [AlarmEffect] {
+    private mutating func readInTimeZone(_ timeZone: TimeZone, now: Date, atStart: Bool = false) -> [AlarmEffect] {
         let oldZone = configuration.timeZone
         configuration.timeZone = timeZone
         for record in records.values {
@@ -411,7 +411,9 @@ public struct AlarmEngine: Sendable {
         var effects: [AlarmEffect] = []
         // Only relative schedules have a pending occurrence day (`rescheduled` leaves others as they are).
         for record in records.values where record.pendingOccurrenceDay != nil && record.isWaitingForSchedule {
-            effects += replace(record, with: rescheduled(record, after: now), now: now)
+            // At a start, an occurrence since the old plan's alert fell due while the node was down: late, or missed.
+            let start = atStart ? min(now, (record.nextAlertDate ?? now) - 1) : now
+            effects += replace(record, with: rescheduled(record, after: start, now: now), now: now)
         }
         return effects
     }
@@ -456,13 +458,13 @@ public struct AlarmEngine: Sendable {
     }
 
     /// The record heading for its next relative occurrence after `now`, or unchanged if it has none.
-    private func rescheduled(_ record: AlarmRecord, after now: Date) -> AlarmRecord {
+    private func rescheduled(_ record: AlarmRecord, after start: Date, now: Date? = nil) -> AlarmRecord {
         guard case .relative(let relative) = record.configuration.schedule,
-              let next = ScheduleMath.nextOccurrence(of: relative, after: now, lastDay: record.lastOccurrenceDay,
+              let next = ScheduleMath.nextOccurrence(of: relative, after: start, lastDay: record.lastOccurrenceDay,
                                                      in: configuration.timeZone) else { return record }
         var record = record
         record.pendingOccurrenceDay = next.day
-        record.phase = scheduledPhase(alertDate: next.date, configuration: record.configuration, now: now)
+        record.phase = scheduledPhase(alertDate: next.date, configuration: record.configuration, now: now ?? start)
         return record
     }
 

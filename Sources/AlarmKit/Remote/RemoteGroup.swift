@@ -11,9 +11,9 @@ import Synchronization
 ///
 /// The members are known from their retained statuses (`<prefix>/+/status`), which list their
 /// groups: a member that did not answer is reported as silent, with its last status. The
-/// collection ends once every member that is online has answered, or after `settings.timeout`;
-/// with no retained status from the broker (members known only from live changes, if at all),
-/// always after `settings.timeout`.
+/// collection ends once every member that is online has answered, or after `settings.timeout`.
+/// With no retained status from the broker, the members awaited are those that answered earlier
+/// requests (none at first: then it waits `settings.timeout`).
 ///
 /// Nothing runs until first use; `close()` ends the connection.
 public final class RemoteGroup: Sendable {
@@ -60,6 +60,8 @@ public final class RemoteGroup: Sendable {
         var members: [String: NodeStatus] = [:]
         /// Whether any node's status came as a retained message: then the members are known.
         var retainedStatusSeen = false
+        /// The nodes that answered earlier requests: the members awaited when none is known.
+        var respondents: Set<String> = []
         /// Requests collecting replies, by correlation id.
         var collectors: [String: AsyncStream<[UInt8]>.Continuation] = [:]
     }
@@ -132,8 +134,11 @@ public final class RemoteGroup: Sendable {
         let answered = await collect(replies, collector: collector, alarmID: alarmID)
         // Still buffered if the broker was never reached: then it must never be, as the caller hears nobody answered.
         client.withdrawUnsent { $0.correlationData == command.correlationData }
-        let (members, membersKnown) = state.withLock { ($0.members, $0.retainedStatusSeen) }
         let answeredNodes = Set(answered.map(\.node))
+        let (members, membersKnown) = state.withLock { state in
+            state.respondents.formUnion(answeredNodes)
+            return (state.members, state.retainedStatusSeen)
+        }
         let silent = members.filter { !answeredNodes.contains($0.key) }
         if answered.isEmpty, !client.isConnected {
             throw .unavailable(client.connectionProblem.map(settings.connectionProblemMessage) ?? settings.brokerNotConnectedMessage(waited: settings.timeout))
@@ -155,9 +160,9 @@ public final class RemoteGroup: Sendable {
             let reply = (try? NodeReply.decode(payload, alarmID: alarmID))
                 ?? .failure(NodeFailure(code: .internal, message: "the reply of node '\(node)' could not be read"))
             answered[node] = MemberReply(node: node, reply: reply)
-            let (members, known) = state.withLock { ($0.members, $0.retainedStatusSeen) }
-            let online = members.filter { $0.value.isOnline }.keys
-            if known, !online.isEmpty, online.allSatisfy({ answered[$0] != nil }) { break }
+            let (members, known, respondents) = state.withLock { ($0.members, $0.retainedStatusSeen, $0.respondents) }
+            let awaited = known ? Set(members.filter { $0.value.isOnline }.keys) : respondents
+            if !awaited.isEmpty, awaited.allSatisfy({ answered[$0] != nil }) { break }
         }
         return Array(answered.values)
     }

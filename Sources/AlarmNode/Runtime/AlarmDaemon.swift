@@ -55,7 +55,7 @@ public final class AlarmDaemon: Sendable {
                     "alarmID": "\(alarm.id)", "field": "\(refused.field)", "reason": "\(refused.reason)"])
             }
             if let group = alarm.group, !configuration.node.groups.contains(group) {
-                logger.warning("restored alarm came through a group this node no longer joins: only this node's own commands reach it",
+                logger.warning("restored alarm came through a group this node no longer joins: cancel it on this node (alarmctl --node), or join the group again",
                                metadata: ["alarmID": "\(alarm.id)", "group": "\(group)"])
             }
         }
