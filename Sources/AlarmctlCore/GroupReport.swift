@@ -15,7 +15,7 @@ extension RemoteGroup {
 /// What `alarmctl --group <name> …` prints for the replies of a group's members: one line per
 /// member that answered (its result), one per known member that stayed silent, and with `--json`
 /// `{"group":…,"answered":[{"node":…,"ok":…,…}],"silent":[{"node":…,"status":{…}}]}`, with
-/// `"membersKnown":false` when the broker gave no member's status.
+/// `"membersKnown":false` when the broker gave no member's status, `"nothingToDo":true` on such a reply.
 public struct GroupReport: Sendable {
     public let group: String
     /// One entry per request sent to the group (a schedule or list: one; `stop --all`: one per alarm).
@@ -93,6 +93,7 @@ public struct GroupReport: Sendable {
                 "answered": .array(replies.answered.map { member in
                     var object = (try? JSONDecoder().decode([String: JSONValue].self, from: Data(member.reply.payload()))) ?? [:]
                     object["node"] = .string(member.node)
+                    if case .failure(let failure) = member.reply, nothingToDo.contains(failure.code) { object["nothingToDo"] = .bool(true) }
                     return .object(object)
                 }),
                 "silent": .array(replies.silent.sorted { $0.key < $1.key }.map { node, status in

@@ -68,6 +68,9 @@ struct GroupReportTests {
         let quietText = quiet.text(now: Date(), timeZone: .gmt)
         #expect(quietText.contains("\(id.uuidString.prefix(8)) \"Tea\":\nhall  nothing to do ("), "the alarm is named: \(quietText)")
         #expect(quietText.contains("kids  nothing to do (it is countdown)"))
+        guard case .object(let quietJSON) = quiet.json, case .array(let quietAnswers)? = quietJSON["answered"] else { Issue.record("unexpected JSON \(quiet.json)"); return }
+        #expect(quietAnswers.count == 2 && quietAnswers.allSatisfy { if case .object(let reply) = $0 { reply["nothingToDo"] == .bool(true) } else { false } },
+                "a script tells them from failures")
         quiet.nothingToDo = [.notFound]
         #expect(quiet.failure()?.exitStatus == .refused, "a stop by id where the alarm does not ring is a failure")
 

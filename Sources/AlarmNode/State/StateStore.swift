@@ -141,8 +141,7 @@ public final class StateStore: Sendable {
                 }
             }
             // The zone only once every alarm file is in it: a failed write keeps the old plan on disk.
-            let node = StoredNode(authorization: state.authorization,
-                                  timeZone: firstFailure == nil ? state.timeZone?.identifier : saved.node?.timeZone)
+            let node = StoredNode(authorization: state.authorization, timeZone: firstFailure == nil ? state.timeZone?.identifier : saved.node?.timeZone)
             if saved.node != node {
                 saved.node = nil
                 attempt {
