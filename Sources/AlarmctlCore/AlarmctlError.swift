@@ -105,11 +105,7 @@ public enum AlarmctlError: Error, Hashable, Sendable, CustomStringConvertible {
 
     /// The value `read` returns, with its ``HumanSyntaxError`` turned into a usage error.
     public static func reading<Value>(_ read: () throws(HumanSyntaxError) -> Value) throws(AlarmctlError) -> Value {
-        do {
-            return try read()
-        } catch {
-            throw AlarmctlError(error)
-        }
+        do { return try read() } catch { throw AlarmctlError(error) }
     }
 
     /// The answer of a request to a node or a group, its refusal as alarmctl reports it.

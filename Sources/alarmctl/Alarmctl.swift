@@ -48,6 +48,10 @@ struct Alarmctl: AsyncParsableCommand {
             if let word = LeadingOptions.subcommand(arguments), word != "help", !commands.contains(word) {
                 throw ValidationError("'\(word)' is not a command: use one of \(commands.joined(separator: ", "))")
             }
+            // ArgumentParser would read `timer -5m` as options, then say the duration is missing.
+            if let negative = arguments.prefix(while: { $0 != "--" }).first(where: { $0.count > 1 && $0.hasPrefix("-") && $0.dropFirst().first!.isNumber }) {
+                throw ValidationError("'\(negative)' is negative: durations and times count forward (a timer from 1s to 7 days); a title that begins with '-' is written --title=\(negative)")
+            }
             var command = try parseAsRoot(LeadingOptions.movedBehindSubcommand(arguments))
             if var asyncCommand = command as? any AsyncParsableCommand {
                 try await asyncCommand.run()
