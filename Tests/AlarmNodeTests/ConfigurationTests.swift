@@ -109,6 +109,21 @@ struct ConfigurationTests {
         }
     }
 
+    @Test("A line written short, or a table without every key, keeps its part's defaults: a button stays active-low with the pull-up")
+    func shortLinesKeepTheirPartsDefaults() throws {
+        let hardware = try ConfigurationReader.parse("""
+        [hardware]
+        buzzer = "GPIO12"
+        led = { line = 5, active-low = true }
+        stop-button = 22
+        snooze-button = { line = "GPIO26", bias = "as-is" }
+        """).hardware
+        #expect(hardware.buzzer == .init(line: "GPIO12", activeLow: false, bias: "as-is"))
+        #expect(hardware.led == .init(line: "5", activeLow: true, bias: "as-is"))
+        #expect(hardware.stopButton == .init(line: "22", activeLow: true, bias: "pull-up"))
+        #expect(hardware.snoozeButton == .init(line: "GPIO26", activeLow: true, bias: "as-is"))
+    }
+
     @Test("Values that cannot work are refused: a negative line offset, one line for two parts, an empty host or state folder")
     func unworkableValues() {
         do {

@@ -153,7 +153,7 @@ public enum ConfigurationReader {
                 let parts = [("buzzer", \NodeConfiguration.Hardware.buzzer), ("led", \.led),
                              ("stop-button", \.stopButton), ("snooze-button", \.snoozeButton)]
                 for (key, path) in parts {
-                    switch line(hardware, "hardware.\(key)") {
+                    switch line(hardware, "hardware.\(key)", defaults: NodeConfiguration.Hardware()[keyPath: path]!) {
                     case .absent: break
                     case .disabled: configuration.hardware[keyPath: path] = nil
                     case .line(let line):
@@ -296,11 +296,14 @@ public enum ConfigurationReader {
         /// A GPIO line: `17`, `"GPIO17"`, `false` (none), or `{ line = 17, active-low = true, bias = "pull-up" }`.
         enum LineSetting { case absent, disabled, line(NodeConfiguration.Hardware.Line) }
 
-        mutating func line(_ table: TOMLTable, _ path: String) -> LineSetting {
+        /// A part's line; what it does not say (`active-low`, `bias`) is the part's default, so
+        /// that `stop-button = 22` is still an active-low button with the pull-up.
+        mutating func line(_ table: TOMLTable, _ path: String, defaults: NodeConfiguration.Hardware.Line) -> LineSetting {
             guard let value = table[leaf(path)] else { return .absent }
             if let flag = value.bool, !flag { return .disabled }
-            if let offset = value.int { return .line(.init(line: String(offset))) }
-            if let name = value.string { return .line(.init(line: name)) }
+            var result = defaults
+            if let offset = value.int { result.line = String(offset); return .line(result) }
+            if let name = value.string { result.line = name; return .line(result) }
             guard let nested = value.table else {
                 problem(path, "must be a line offset, a line name, false, or { line = 17, active-low = true, bias = \"pull-up\" }")
                 return .absent
@@ -310,7 +313,7 @@ public enum ConfigurationReader {
                 problem("\(path).line", "is required: a line offset or name")
                 return .absent
             }
-            var result = NodeConfiguration.Hardware.Line(line: line)
+            result.line = line
             if let activeLow = bool(nested, "\(path).active-low") { result.activeLow = activeLow }
             if let bias = string(nested, "\(path).bias") {
                 if ["pull-up", "pull-down", "disabled", "as-is"].contains(bias) { result.bias = bias } else {
