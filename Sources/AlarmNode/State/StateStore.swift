@@ -93,7 +93,16 @@ public final class StateStore: Sendable {
         } else if let contents = try legacy.load() {
             return try migrate(contents, from: legacy)
         }
+        // Files kept aside at an earlier start are named again at every start, until someone
+        // removes them: a restart must not clear the only sign that an alarm was lost.
+        let keptEarlier = [directory, alarmsDirectory].flatMap { folder in
+            ((try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []).filter { $0.contains(".damaged-") }.map { "\(folder)/\($0)" }
+        }
         var problems: [String] = []
+        if !keptEarlier.isEmpty {
+            logger.warning("damaged state files kept aside earlier are still there", metadata: ["files": "\(keptEarlier.sorted())"])
+            problems.append("damaged state files kept aside earlier are still there (\(keptEarlier.sorted().joined(separator: ", "))): the node started without what they held; look at them, then remove them to clear this message")
+        }
         let node = try readNode(problems: &problems)
         var records: [AlarmRecord] = []
         for name in try alarmFileNames() {
