@@ -121,7 +121,7 @@ public final class AlarmDaemon: Sendable {
             ConfigurationReloadService(reload: reload, running: configuration, timeZone: timeZoneSource,
                                        node: node, bridge: bridge, logger: logger),
             hardware,
-            ServiceNotifierService(notifier: ServiceNotifier(), logger: logger),
+            ServiceNotifierService(notifier: ServiceNotifier(), node: node, logger: logger),
         ]
         return AlarmDaemon(configuration: configuration, simulation: simulation, services: services, logger: logger)
     }

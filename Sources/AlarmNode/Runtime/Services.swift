@@ -144,9 +144,11 @@ struct TimeKeeperService: Service {
     }
 }
 
-/// Tells systemd the node is ready and feeds its watchdog (sd_notify), when run under systemd.
+/// Tells systemd the node is ready and feeds its watchdog (sd_notify), when run under systemd:
+/// each time only once the node's actor has answered, so that a node stuck there is restarted.
 struct ServiceNotifierService: Service {
     let notifier: ServiceNotifier
+    let node: LocalAlarmNode
     let logger: Logger
 
     func run() async throws {
@@ -159,6 +161,7 @@ struct ServiceNotifierService: Service {
             do {
                 try await cancelWhenGracefulShutdown {
                     while true {
+                        _ = await node.withEngine { _ in true }
                         try notifier.watchdog()
                         try await TimerFDClock().sleep(for: timeout / 2)
                     }
