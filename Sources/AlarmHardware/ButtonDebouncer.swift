@@ -11,15 +11,13 @@ public struct ButtonTiming: Sendable, Hashable {
     }
 }
 
-/// Turns raw, bouncing edges into short and long presses. Pure: it never reads
-/// a clock; all time comes from the edges' timestamps and from the instants
-/// passed to ``advance(to:)``.
+/// Turns raw, bouncing edges into short and long presses. Pure: it never reads a clock; all time
+/// comes from the edges' timestamps and from the instants passed to ``advance(to:)``.
 ///
-/// Debouncing: a burst of edges counts as one level change once the line has
-/// been quiet for ``ButtonTiming/debounce``. The change is dated at the burst's
-/// first edge, and only counts when the level after the burst differs from the
-/// previous stable level, so a glitch (down and up again within the window) is
-/// ignored.
+/// Debouncing: a burst of edges counts as one level change once the line has been quiet for
+/// ``ButtonTiming/debounce``. The change is dated at the burst's first edge, and only counts when
+/// the level after the burst differs from the previous stable level, so a glitch (down and up again
+/// within the window) is ignored.
 ///
 /// Classification:
 /// - a **long** press is reported as soon as the button has been held for

@@ -3,11 +3,10 @@ import Synchronization
 
 /// Runs a ``ButtonDebouncer`` on a live edge stream and publishes presses.
 ///
-/// Debouncing and press lengths use the edges' own timestamps. The clock is
-/// only used to wake up when a deadline passes without an edge (the line went
-/// quiet, or a button is still held at the long-press threshold): the deadline
-/// is placed on the clock relative to when the latest edge was received. There
-/// is no periodic polling: between edges and deadlines the detector sleeps.
+/// Debouncing and press lengths use the edges' own timestamps. The clock is only used to wake up
+/// when a deadline passes without an edge (the line went quiet, or a button is still held at the
+/// long-press threshold): the deadline is placed on the clock relative to when the latest edge was
+/// received. There is no periodic polling: between edges and deadlines the detector sleeps.
 public final class ButtonPressDetector<C: Clock>: Sendable where C.Duration == Duration {
     /// Classified presses, already mapped through the button layout. Finishes
     /// when ``run(edges:)`` returns. One consumer.

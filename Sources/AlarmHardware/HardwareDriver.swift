@@ -3,16 +3,14 @@ import Synchronization
 
 /// Drives the buzzer and the optional LED from the daemon's alarm state.
 ///
-/// The daemon calls ``update(alerting:countdownRunning:promptActive:)`` whenever
-/// its state changes; the outputs change at once, on the caller's thread (an
-/// alarm's buzzer must not wait for a task to be scheduled). ``run()`` (a
-/// service's run loop) then sleeps on the injected clock exactly until the next
-/// edge of the buzzer pattern or LED blink, or until the next update. Writing
-/// an output line must be quick and must not block (a GPIO ioctl).
+/// The daemon calls ``update(alerting:countdownRunning:promptActive:)`` whenever its state changes;
+/// the outputs change at once, on the caller's thread (an alarm's buzzer must not wait for a task
+/// to be scheduled). ``run()`` (a service's run loop) then sleeps on the injected clock exactly
+/// until the next edge of the buzzer pattern or LED blink, or until the next update. Writing an
+/// output line must be quick and must not block (a GPIO ioctl).
 ///
-/// - Buzzer: the alerting sound's pattern (escalating after
-///   `escalateAfter`); otherwise the chirp while an
-///   authorization prompt is active; otherwise off.
+/// - Buzzer: the alerting sound's pattern (escalating after `escalateAfter`); otherwise the chirp
+///   while an authorization prompt is active; otherwise off.
 /// - LED: on while alerting, fast blink during a prompt, slow blink while a
 ///   countdown runs, otherwise off.
 ///
@@ -97,9 +95,8 @@ public final class HardwareDriver<C: Clock>: Sendable where C.Duration == Durati
         wake.signal()
     }
 
-    /// Runs until cancelled or ``shutdown()``; rethrows an output failure after
-    /// switching everything off. Once it returns, the outputs stay off and
-    /// later updates are ignored.
+    /// Runs until cancelled or ``shutdown()``; rethrows an output failure after switching
+    /// everything off. Once it returns, the outputs stay off and later updates are ignored.
     public func run() async throws {
         logger.debug("hardware driver started")
         defer { shutdown() }

@@ -6,9 +6,8 @@ public enum Button: String, Sendable, Hashable, CaseIterable {
 
 /// A raw edge from a button line, as the kernel reported it.
 ///
-/// Bounce is not filtered here: a single physical press typically shows up as
-/// a burst of edges a few milliseconds apart. ``ButtonDebouncer`` turns these
-/// into ``ButtonPress`` values.
+/// Bounce is not filtered here: a single physical press typically shows up as a burst of edges a
+/// few milliseconds apart. ``ButtonDebouncer`` turns these into ``ButtonPress`` values.
 public struct ButtonEdge: Sendable, Hashable {
     public var button: Button
     /// The logical level after the edge, with active-low already applied:
@@ -37,9 +36,8 @@ public struct ButtonPress: Sendable, Hashable {
 
     public var button: Button
     public var kind: Kind
-    /// When the press was recognised, in the same time base as the edges'
-    /// timestamps: the release for a short press, the press start plus the
-    /// threshold for a long press.
+    /// When the press was recognised, in the same time base as the edges' timestamps: the release
+    /// for a short press, the press start plus the threshold for a long press.
     public var at: UInt64
 
     public init(button: Button, kind: Kind, at: UInt64) {
@@ -53,8 +51,7 @@ public struct ButtonPress: Sendable, Hashable {
 public enum ButtonLayout: String, Sendable, Hashable {
     /// A stop button and a snooze button: presses pass through unchanged.
     case twoButtons
-    /// One button (wired as `stop`): a short press means snooze, a long press
-    /// means stop.
+    /// One button (wired as `stop`): a short press means snooze, a long press means stop.
     case singleButton
 
     /// Maps a press on the physical buttons to the press the daemon acts on.

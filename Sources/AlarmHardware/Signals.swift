@@ -60,8 +60,7 @@ public struct BuzzerPattern: OnOffSignal, Hashable {
         ["gentle": .gentle, "urgent": .urgent, "siren": .siren, "chirp": .chirp][name.lowercased()] ?? .standard
     }
 
-    /// The denser pattern a sound moves to when it escalates, or `nil` when it
-    /// does not escalate.
+    /// The denser pattern a sound moves to when it escalates, or `nil` when it does not escalate.
     public var escalated: BuzzerPattern? { [Self.gentle: Self.standard, .standard: .urgent, .urgent: .siren][self] }
 
     public func level(after elapsed: Duration) -> (isOn: Bool, changesIn: Duration?) {

@@ -33,19 +33,17 @@ public final class SimulatedLine: OutputLine {
         for observer in observers { observer(Change(isOn: on, at: changedAt)) }
     }
 
-    /// Calls `observer` with every change from now on, on the thread that sets the line (in
-    /// the node, with the hardware driver's lock held) and outside the line's lock. It must
-    /// not block.
+    /// Calls `observer` with every change from now on, on the thread that sets the line (in the
+    /// node, with the hardware driver's lock held) and outside the line's lock. It must not block.
     public func observe(_ observer: @escaping @Sendable (Change) -> Void) {
         state.withLock { $0.observers.append(observer) }
     }
 }
 
-/// In-process buttons: presses injected by tests or by the daemon's simulation
-/// mode come out as the same ``ButtonEdge`` stream real lines produce, with
-/// timestamps taken from the injected clock (nanoseconds since this object was
-/// made). One consumer iterates it; iteration ends on ``finish()`` or when the
-/// consuming task is cancelled.
+/// In-process buttons: presses injected by tests or by the daemon's simulation mode come out as the
+/// same ``ButtonEdge`` stream real lines produce, with timestamps taken from the injected clock
+/// (nanoseconds since this object was made). One consumer iterates it; iteration ends on
+/// ``finish()`` or when the consuming task is cancelled.
 public final class SimulatedButtons<C: Clock>: ButtonEdgeSource where C.Duration == Duration {
     public typealias Element = ButtonEdge
     public typealias Failure = Never
@@ -110,9 +108,8 @@ public final class SimulatedButtons<C: Clock>: ButtonEdgeSource where C.Duration
         for waiter in waiters { waiter.resume() }
     }
 
-    /// Returns once the consumer has taken every injected edge and asks for
-    /// the next one (or the stream has ended): everything injected so far has
-    /// been handed over.
+    /// Returns once the consumer has taken every injected edge and asks for the next one (or the
+    /// stream has ended): everything injected so far has been handed over.
     public func waitUntilConsumed() async {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             let idle = state.withLock { state -> Bool in

@@ -20,9 +20,8 @@ public final class GPIOChip: Sendable {
     private let handle: Mutex<OpaquePointer>
     let logger: Logger
 
-    /// Opens a chip: `gpiod_chip_open_by_name` for a name, `gpiod_chip_open`
-    /// for a path, `gpiod_chip_open_by_label` (which opens every chip to read
-    /// its label) for a label.
+    /// Opens a chip: `gpiod_chip_open_by_name` for a name, `gpiod_chip_open` for a path,
+    /// `gpiod_chip_open_by_label` (which opens every chip to read its label) for a label.
     public init(_ selector: GPIOChipSelector, logger: Logger) throws(GPIOError) {
         let opened: OpaquePointer? = switch selector {
         case .name(let name): gpiod_chip_open_by_name(name)
@@ -86,9 +85,8 @@ public final class GPIOChip: Sendable {
         try handle.withLock { (pointer) throws(Failure) -> Result in try body(pointer) }
     }
 
-    /// Finds the line (`gpiod_chip_get_line` or `gpiod_chip_find_line`) and
-    /// requests it with `request`; on `EBUSY` it reads who holds it
-    /// (`gpiod_line_update`, `gpiod_line_consumer`).
+    /// Finds the line (`gpiod_chip_get_line` or `gpiod_chip_find_line`) and requests it with
+    /// `request`; on `EBUSY` it reads who holds it (`gpiod_line_update`, `gpiod_line_consumer`).
     private func request(
         _ configuration: GPIOLineConfiguration, consumer: String,
         _ request: (OpaquePointer, Int32) -> Int32
@@ -136,8 +134,7 @@ public final class GPIOChip: Sendable {
 
 /// A libgpiod line pointer.
 ///
-/// `@unchecked Sendable`: the line object belongs to its chip and is only
-/// passed to libgpiod inside `GPIOChip.withLock`, which serializes every call
-/// on that chip; the chip outlives it because `GPIOOutput`/`GPIOInput` hold
-/// the chip.
+/// `@unchecked Sendable`: the line object belongs to its chip and is only passed to libgpiod inside
+/// `GPIOChip.withLock`, which serializes every call on that chip; the chip outlives it because
+/// `GPIOOutput`/`GPIOInput` hold the chip.
 struct LineHandle: @unchecked Sendable { let pointer: OpaquePointer }

@@ -4,9 +4,8 @@ public enum GPIOChipSelector: Sendable, Hashable, CustomStringConvertible {
     case name(String)
     /// A device path, e.g. `/dev/gpiochip4`.
     case path(String)
-    /// The chip's label, e.g. `pinctrl-rp1` on a Raspberry Pi 5 or
-    /// `pinctrl-bcm2835` on earlier models: stable across boots, unlike the
-    /// number in its name.
+    /// The chip's label, e.g. `pinctrl-rp1` on a Raspberry Pi 5 or `pinctrl-bcm2835` on earlier
+    /// models: stable across boots, unlike the number in its name.
     case label(String)
 
     /// Reads a configuration string: a path when it starts with `/`, a name
@@ -40,15 +39,13 @@ public enum GPIOChipSelector: Sendable, Hashable, CustomStringConvertible {
 
 /// Which line of a chip to use.
 public enum GPIOLineSelector: Sendable, Hashable, CustomStringConvertible {
-    /// The line's offset on its chip (on a Raspberry Pi's main chip, the
-    /// BCM GPIO number).
+    /// The line's offset on its chip (on a Raspberry Pi's main chip, the BCM GPIO number).
     case offset(UInt32)
     /// The line's name as the device tree sets it, e.g. `GPIO17`. The first
     /// line with that name is used.
     case name(String)
 
-    /// Reads a configuration string: an offset when it is all digits,
-    /// otherwise a line name.
+    /// Reads a configuration string: an offset when it is all digits, otherwise a line name.
     public init(_ text: String) { self = UInt32(text).map(Self.offset) ?? .name(text) }
 
     public var description: String {

@@ -1,7 +1,6 @@
 import Glibc
 
-/// A GPIO failure, with a message that names the chip and line and says what
-/// to check.
+/// A GPIO failure, with a message that names the chip and line and says what to check.
 public struct GPIOError: Error, Sendable, Hashable, CustomStringConvertible {
     public enum Code: String, Sendable, Hashable {
         /// No such chip (or the path is not a GPIO chip).
@@ -51,8 +50,7 @@ enum GPIOOperation: Sendable {
 extension GPIOError {
     static let permissionAdvice = "add the user to the gpio group and install deploy/99-alarmd-gpio.rules (docs/hardware.md)"
 
-    /// The one place an `errno` from libgpiod or the kernel becomes a
-    /// ``GPIOError``.
+    /// The one place an `errno` from libgpiod or the kernel becomes a ``GPIOError``.
     static func from(errno code: Int32, during operation: GPIOOperation) -> GPIOError {
         let reason = String(cString: strerror(code))
         func error(_ kind: Code, _ message: String) -> GPIOError { GPIOError(code: kind, message: message) }

@@ -21,8 +21,7 @@ public final class GPIOOutput: Sendable, CustomStringConvertible {
     /// The line as messages name it: `line 17 'GPIO17' on gpiochip0`.
     public var description: String { named.description }
 
-    /// Sets the logical value (`gpiod_line_set_value`); active-low is applied
-    /// by the kernel.
+    /// Sets the logical value (`gpiod_line_set_value`); active-low is applied by the kernel.
     public func set(_ on: Bool) throws(GPIOError) {
         try requested.withLock { (requested) throws(GPIOError) in
             guard requested else { throw GPIOError.released(named) }
@@ -74,9 +73,8 @@ public final class GPIOInput: Sendable, CustomStringConvertible {
     /// The line as messages name it: `line 17 'GPIO17' on gpiochip0`.
     public var description: String { named.description }
 
-    /// Reads the pending edges without blocking
-    /// (`gpiod_line_event_read_fd_multiple`); empty when none are pending.
-    /// Timestamps are the kernel's, in `CLOCK_MONOTONIC` nanoseconds.
+    /// Reads the pending edges without blocking (`gpiod_line_event_read_fd_multiple`); empty when
+    /// none are pending. Timestamps are the kernel's, in `CLOCK_MONOTONIC` nanoseconds.
     public func readEvents() throws(GPIOError) -> [GPIOEdgeEvent] {
         try requested.withLock { (requested) throws(GPIOError) -> [GPIOEdgeEvent] in
             guard requested else { throw GPIOError.released(named) }
@@ -96,9 +94,8 @@ public final class GPIOInput: Sendable, CustomStringConvertible {
         }
     }
 
-    /// Releases the line (`gpiod_line_release`), closing its event file
-    /// descriptor. Stop any ``GPIOButtons`` iteration over it first. Later
-    /// calls do nothing.
+    /// Releases the line (`gpiod_line_release`), closing its event file descriptor. Stop any
+    /// ``GPIOButtons`` iteration over it first. Later calls do nothing.
     public func release() {
         requested.withLock { requested in
             guard requested else { return }

@@ -3,11 +3,10 @@ import Glibc
 
 /// A failed Linux system call, as one error type for everything in LinuxSystem.
 ///
-/// `code` is the `errno` value the kernel or C library reported (`codeName` spells it,
-/// e.g. `ENOSPC`), and `message` says what was being done, why it failed, and what an
-/// operator can do about it, e.g. "writing state to /var/lib/alarmd/state.json failed:
-/// No space left on device; the disk is full: free space on the file system holding
-/// /var/lib/alarmd".
+/// `code` is the `errno` value the kernel or C library reported (`codeName` spells it, e.g.
+/// `ENOSPC`), and `message` says what was being done, why it failed, and what an operator can do
+/// about it, e.g. "writing state to /var/lib/alarmd/state.json failed: No space left on device; the
+/// disk is full: free space on the file system holding /var/lib/alarmd".
 ///
 /// Every `SystemError` is made by ``systemCall(_:subject:remedy:retryingOnInterrupt:_:)``
 /// or by `init(code:action:subject:remedy:)`, which that function calls.

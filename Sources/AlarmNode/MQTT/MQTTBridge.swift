@@ -175,8 +175,7 @@ public final class MQTTBridge: Service, Sendable {
             if announcesToHomeAssistant { group.addTask { await self.homeAssistantMirror.run { self.send($0) } } }
             // Graceful shutdown cancels the loop, which then stops at the next event. The loop reads
             // the client's events directly: merged with the shutdown signal (`cancelOnGracefulShutdown()`
-            // on the sequence), every event went through one more task on its way in, one more thread
-            // wake-up per command (6.3 against 5.0 context switches per `list`).
+            // on the sequence), every event would go through one more task, one more thread wake-up.
             await cancelWhenGracefulShutdown { await self.handleEvents() }
             group.cancelAll()
         }
@@ -247,9 +246,9 @@ public final class MQTTBridge: Service, Sendable {
     ///
     /// The documents go out a chunk at a time, each chunk read and sent in one turn on the node's
     /// actor: a change published meanwhile is never overtaken by an older copy of its document,
-    /// and an alarm falling due waits for one chunk at most, not for every alarm (sending 10,000
-    /// took about a second). Commands are handled meanwhile. Stops between chunks when
-    /// `isCurrent` turns false (a newer connection republishes everything itself) or on cancellation.
+    /// and an alarm falling due waits for one chunk at most, not for every alarm. Commands are
+    /// handled meanwhile. Stops between chunks when `isCurrent` turns false (a newer connection
+    /// republishes everything itself) or on cancellation.
     private func republishEverything(while isCurrent: @Sendable () -> Bool) async {
         let ids: [UUID] = await node.withEngine { engine in
             let ids = Array(engine.records.keys)
