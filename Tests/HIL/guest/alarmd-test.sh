@@ -190,7 +190,8 @@ chip = "$HIL_CHIP_LABEL"
 buzzer = "buzzer"
 led = { line = "led", active-low = true }
 stop-button = { line = "stop", active-low = true, bias = "pull-up" }
-snooze-button = { line = "snooze", active-low = true, bias = "pull-up" }
+# The short form: a button's defaults, active-low with the pull-up, still apply.
+snooze-button = "snooze"
 escalate-after = "1h"
 EOF
 "$HIL_BIN" check-config /tmp/alarmd.toml || fail "alarmd check-config rejected the HIL configuration"
