@@ -86,7 +86,10 @@ struct TimeZoneWatcherTests {
         let watcher = Task { () throws -> String? in
             var changes = TimeZoneWatcher(files: files, logger: quietLogger).makeAsyncIterator()
             try AtomicFile.write(Array("unrelated".utf8), to: directory.file("hostname"))
-            guard unlink(files.localtime) == 0, symlink("/usr/share/zoneinfo/Asia/Tokyo", files.localtime) == 0 else {
+            // Replaced in one step, as timedatectl does: an unlink, then a symlink, may be read in
+            // between, and the first change would then carry the fallback zone.
+            guard symlink("/usr/share/zoneinfo/Asia/Tokyo", directory.file("localtime.new")) == 0,
+                  rename(directory.file("localtime.new"), files.localtime) == 0 else {
                 throw POSIXError(.init(rawValue: errno) ?? .EIO)
             }
             return try await changes.next()
