@@ -10,7 +10,7 @@ public enum SchedulePreview {
     public static func timeZone(_ identifier: String?) throws(AlarmctlError) -> TimeZone {
         guard let identifier else { return .current }
         guard let zone = namedTimeZone(identifier) else {
-            throw .usage("--time-zone '\(identifier)' is not an IANA time zone: use a name such as Europe/Berlin or America/New_York (for a fixed offset, Etc/GMT-2 is 2 hours east)")
+            throw .usage("--time-zone '\(identifier)' is not an IANA time zone: use a name such as \(yearRoundOffsets[identifier] ?? "Europe/Berlin or America/New_York") (for a fixed offset, Etc/GMT-2 is 2 hours east)")
         }
         return zone
     }

@@ -92,12 +92,12 @@ struct ConfigurationTests {
         }
     }
 
-    @Test("A time zone is an IANA name: an offset such as GMT+2, whose sign is the opposite of Etc/GMT+2's, is refused")
+    @Test("A time zone is an IANA name: an offset such as GMT+2, whose sign is the opposite of Etc/GMT+2's, or EST, an hour off all summer, is refused")
     func timeZoneOffsets() throws {
         for zone in ["UTC", "Etc/GMT-2", "America/New_York"] {
             #expect(try ConfigurationReader.parse("[node]\ntime-zone = \"\(zone)\"").node.timeZone == zone)
         }
-        for (zone, hint) in [("GMT+2", "Etc/GMT-2 for a fixed offset"), ("UTC-5", "Etc/GMT+5"), ("GMT+0530", "such as Europe/Berlin")] {
+        for (zone, hint) in [("GMT+2", "Etc/GMT-2 for a fixed offset"), ("UTC-5", "Etc/GMT+5"), ("GMT+0530", "such as Europe/Berlin"), ("EST", "such as America/New_York")] {
             do {
                 _ = try ConfigurationReader.parse("[node]\ntime-zone = \"\(zone)\"")
                 Issue.record("\(zone) was accepted")

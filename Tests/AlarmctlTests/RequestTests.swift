@@ -170,7 +170,7 @@ struct SchedulePreviewTests {
         #expect(try SchedulePreview.dates(of: try ScheduleExpression.parse(["2020-01-01T00:00Z"]), after: start, count: 5, in: berlin).isEmpty)
     }
 
-    @Test("--time-zone takes the zones the node takes: an IANA name, not an offset such as GMT+2", arguments: ["GMT+2", "UTC+2", "GMT-3", "Mars/Olympus"])
+    @Test("--time-zone takes the zones the node takes: an IANA name, not an offset such as GMT+2", arguments: ["GMT+2", "UTC+2", "GMT-3", "Mars/Olympus", "EST"])
     func zones(refused: String) throws {
         #expect(try SchedulePreview.timeZone("Etc/GMT-2").secondsFromGMT() == 7200)
         let error = #expect(throws: AlarmctlError.self) { try SchedulePreview.timeZone(refused) }
