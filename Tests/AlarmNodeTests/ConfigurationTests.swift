@@ -124,6 +124,17 @@ struct ConfigurationTests {
         #expect(hardware.snoozeButton == .init(line: "GPIO26", activeLow: true, bias: "as-is"))
     }
 
+    @Test("A duration string without its unit, and a broker host written as a URL or with its port, are refused")
+    func ambiguousValues() throws {
+        for (text, key) in [("[limits]\nalert-timeout = \"10\"", "limits.alert-timeout"), ("[broker]\nhost = \"mqtt://pi.lan\"", "broker.host"),
+                            ("[broker]\nhost = \"127.0.0.1:1883\"", "broker.host")] {
+            #expect(throws: ConfigurationError.self, "\(text)") { try ConfigurationReader.parse(text) }
+            do { _ = try ConfigurationReader.parse(text) } catch { #expect(error.problems.map(\.key) == [key]) }
+        }
+        #expect(try ConfigurationReader.parse("[limits]\nalert-timeout = \"10m\"").limits.alertTimeout == 600)
+        #expect(try ConfigurationReader.parse("[broker]\nhost = \"fe80::1\"").broker.host == "fe80::1")
+    }
+
     @Test("Values that cannot work are refused: a negative line offset, one line for two parts, an empty host or state folder")
     func unworkableValues() {
         do {

@@ -98,7 +98,10 @@ public enum ConfigurationReader {
                 ])
                 if let setting = protocolSetting(broker, "broker.protocol") { configuration.broker.protocolSetting = setting }
                 if let host = string(broker, "broker.host") {
-                    if host.isEmpty { problem("broker.host", "is empty: name the broker, or leave it out for localhost") } else { configuration.broker.host = host }
+                    let parts = host.split(separator: ":", omittingEmptySubsequences: false)
+                    if host.isEmpty { problem("broker.host", "is empty: name the broker, or leave it out for localhost") } else if host.contains("/") || (parts.count == 2 && Int(parts[1]) != nil) {
+                        problem("broker.host", "'\(host)' is not a host name or address: write the host alone (host = \"broker.lan\"), and the port as port = 1883")
+                    } else { configuration.broker.host = host }
                 }
                 if let port = integer(broker, "broker.port", in: 1...65_535) { configuration.broker.port = port }
                 configuration.broker.username = string(broker, "broker.username")
@@ -250,9 +253,10 @@ public enum ConfigurationReader {
 
         /// Seconds as a number, or a duration string such as "90s", "10m", "1h30m".
         mutating func seconds(_ table: TOMLTable, _ path: String, in range: ClosedRange<Double>) -> TimeInterval? {
-            let expected = "must be seconds from \(range.lowerBound) to \(range.upperBound), as a number or a duration like \"90s\", \"10m\", \"1h30m\""
+            let expected = "must be seconds from \(range.lowerBound) to \(range.upperBound), as a number or a string with its unit like \"90s\", \"10m\", \"1h30m\""
             return value(table, path, expected: expected) { value in
-                let seconds = value.double ?? value.int.map(Double.init) ?? value.string.flatMap(DurationText.seconds(from:))
+                // A text without a unit ("10") may mean minutes: as in alarmctl, it is refused.
+                let seconds = value.double ?? value.int.map(Double.init) ?? value.string.flatMap { DurationText.isPlainNumber($0) ? nil : DurationText.seconds(from: $0) }
                 return seconds.flatMap { $0.isFinite && range.contains($0) ? $0 : nil }
             }
         }
