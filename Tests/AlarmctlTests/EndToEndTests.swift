@@ -64,10 +64,10 @@ struct EndToEndTests {
         }
     }
 
-    /// Starts a broker and alarmd (simulated hardware, Europe/Berlin, its own state folder, and
-    /// `configuration` as its config file), waits until the node is online, runs `body`, and stops
-    /// and removes everything, also on failure.
-    func withNode(configuration: String = "", _ body: (Node) async throws -> Void) async throws {
+    /// Starts a broker and alarmd (simulated hardware, Europe/Berlin, its own state folder holding
+    /// `stateFiles`, and `configuration` as its config file), waits until the node is online, runs
+    /// `body`, and stops and removes everything, also on failure.
+    func withNode(configuration: String = "", stateFiles: [String: String] = [:], _ body: (Node) async throws -> Void) async throws {
         try await TestBroker.withBroker { broker in
             try await withTestClients { clients in
                 let (client, observer) = try clients.start(broker.clientConfiguration(clientID: "observer-\(UUID().uuidString.prefix(8))"))
@@ -77,6 +77,11 @@ struct EndToEndTests {
                 try FileManager.default.createDirectory(at: stateDirectory, withIntermediateDirectories: true)
                 // Removed on every way out, also when the configuration or alarmd's start fails.
                 defer { try? FileManager.default.removeItem(at: stateDirectory) }
+                for (path, contents) in stateFiles {
+                    let file = stateDirectory.appending(path: path)
+                    try FileManager.default.createDirectory(at: file.deletingLastPathComponent(), withIntermediateDirectories: true)
+                    try Data(contents.utf8).write(to: file)
+                }
                 let configurationFile = stateDirectory.appending(path: "alarmd.toml")
                 try Data(configuration.utf8).write(to: configurationFile)
                 let daemon = try await ChildProcess.start(try BuiltExecutable.url("alarmd"), [
@@ -161,6 +166,17 @@ struct EndToEndTests {
             let outcomes = try cancelled.json([OperationOutcome].self)
             #expect(outcomes.count == 3 && outcomes.allSatisfy { $0.ok && $0.alarm == nil })
             #expect(try await node.alarmctl("list", "--json").json([AlarmDocument].self).isEmpty)
+        }
+    }
+
+    @Test("An alarm lost to a damaged state file: list says so beside the table, status names the file")
+    func damagedStateFile() async throws {
+        let lost = "AAAA0000-0000-4000-8000-000000000003"
+        try await withNode(stateFiles: ["alarms/\(lost).json": "{\"id\":"]) { node in
+            let list = try await node.alarmctl("list")
+            #expect(list.status == 0 && list.output.contains("no alarms"))
+            #expect(list.errorOutput.contains("alarmctl: warning: the state file") && list.errorOutput.contains("\(lost).json is damaged"), "\(list.errorOutput)")
+            #expect(try await node.alarmctl("status").output.contains("\(lost).json.damaged-"))
         }
     }
 

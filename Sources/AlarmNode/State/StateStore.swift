@@ -214,7 +214,7 @@ public final class StateStore: Sendable {
             throw StateError(message: "the state file \(path) \(reason) and could not be kept aside (\(error)): move it away by hand")
         }
         logger.critical("state file damaged; kept aside", metadata: ["file": "\(path)", "reason": "\(reason)", "keptAs": "\(aside)"])
-        problems.append("the state file \(path) \(reason); it was kept as \(aside) and \(consequence)")
+        problems.append("the state file \(path) \(reason); it was kept as \(aside) and \(consequence): look at it, then remove it")
     }
 
     /// Writes a state read from the single file of earlier versions in this layout; then, and
