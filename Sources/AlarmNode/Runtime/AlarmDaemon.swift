@@ -80,7 +80,7 @@ public final class AlarmDaemon: Sendable {
         let status = NodeStatus(
             state: "online", version: AlarmdVersion.current, since: started, timeZone: timeZone.identifier,
             clockSynchronized: clockSynchronized,
-            authorization: state.authorization, alarms: state.alarms.count, stateFileProblem: loaded.problem,
+            authorization: state.authorization, alarms: state.alarms.count, stateFileProblem: loaded.statusProblem,
             authorizationPrompt: configuration.hardware.promptDuration,
             groups: configuration.node.groups.isEmpty ? nil : configuration.node.groups)
         var pressSimulatedButton: (@Sendable (MQTTBridge.SimulatedPress) -> Void)?
@@ -121,7 +121,7 @@ public final class AlarmDaemon: Sendable {
             ConfigurationReloadService(reload: reload, running: configuration, timeZone: timeZoneSource,
                                        node: node, bridge: bridge, logger: logger),
             hardware,
-            ServiceNotifierService(notifier: ServiceNotifier(), node: node, logger: logger),
+            ServiceNotifierService(notifier: ServiceNotifier(), nodeAnswers: { _ = await node.withEngine { _ in true } }, logger: logger),
         ]
         return AlarmDaemon(configuration: configuration, simulation: simulation, services: services, logger: logger)
     }

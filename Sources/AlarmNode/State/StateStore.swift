@@ -49,8 +49,17 @@ public final class StateStore: Sendable {
     /// What loading found.
     public struct Loaded: Sendable {
         public var state: NodeState
-        /// Set when a damaged file was kept aside: what happened and where the file is now.
+        /// Set when a damaged file was kept aside at this start: what happened and where the file is now.
         public var problem: String?
+        /// The files kept aside at earlier starts that are still there.
+        public var keptEarlier: [String] = []
+
+        /// What the status says: this start's damage, then the files kept earlier, until someone removes them.
+        public var statusProblem: String? {
+            let earlier = keptEarlier.isEmpty ? nil : "damaged state files kept aside earlier are still there (\(keptEarlier.joined(separator: ", "))): the node started without what they held; look at them, then remove them to clear this message"
+            let parts = [problem, earlier].compactMap { $0 }
+            return parts.isEmpty ? nil : parts.joined(separator: "; ")
+        }
     }
 
     /// Why the state cannot be used at all.
@@ -85,24 +94,19 @@ public final class StateStore: Sendable {
                 logger.warning("leftover temporary state files not removed", metadata: ["error": "\(error)"])
             }
         }
+        let keptEarlier = [directory, alarmsDirectory].flatMap { folder in
+            ((try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []).filter { $0.contains(".damaged-") }.map { "\(folder)/\($0)" }
+        }.sorted()
+        if !keptEarlier.isEmpty { logger.warning("damaged state files kept aside earlier are still there", metadata: ["files": "\(keptEarlier)"]) }
         let legacy = LegacyStateFile(directory: directory)
         if FileManager.default.fileExists(atPath: nodePath) {
             // A move to this layout finished its save (node.json is written last): only the old
             // files may be left to rename, never to read again over newer state.
             try retire(legacy)
         } else if let contents = try legacy.load() {
-            return try migrate(contents, from: legacy)
-        }
-        // Files kept aside at an earlier start are named again at every start, until someone
-        // removes them: a restart must not clear the only sign that an alarm was lost.
-        let keptEarlier = [directory, alarmsDirectory].flatMap { folder in
-            ((try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []).filter { $0.contains(".damaged-") }.map { "\(folder)/\($0)" }
+            return try migrate(contents, from: legacy, keptEarlier: keptEarlier)
         }
         var problems: [String] = []
-        if !keptEarlier.isEmpty {
-            logger.warning("damaged state files kept aside earlier are still there", metadata: ["files": "\(keptEarlier.sorted())"])
-            problems.append("damaged state files kept aside earlier are still there (\(keptEarlier.sorted().joined(separator: ", "))): the node started without what they held; look at them, then remove them to clear this message")
-        }
         let node = try readNode(problems: &problems)
         var records: [AlarmRecord] = []
         for name in try alarmFileNames() {
@@ -116,7 +120,7 @@ public final class StateStore: Sendable {
         }
         return Loaded(state: NodeState(authorization: node?.authorization ?? .notDetermined, alarms: records,
                                        timeZone: node?.timeZone.flatMap(TimeZone.init(identifier:))),
-                      problem: problems.isEmpty ? nil : problems.joined(separator: "; "))
+                      problem: problems.isEmpty ? nil : problems.joined(separator: "; "), keptEarlier: keptEarlier)
     }
 
     /// Makes `state` durable: among the alarms it names as changed and those in doubt, writes the
@@ -219,7 +223,7 @@ public final class StateStore: Sendable {
 
     /// Writes a state read from the single file of earlier versions in this layout; then, and
     /// only then, keeps its damaged files aside and renames the rest, so the move happens once.
-    private func migrate(_ contents: LegacyStateFile.Contents, from legacy: LegacyStateFile) throws(StateError) -> Loaded {
+    private func migrate(_ contents: LegacyStateFile.Contents, from legacy: LegacyStateFile, keptEarlier: [String]) throws(StateError) -> Loaded {
         do {
             try save(contents.state)
         } catch {
@@ -231,7 +235,7 @@ public final class StateStore: Sendable {
         }
         try retire(legacy)
         logger.notice("state moved to one file per alarm", metadata: ["alarms": "\(contents.state.alarms.count)"])
-        return Loaded(state: contents.state, problem: problems.isEmpty ? nil : problems.joined(separator: "; "))
+        return Loaded(state: contents.state, problem: problems.isEmpty ? nil : problems.joined(separator: "; "), keptEarlier: keptEarlier)
     }
 
     private func retire(_ legacy: LegacyStateFile) throws(StateError) {
