@@ -158,7 +158,7 @@ let package = Package(
             name: "MosquittoTests",
             dependencies: ["Mosquitto", "MosquittoTestSupport", .product(name: "Logging", package: "swift-log")]
         ),
-        .testTarget(name: "AlarmNodeTests", dependencies: ["AlarmNode", "AlarmKit", "AlarmHardware"]),
+        .testTarget(name: "AlarmNodeTests", dependencies: ["AlarmNode", "AlarmKit", "AlarmHardware", "LinuxSystem", "MosquittoTestSupport"]),
         // The real alarmd process against a real mosquitto.
         .testTarget(
             name: "AlarmdTests",

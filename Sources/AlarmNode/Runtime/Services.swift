@@ -145,10 +145,10 @@ struct TimeKeeperService: Service {
 }
 
 /// Tells systemd the node is ready and feeds its watchdog (sd_notify), when run under systemd:
-/// each time only once the node's actor has answered, so that a node stuck there is restarted.
+/// each time only once `nodeAnswers` has returned, so that a node stuck on its actor is restarted.
 struct ServiceNotifierService: Service {
     let notifier: ServiceNotifier
-    let node: LocalAlarmNode
+    let nodeAnswers: @Sendable () async -> Void
     let logger: Logger
 
     func run() async throws {
@@ -161,7 +161,7 @@ struct ServiceNotifierService: Service {
             do {
                 try await cancelWhenGracefulShutdown {
                     while true {
-                        _ = await node.withEngine { _ in true }
+                        await nodeAnswers()
                         try notifier.watchdog()
                         try await TimerFDClock().sleep(for: timeout / 2)
                     }
