@@ -14,12 +14,12 @@ import FoundationInternationalization
 public let namedTimeZoneSupport: Any.Type = Date.FormatStyle.self
 
 /// The zone of an IANA name (Europe/Berlin, Etc/GMT-2); nil otherwise. Foundation also reads
-/// offsets (GMT+2, UTC+2), whose sign is the opposite of the IANA Etc/GMT+2's, and EST, MST and
-/// HST, an offset all year that rings an hour late all summer where people mean their city's
-/// time: those are refused.
+/// offsets (GMT+2, UTC+2), whose sign is the opposite of the IANA Etc/GMT+2's: those are refused,
+/// and so are ``yearRoundOffsets``.
 public func namedTimeZone(_ name: String) -> TimeZone? {
     TimeZone(identifier: name).flatMap { ["GMT+", "GMT-"].contains(where: $0.identifier.hasPrefix) || yearRoundOffsets[name] != nil ? nil : $0 }
 }
 
-/// Names of a fixed offset without daylight saving, with the zone that is usually meant.
-public let yearRoundOffsets = ["EST": "America/New_York", "MST": "America/Denver", "HST": "Pacific/Honolulu"]
+/// EST, MST and HST, one offset all year (an hour late all summer where people mean their city's
+/// time), with the zone usually meant.
+public let yearRoundOffsets = ["EST": "America/New_York", "MST": "America/Denver (America/Phoenix keeps MST all year)", "HST": "Pacific/Honolulu"]

@@ -99,8 +99,8 @@ public enum ConfigurationReader {
                 if let setting = protocolSetting(broker, "broker.protocol") { configuration.broker.protocolSetting = setting }
                 if let host = string(broker, "broker.host") {
                     let parts = host.split(separator: ":", omittingEmptySubsequences: false)
-                    if host.isEmpty { problem("broker.host", "is empty: name the broker, or leave it out for localhost") } else if host.contains("/") || (parts.count == 2 && Int(parts[1]) != nil) {
-                        problem("broker.host", "'\(host)' is not a host name or address: write the host alone (host = \"broker.lan\"), and the port as port = 1883")
+                    if host.isEmpty { problem("broker.host", "is empty: name the broker, or leave it out for localhost") } else if host.contains(where: { "/[]".contains($0) }) || (parts.count == 2 && (parts[1].isEmpty || Int(parts[1]) != nil)) {
+                        problem("broker.host", "'\(host)' is not a host name or address: write the host alone, without brackets (host = \"broker.lan\", \"::1\"), and the port as port = 1883")
                     } else { configuration.broker.host = host }
                 }
                 if let port = integer(broker, "broker.port", in: 1...65_535) { configuration.broker.port = port }
@@ -255,8 +255,10 @@ public enum ConfigurationReader {
         mutating func seconds(_ table: TOMLTable, _ path: String, in range: ClosedRange<Double>) -> TimeInterval? {
             let expected = "must be seconds from \(range.lowerBound) to \(range.upperBound), as a number or a string with its unit like \"90s\", \"10m\", \"1h30m\""
             return value(table, path, expected: expected) { value in
-                // A text without a unit ("10") may mean minutes: as in alarmctl, it is refused.
-                let seconds = value.double ?? value.int.map(Double.init) ?? value.string.flatMap { DurationText.isPlainNumber($0) ? nil : DurationText.seconds(from: $0) }
+                // A string without a unit ("10") that could as well be minutes is refused, as in alarmctl.
+                let seconds = value.double ?? value.int.map(Double.init) ?? value.string.flatMap { text in
+                    DurationText.seconds(from: text).flatMap { DurationText.isPlainNumber(text) && range.contains($0 * 60) ? nil : $0 }
+                }
                 return seconds.flatMap { $0.isFinite && range.contains($0) ? $0 : nil }
             }
         }
@@ -318,6 +320,8 @@ public enum ConfigurationReader {
                 return .absent
             }
             result.line = line
+            // A pull-down is a button wired to 3.3 V: pressed reads high, unless the table says otherwise.
+            if nested["active-low"] == nil, nested["bias"]?.string == "pull-down" { result.activeLow = false }
             if let activeLow = bool(nested, "\(path).active-low") { result.activeLow = activeLow }
             if let bias = string(nested, "\(path).bias") {
                 if ["pull-up", "pull-down", "disabled", "as-is"].contains(bias) { result.bias = bias } else {

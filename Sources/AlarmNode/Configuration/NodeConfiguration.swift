@@ -132,7 +132,7 @@ extension NodeConfiguration {
     public static func unusableTimeZoneReason(_ zone: String) -> String {
         if let seconds = TimeZone(identifier: zone)?.secondsFromGMT() {
             let fixed = seconds % 3600 == 0 ? ", or Etc/GMT\(seconds > 0 ? "-" : "+")\(abs(seconds / 3600)) for a fixed offset (POSIX's sign, the opposite)" : ""
-            return "'\(zone)' is an offset, not an IANA time zone: use your zone, such as \(yearRoundOffsets[zone] ?? "Europe/Berlin")\(fixed)"
+            return "'\(zone)' is an offset\(yearRoundOffsets[zone] == nil ? ", not an IANA time zone" : " all year, without daylight saving"): use your zone, such as \(yearRoundOffsets[zone] ?? "Europe/Berlin")\(fixed)"
         }
         if !zone.isEmpty, !zone.contains(".."), FileManager.default.fileExists(atPath: "/usr/share/zoneinfo/" + zone) {
             return "'\(zone)' is in /usr/share/zoneinfo but this alarmd cannot read named time zones (a static build without FoundationInternationalization): rebuild it from this repository's sources, which keep that module linked"
