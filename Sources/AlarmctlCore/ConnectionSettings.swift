@@ -1,5 +1,4 @@
 import AlarmKit
-import Foundation
 
 extension BrokerOptions {
     /// The node `alarmctl` talks to: these options, `--node` and `--timeout` (seconds to wait for

@@ -1,5 +1,4 @@
 import AlarmKit
-import Foundation
 import Synchronization
 
 /// The latest state of every node the companion shows, fed by a ``RemoteFleet`` (or by a test),

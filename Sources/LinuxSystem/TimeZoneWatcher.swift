@@ -45,13 +45,12 @@ public enum SystemTimeZone {
 /// identifier (``SystemTimeZone``) read right after one or more changes were noticed.
 ///
 /// Each iterator owns an `inotify_init1(2)` instance with an `inotify_add_watch(2)` on the
-/// directory of `files.localtime` (and of `files.timezone` if it lives elsewhere), for
-/// `IN_CREATE | IN_MOVED_TO | IN_DELETE | IN_CLOSE_WRITE` on those two names. Watching the
-/// directory, not the file, is what sees a symlink being replaced or re-pointed (`ln -sf`,
-/// `timedatectl set-timezone`) as well as a regular file rewritten in place. All events
-/// read together make one element; a replacement done as delete-then-create may
-/// arrive as two, the last of which carries the new zone. A kernel queue overflow is
-/// reported as a change, to be safe.
+/// directory of `files.localtime` (and of `files.timezone` if it lives elsewhere), for `IN_CREATE |
+/// IN_MOVED_TO | IN_DELETE | IN_CLOSE_WRITE` on those two names. Watching the directory, not the
+/// file, is what sees a symlink being replaced or re-pointed (`ln -sf`, `timedatectl set-timezone`)
+/// as well as a regular file rewritten in place. All events read together make one element; a
+/// replacement done as delete-then-create may arrive as two, the last of which carries the new
+/// zone. A kernel queue overflow is reported as a change, to be safe.
 ///
 /// The watch is added by `makeAsyncIterator()`: a change after that returns is reported.
 /// Waiting happens on a dedicated thread in `poll(2)`, never on Swift's cooperative pool;

@@ -44,9 +44,8 @@ public struct TimerFDClock: Clock {
 /// effect on the thread's pending poll(2) at once. Due sleepers are resumed from the thread and
 /// go on on Swift's pool.
 ///
-/// The daemon has a handful of sleepers at a time (the node's timer, the hardware driver,
-/// a button's debounce deadline), so a linear scan for the earliest is the simplest right
-/// structure.
+/// The daemon has a handful of sleepers at a time (the node's timer, the hardware driver, a
+/// button's debounce deadline), so a linear scan for the earliest is the simplest right structure.
 final class TimerThread: Sendable {
     /// The process's one timer thread, made on first use.
     static let shared: Result<TimerThread, SystemError> = Result { () throws(SystemError) in try TimerThread() }

@@ -1,4 +1,3 @@
-import FoundationEssentials
 
 /// Why text in the human syntax (`10m`, `07:00 weekdays`, `2026-12-24T18:00`, `10m Tea`) did not
 /// become a timer or an alarm: a stable `code` and a `message` that names the accepted forms.

@@ -1,4 +1,3 @@
-import FoundationEssentials
 import Synchronization
 
 /// A value that any number of observers can follow at once: each new stream first yields the

@@ -165,14 +165,13 @@ public actor LocalAlarmNode {
         if let error = await write?.outcome() { throw error }
     }
 
-    /// Applies several changes in one turn of the actor and starts writing them without waiting
-    /// for the disk: for input nobody awaits a reply to, such as a hardware button, whose alarms
-    /// must stop together rather than one write apart. `plan` picks the steps from the current
-    /// engine at the instant of the change; `apply` carries out each one, and must change nothing when it throws (as the
-    /// engine's operations do). A refused step is returned with its error; the steps before and
-    /// after it stay in effect. `leadingEffects` (the event that
-    /// reports the input, say) are carried out first, before the steps' own, whose lifecycle
-    /// events name `source`.
+    /// Applies several changes in one turn of the actor and starts writing them without waiting for
+    /// the disk: for input nobody awaits a reply to, such as a hardware button, whose alarms must
+    /// stop together rather than one write apart. `plan` picks the steps from the current engine at
+    /// the instant of the change; `apply` carries out each one, and must change nothing when it
+    /// throws (as the engine's operations do). A refused step is returned with its error; the steps
+    /// before and after it stay in effect. `leadingEffects` (the event that reports the input, say)
+    /// are carried out first, before the steps' own, whose lifecycle events name `source`.
     public func applyWithoutWaiting<Step: Sendable>(
         source: AlarmEvent.Source,
         reporting leadingEffects: [AlarmEffect] = [],

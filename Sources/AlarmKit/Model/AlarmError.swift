@@ -1,4 +1,3 @@
-import FoundationEssentials
 
 extension AlarmManager {
     /// AlarmKit's error, with exactly AlarmKit's cases, so that an exhaustive `switch` written

@@ -1,4 +1,3 @@
-import FoundationEssentials
 import Logging
 import Mosquitto
 import Synchronization

@@ -24,10 +24,9 @@ public enum HardwareParts {
     /// exist, a chip name that matches none of them is a mistake that would leave the node
     /// silent, so it is refused like any other GPIO error.
     ///
-    /// The simulation has the configured buttons: without a snooze button, one button that
-    /// snoozes with a short press and stops with a long one, as on the real board. A GPIO
-    /// failure is a reason the daemon cannot start: its message names the chip and line and
-    /// what to check.
+    /// The simulation has the configured buttons: without a snooze button, one button that snoozes
+    /// with a short press and stops with a long one, as on the real board. A GPIO failure is a
+    /// reason the daemon cannot start: its message names the chip and line and what to check.
     public static func make(
         _ configuration: NodeConfiguration.Hardware, deviceDirectory: String = "/dev", logger: Logger
     ) throws(StartupError) -> (parts: NodeHardware.Parts, simulation: Simulation?) {

@@ -3,14 +3,13 @@ import AlarmKit
 import LinuxSystem
 import Synchronization
 
-/// In simulation mode: publishes the virtual buzzer and LED, retained, on
-/// `<base>/sim/outputs`: every transition, even one that is over by the time it is
-/// shown (an alarm stopped a millisecond after it sounded still shows its buzzer on, then off).
-/// The virtual buttons' edges go to `<base>/sim/buttons`. Both carry `at`, when the change
-/// happened, in nanoseconds on the daemon's monotonic clock since the simulation started: the
-/// time from a button's release to the buzzer going quiet is measured with them. The outputs
-/// also carry `realtime`, the same moment on the wall clock (nanoseconds since 1970), to
-/// compare with when an alarm was due.
+/// In simulation mode: publishes the virtual buzzer and LED, retained, on `<base>/sim/outputs`:
+/// every transition, even one that is over by the time it is shown (an alarm stopped a millisecond
+/// after it sounded still shows its buzzer on, then off). The virtual buttons' edges go to
+/// `<base>/sim/buttons`. Both carry `at`, when the change happened, in nanoseconds on the daemon's
+/// monotonic clock since the simulation started: the time from a button's release to the buzzer
+/// going quiet is measured with them. The outputs also carry `realtime`, the same moment on the
+/// wall clock (nanoseconds since 1970), to compare with when an alarm was due.
 ///
 /// Each message is handed to the bridge on the thread that changed the line or injected the
 /// edge, so that the outputs of one change leave in the order they were set, before the node

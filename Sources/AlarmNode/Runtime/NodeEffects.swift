@@ -1,5 +1,4 @@
 import AlarmKit
-import Logging
 import Synchronization
 
 /// Carries out the engine's effects for the daemon: the hardware first, then the state files
