@@ -54,6 +54,7 @@ struct DaemonResilienceTests {
                 $0.topic == node.topics.simulatedOutputs && NodeClient.object($0.payload)?["buzzer"] == .bool(false)
             }
             #expect(daemon.log.contains("hardware off"))
+            #expect(daemon.log.contains("event=alerting") && daemon.log.contains("alarm event"), "the journal names the alert")
         }
     }
 

@@ -99,6 +99,10 @@ public final class MQTTBridge: Service, Sendable {
             }
             send(outgoing.messages)
         }
+        // After the send: the journal is where an operator asks why an alarm did not ring.
+        for case .event(let event) in effects where [.alerting, .silenced, .missed].contains(event.name) {
+            logger.notice("alarm event", metadata: ["event": "\(event.name.rawValue)", "alarmID": "\(event.alarmID?.uuidString ?? "")", "details": "\(event.details)"])
+        }
         if announcesToHomeAssistant { homeAssistantMirror.update(engine, alarmsChanged: !outgoing.knownChanges.isEmpty) }
         updateStatus { status in
             status.alarms = engine.records.count
