@@ -101,7 +101,7 @@ public final class MQTTBridge: Service, Sendable {
         }
         // After the send: the journal is where an operator asks why an alarm did not ring.
         for case .event(let event) in effects where [.alerting, .silenced, .missed].contains(event.name) {
-            logger.notice("alarm event", metadata: ["event": "\(event.name.rawValue)", "alarmID": "\(event.alarmID?.uuidString ?? "")", "details": "\(event.details)"])
+            logger.notice("alarm event", metadata: ["event": "\(event.name.rawValue)", "alarmID": "\(event.alarmID?.uuidString ?? "")", "details": "\(String(decoding: Self.encode(event.details), as: UTF8.self))"])
         }
         if announcesToHomeAssistant { homeAssistantMirror.update(engine, alarmsChanged: !outgoing.knownChanges.isEmpty) }
         updateStatus { status in
