@@ -8,12 +8,13 @@ struct DurationTextTests {
         ("90s", 90.0), ("10m", 600), ("1h30m", 5400), ("1d", 86_400), ("45", 45), ("2.5", 2.5),
         (" 1m30s\t", 90), ("\u{00A0}10m\u{3000}", 600), ("10 min", 600), ("10mins", 600), ("10 minutes", 600),
         ("1 hour 30 minutes", 5400), ("2 Hours", 7200), ("1 day", 86_400), ("90 sec", 90), ("1h 30m", 5400), ("1.5 h", 5400),
+        ("30ms", 0.03), ("1s 500ms", 1.5), ("250 milliseconds", 0.25),
     ])
     func reading(text: String, seconds: Double) {
         #expect(DurationText.seconds(from: text) == seconds)
     }
 
-    @Test("Refused", arguments: ["", "m", "1m1h", "1x", "inf", "1m\n", "10 minutes 5 minutes", "10 mi", "minutes", "10 min s"])
+    @Test("Refused", arguments: ["", "m", "1m1h", "1x", "inf", "1m\n", "10 minutes 5 minutes", "10 mi", "minutes", "10 min s", "10ms 1s"])
     func refused(text: String) {
         #expect(DurationText.seconds(from: text) == nil)
     }

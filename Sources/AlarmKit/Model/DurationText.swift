@@ -1,7 +1,7 @@
 import FoundationEssentials
 
 /// Durations as people write them: `90s`, `10m`, `1h30m`, `1d`, units in words (`10 min`,
-/// `10mins`, `1 hour 30 minutes`), or plain seconds (`45`, `2.5`).
+/// `10mins`, `1 hour 30 minutes`), milliseconds (`30ms`), or plain seconds (`45`, `2.5`).
 public enum DurationText {
     /// The unit words read, by their size in seconds.
     static let units: [(size: Double, words: Set<String>)] = [
@@ -9,6 +9,7 @@ public enum DurationText {
         (3600, ["h", "hr", "hrs", "hour", "hours"]),
         (60, ["m", "min", "mins", "minute", "minutes"]),
         (1, ["s", "sec", "secs", "second", "seconds"]),
+        (0.001, ["ms", "msec", "millisecond", "milliseconds"]),
     ]
 
     /// The number of seconds `text` names, or nil when it is not a duration. Parts go from the

@@ -42,7 +42,8 @@ public enum ConfigurationReader {
             table = try TOMLTable(string: text)
         } catch let error as TOMLParseError {
             throw ConfigurationError(file: file, problems: [.init(
-                key: "", message: "is not valid TOML at line \(error.source.begin.line), column \(error.source.begin.column): \(error.description)")])
+                key: "", message: "is not valid TOML at line \(error.source.begin.line), column \(error.source.begin.column): \(error.description)"
+                    + quotingHint(text, error))])
         } catch {
             throw ConfigurationError(file: file, problems: [.init(key: "", message: "is not valid TOML: \(error)")])
         }
@@ -52,17 +53,39 @@ public enum ConfigurationReader {
         return configuration
     }
 
+    /// `; text goes in quotes: key = "value"` when TOML could not type the value of a line `key = value`.
+    private static func quotingHint(_ text: String, _ error: TOMLParseError) -> String {
+        let lines = text.split(separator: "\n", omittingEmptySubsequences: false), index = error.source.begin.line - 1
+        guard error.description.contains("could not determine value type"), lines.indices.contains(index),
+              let equals = lines[index].firstIndex(of: "=") else { return "" }
+        let key = lines[index][..<equals].trimmingCharacters(in: .whitespaces)
+        let value = lines[index][equals...].dropFirst().prefix { $0 != "#" }.trimmingCharacters(in: .whitespaces)
+        return value.isEmpty || "\"'[{".contains(value.first!) ? "" : "; text goes in quotes: \(key) = \"\(value)\""
+    }
+
     /// Walks the TOML tables, reading known keys and reporting wrong types, bad values and unknown keys.
     private struct Reader {
         let root: TOMLTable
         var problems: [ConfigurationProblem] = []
 
+        /// Each table's keys, by the table's name ("" for the top level).
+        static let knownKeys: [String: Set<String>] = [
+            "": ["node", "broker", "limits", "hardware", "home-assistant", "intents"],
+            "node": ["id", "topic-prefix", "state-directory", "time-zone", "authorization", "groups"],
+            "broker": ["host", "port", "username", "password", "password-file", "tls", "ca-file", "cert-file", "key-file",
+                       "tls-insecure", "keepalive", "client-id", "outgoing-buffer", "protocol"],
+            "limits": ["max-alarms", "alert-timeout", "silence-action", "missed-alarm-grace"],
+            "hardware": ["mode", "chip", "buzzer", "led", "stop-button", "snooze-button", "debounce", "long-press",
+                         "escalate-after", "prompt-duration"],
+            "intents": ["allow"],
+            "home-assistant": ["discovery", "prefix"],
+        ]
+
         mutating func configuration() -> NodeConfiguration {
             var configuration = NodeConfiguration()
-            checkKeys(root, path: "", known: ["node", "broker", "limits", "hardware", "home-assistant", "intents"])
+            checkKeys(root, path: "")
 
             if let node = table(root, "node") {
-                checkKeys(node, path: "node", known: ["id", "topic-prefix", "state-directory", "time-zone", "authorization", "groups"])
                 if let id = string(node, "node.id") {
                     if NodeTopics.isValidNodeID(id) { configuration.node.id = id } else {
                         problem("node.id", "'\(id)' may only hold letters, digits, '_' and '-' (at most 64)")
@@ -92,10 +115,6 @@ public enum ConfigurationReader {
             }
 
             if let broker = table(root, "broker") {
-                checkKeys(broker, path: "broker", known: [
-                    "host", "port", "username", "password", "password-file", "tls", "ca-file", "cert-file", "key-file",
-                    "tls-insecure", "keepalive", "client-id", "outgoing-buffer", "protocol",
-                ])
                 if let setting = protocolSetting(broker, "broker.protocol") { configuration.broker.protocolSetting = setting }
                 if let host = string(broker, "broker.host") {
                     let parts = host.split(separator: ":", omittingEmptySubsequences: false)
@@ -137,7 +156,6 @@ public enum ConfigurationReader {
             }
 
             if let limits = table(root, "limits") {
-                checkKeys(limits, path: "limits", known: ["max-alarms", "alert-timeout", "silence-action", "missed-alarm-grace"])
                 if let max = integer(limits, "limits.max-alarms", in: NodeConfiguration.Limits.maxAlarmsRange) { configuration.limits.maxAlarms = max }
                 if let timeout = seconds(limits, "limits.alert-timeout", in: 5...86_400) { configuration.limits.alertTimeout = timeout }
                 if let action = choice(limits, "limits.silence-action", EngineConfiguration.SilenceAction.self) {
@@ -147,10 +165,6 @@ public enum ConfigurationReader {
             }
 
             if let hardware = table(root, "hardware") {
-                checkKeys(hardware, path: "hardware", known: [
-                    "mode", "chip", "buzzer", "led", "stop-button", "snooze-button", "debounce", "long-press",
-                    "escalate-after", "prompt-duration",
-                ])
                 if let mode = choice(hardware, "hardware.mode", NodeConfiguration.Hardware.Mode.self) { configuration.hardware.mode = mode }
                 if let chip = string(hardware, "hardware.chip") { configuration.hardware.chip = chip }
                 let parts = [("buzzer", \NodeConfiguration.Hardware.buzzer), ("led", \.led),
@@ -166,8 +180,12 @@ public enum ConfigurationReader {
                 }
                 for (index, (key, path)) in parts.enumerated() {
                     guard let line = configuration.hardware[keyPath: path]?.line,
-                          let first = parts[..<index].first(where: { configuration.hardware[keyPath: $0.1]?.line == line }) else { continue }
-                    problem("hardware.\(key)", "line \(line) is the \(first.0)'s already: give each part a line of its own")
+                          let first = parts[..<index].first(where: { configuration.hardware[keyPath: $0.1]?.line == line })?.0 else { continue }
+                    // The part the file sets is the one to move: the other may hold the line by default.
+                    let (moved, other) = hardware[key] == nil ? (first, key) : (key, first)
+                    problem("hardware.\(moved)", hardware[other] == nil
+                        ? "line \(line) is the \(other)'s default: give \(other) a line of its own, or write \(other) = false"
+                        : "line \(line) is the \(other)'s already: give each part a line of its own")
                 }
                 if configuration.hardware.buzzer == nil { problem("hardware.buzzer", "a buzzer line is required") }
                 if configuration.hardware.stopButton == nil {
@@ -179,7 +197,6 @@ public enum ConfigurationReader {
                 if let value = seconds(hardware, "hardware.prompt-duration", in: NodeStatus.authorizationPromptRange) { configuration.hardware.promptDuration = value }
             }
             if let intents = table(root, "intents") {
-                checkKeys(intents, path: "intents", known: ["allow"])
                 if let filters = strings(intents, "intents.allow") {
                     let problems = filters.compactMap(IntentTopics.problem(inFilter:))
                     problems.forEach { problem("intents.allow", $0) }
@@ -187,7 +204,6 @@ public enum ConfigurationReader {
                 }
             }
             if let homeAssistant = table(root, "home-assistant") {
-                checkKeys(homeAssistant, path: "home-assistant", known: ["discovery", "prefix"])
                 if let discovery = bool(homeAssistant, "home-assistant.discovery") { configuration.homeAssistant.discovery = discovery }
                 if let prefix = string(homeAssistant, "home-assistant.prefix") {
                     if prefix.isEmpty || prefix.contains("+") || prefix.contains("#") || prefix.hasSuffix("/") {
@@ -204,17 +220,29 @@ public enum ConfigurationReader {
             problems.append(ConfigurationProblem(key: key, message: message))
         }
 
-        mutating func checkKeys(_ table: TOMLTable, path: String, known: Set<String>) {
+        /// Reports the keys of `table` that are not `known` (by default, those of the table at `path`).
+        mutating func checkKeys(_ table: TOMLTable, path: String, known: Set<String>? = nil) {
+            let known = known ?? Self.knownKeys[path] ?? []
             for key in table.keys where !known.contains(key) {
                 let name = path.isEmpty ? key : "\(path).\(key)"
-                let suggestion = known.min { distance($0, key) < distance($1, key) }
-                    .flatMap { distance($0, key) <= 3 ? " (did you mean '\($0)'?)" : nil } ?? ""
-                problem(name, "unknown key\(suggestion); known keys here: \(known.sorted().joined(separator: ", "))")
+                if let home = Self.knownKeys.first(where: { !$0.key.isEmpty && $0.key != path && $0.value.contains(key) })?.key {
+                    problem(name, "belongs under [\(home)]: move it there")
+                } else {
+                    problem(name, "unknown key\(suggestion(for: key, among: known)); known keys here: \(known.sorted().joined(separator: ", "))")
+                }
             }
         }
 
+        /// " (did you mean 'x'?)" for the name among `names` nearest `text`, if near enough.
+        private func suggestion(for text: String, among names: some Collection<String>) -> String {
+            names.min { distance($0, text) < distance($1, text) }.flatMap { distance($0, text) <= min(3, text.count / 2) ? " (did you mean '\($0)'?)" : nil } ?? ""
+        }
+
+        /// The table `[key]`, its keys checked.
         mutating func table(_ table: TOMLTable, _ key: String) -> TOMLTable? {
-            value(table, key, expected: "must be a table, written [\(key)]") { $0.table }
+            let section = value(table, key, expected: "must be a table, written [\(key)]") { $0.table }
+            if let section { checkKeys(section, path: key) }
+            return section
         }
 
         private func leaf(_ path: String) -> String { String(path.split(separator: ".").last ?? "") }
@@ -266,7 +294,8 @@ public enum ConfigurationReader {
         mutating func choice<T: RawRepresentable & CaseIterable>(_ table: TOMLTable, _ path: String, _ type: T.Type) -> T? where T.RawValue == String {
             guard let text = string(table, path) else { return nil }
             guard let value = T(rawValue: text) else {
-                problem(path, "'\(text)' is not one of: \(T.allCases.map { "\"\($0.rawValue)\"" }.joined(separator: ", "))")
+                problem(path, "'\(text)' is not one of: \(T.allCases.map { "\"\($0.rawValue)\"" }.joined(separator: ", "))"
+                              + suggestion(for: text, among: T.allCases.map(\.rawValue)))
                 return nil
             }
             return value
