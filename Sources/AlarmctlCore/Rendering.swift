@@ -45,6 +45,16 @@ public enum Rendering {
         }.joined(separator: "\n")
     }
 
+    /// What `alarmctl list` warns of beside the table: alarms missing from it (a damaged state
+    /// file), and alarms shown as due that the node holds while its clock is not synchronized.
+    public static func listWarnings(_ documents: [AlarmDocument], status: NodeStatus?, now: Date) -> [String] {
+        var warnings = status?.stateFileProblem.map { [$0] } ?? []
+        if status?.clockSynchronized == false, documents.contains(where: { $0.state != .alerting && $0.nextAlertDate ?? .distantFuture <= now }) {
+            warnings.append("the node's clock is not synchronized: the alarms shown as due wait until it is (10 minutes after alarmd started at the most), then ring, or are reported missed if later than the missed-alarm grace")
+        }
+        return warnings
+    }
+
     /// The `alarmctl show` details of one alarm.
     public static func details(_ document: AlarmDocument, now: Date, timeZone: TimeZone) -> String {
         let configuration = document.configuration

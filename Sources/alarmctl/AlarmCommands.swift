@@ -30,8 +30,9 @@ extension Alarmctl {
                         ? "no alarms on node \(session.settings.node)"
                         : Rendering.table(documents, now: now, timeZone: session.displayTimeZone, width: Terminal.width)
                     output.print(table, json: Rendering.displayOrder(documents, now: now))
-                    // An alarm lost to a damaged file is missing from the list: say so where people look.
-                    if let problem = session.connection.statusUpdates.value?.stateFileProblem { Terminal.printError("alarmctl: warning: \(problem)") }
+                    for warning in Rendering.listWarnings(documents, status: session.connection.statusUpdates.value, now: now) {
+                        Terminal.printError("alarmctl: warning: \(warning)")
+                    }
                 }
             }
             try exitForGroup(groupFailure)

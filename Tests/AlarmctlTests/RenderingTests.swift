@@ -32,6 +32,21 @@ struct RenderingTests {
         #expect(order([running, try Fixtures.pausedTimer(id: eggs, title: "Eggs", total: 600, elapsed: 60)]) == [laundry, eggs])
     }
 
+    @Test("list warns of a damaged state file, and of alarms shown as due that wait for the node's clock to be synchronized")
+    func listWarnings() throws {
+        let due = try Fixtures.scheduledAlarm(id: UUID(), title: "Wake up", words: ["07:00"], nextAlert: "2026-11-22T06:59:00Z")
+        let status = { (synchronized: Bool, problem: String?) in
+            NodeStatus(state: "online", clockSynchronized: synchronized, stateFileProblem: problem)
+        }
+        let mixed = try Fixtures.mixed()
+        #expect(Rendering.listWarnings(mixed + [due], status: status(true, nil), now: now).isEmpty)
+        #expect(Rendering.listWarnings(mixed, status: status(false, nil), now: now).isEmpty)
+        #expect(Rendering.listWarnings(mixed + [due], status: nil, now: now).isEmpty)
+        let warnings = Rendering.listWarnings(mixed + [due], status: status(false, "alarms/x.json is damaged"), now: now)
+        #expect(warnings.count == 2 && warnings[0] == "alarms/x.json is damaged")
+        #expect(warnings.last?.hasPrefix("the node's clock is not synchronized: the alarms shown as due wait") == true)
+    }
+
     @Test("A narrow terminal shortens the titles")
     func narrowTable() throws {
         let long = try Fixtures.runningTimer(id: UUID(), title: "A very long title for a timer", total: 600, remaining: 60)
