@@ -55,6 +55,8 @@ struct HumanSyntaxTests {
         #expect(try WeekdayList.recurrence(["fri-mon"]) == .weekly([.monday, .friday, .saturday, .sunday]))
         #expect(try WeekdayList.recurrence(["weekdays"]) == WeekdayList.recurrence(["mon-fri"]))
         #expect(try WeekdayList.recurrence(["weekends"]) == .weekly([.saturday, .sunday]))
+        #expect(try WeekdayList.recurrence(["weekday"]) == WeekdayList.recurrence(["weekdays"]))
+        #expect(try WeekdayList.recurrence(["weekend"]) == WeekdayList.recurrence(["weekends"]))
         #expect(try WeekdayList.recurrence(["daily"]) == .weekly(WeekdayList.week))
         #expect(try WeekdayList.recurrence(["tu,th"]) == .weekly([.tuesday, .thursday]))
         #expect(try WeekdayList.recurrence([]) == .never)

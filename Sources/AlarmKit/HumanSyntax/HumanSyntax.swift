@@ -136,7 +136,7 @@ public enum WeekdayList {
         for token in tokens {
             switch token {
             case "daily", "everyday": days.formUnion(0..<7)
-            case "weekdays": days.formUnion(0..<5)
+            case "weekdays", "weekday": days.formUnion(0..<5)
             case "weekends", "weekend": days.formUnion([5, 6])
             case "once", "never": throw .unreadable("'\(token)' stands alone: give days, or once without them")
             default:
