@@ -24,9 +24,7 @@ public struct GPIOButtons: ButtonEdgeSource {
     private let logger: Logger
 
     public init(stop: GPIOInput, snooze: GPIOInput?, logger: Logger) {
-        var lines: [(button: Button, input: GPIOInput)] = [(.stop, stop)]
-        if let snooze { lines.append((.snooze, snooze)) }
-        self.lines = lines
+        self.lines = [(.stop, stop)] + (snooze.map { [(.snooze, $0)] } ?? [])
         self.logger = logger
     }
 
@@ -42,11 +40,7 @@ public struct GPIOButtons: ButtonEdgeSource {
             ) { _, index, readiness in
                 Self.deliverEdges(of: lines[index], readiness: readiness, to: continuation, logger: logger)
             } finished: { error in
-                if let error {
-                    continuation.finish(throwing: GPIOError.from(errno: error.code, during: .waitForEvents))
-                } else {
-                    continuation.finish()
-                }
+                continuation.finish(throwing: error.map { GPIOError.from(errno: $0.code, during: .waitForEvents) })
                 logger.debug("GPIO event thread stopped")
             }
             continuation.onTermination = { _ in thread.stop() }
@@ -73,9 +67,7 @@ public struct GPIOButtons: ButtonEdgeSource {
                 switch continuation.yield(ButtonEdge(button: line.button, pressed: event.rising, timestamp: event.timestamp)) {
                 case .enqueued: break
                 case .dropped:
-                    logger.warning("GPIO edge events dropped: consumer too slow", metadata: [
-                        "gpio.line": "\(line.input.description)",
-                    ])
+                    logger.warning("GPIO edge events dropped: consumer too slow", metadata: ["gpio.line": "\(line.input.description)"])
                 case .terminated: return false
                 @unknown default: return false
                 }

@@ -80,11 +80,7 @@ public struct ServiceNotifier: Sendable {
         guard isAbstract || path.first == UInt8(ascii: "/") else {
             throw SystemError(code: EAFNOSUPPORT, action: "reading NOTIFY_SOCKET=\(text)", remedy: "only a path or an '@' abstract socket name is supported")
         }
-        if isAbstract {
-            path[0] = 0
-        } else {
-            path.append(0)
-        }
+        if isAbstract { path[0] = 0 } else { path.append(0) }
         let capacity = MemoryLayout.size(ofValue: storage.sun_path)
         guard path.count <= capacity else {
             throw SystemError(code: ENAMETOOLONG, action: "reading NOTIFY_SOCKET=\(text)", remedy: "a socket path has at most \(capacity - 1) bytes")

@@ -17,10 +17,7 @@ public struct SystemError: Error, Sendable, Hashable, CustomStringConvertible {
     public let message: String
 
     /// The symbolic name of `code` (`"ENOSPC"`), or `"errno <n>"` when glibc has none.
-    public var codeName: String {
-        guard let name = clinux_errno_name(code) else { return "errno \(code)" }
-        return String(cString: name)
-    }
+    public var codeName: String { clinux_errno_name(code).map { String(cString: $0) } ?? "errno \(code)" }
 
     public var description: String { "\(message) [\(codeName) (\(code))]" }
 
@@ -31,9 +28,7 @@ public struct SystemError: Error, Sendable, Hashable, CustomStringConvertible {
     ///   - remedy: advice that replaces the generic advice for `code`.
     init(code: Int32, action: String, subject: String? = nil, remedy: String? = nil) {
         self.code = code
-        let reason = String(cString: strerror(code))
-        let advice = remedy ?? Self.genericRemedy(for: code, subject: subject)
-        self.message = "\(action) failed: \(reason); \(advice)"
+        self.message = "\(action) failed: \(String(cString: strerror(code))); \(remedy ?? Self.genericRemedy(for: code, subject: subject))"
     }
 
     private static func genericRemedy(for code: Int32, subject: String?) -> String {

@@ -104,9 +104,7 @@ extension Alarmctl {
         func run() async throws {
             var decision = AlarmManager.AuthorizationState.notDetermined
             try await output.run { () async throws(AlarmctlError) in
-                decision = try await connection.withSession { session throws(AlarmctlError) in
-                    try await session.requestAuthorization()
-                }
+                decision = try await connection.withSession { session throws(AlarmctlError) in try await session.requestAuthorization() }
                 output.print("authorization: \(decision.rawValue)", json: ["authorization": decision.rawValue])
             }
             if decision != .authorized {

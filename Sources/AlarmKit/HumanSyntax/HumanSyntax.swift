@@ -52,8 +52,7 @@ public struct LocalDateTime: Hashable, Sendable {
     /// Reads `YYYY-MM-DDTHH:MM[:SS]` (or a space for the `T`), optionally followed by `Z`, `±HH:MM`,
     /// `±HHMM` or `±HH`; nil when `text` is not of that form or names no real date.
     public init?(parsing text: String) {
-        let separator = text.firstIndex { $0 == "T" || $0 == "t" || $0 == " " }
-        guard let separator else { return nil }
+        guard let separator = text.firstIndex(where: { $0 == "T" || $0 == "t" || $0 == " " }) else { return nil }
         let dateFields = text[..<separator].split(separator: "-", omittingEmptySubsequences: false)
         guard dateFields.count == 3, dateFields[0].count == 4, dateFields[1].count == 2, dateFields[2].count == 2,
               let year = Self.number(dateFields[0]), let month = Self.number(dateFields[1]),
@@ -130,8 +129,7 @@ public enum WeekdayList {
         let tokens = words.flatMap { $0.lowercased().split(separator: ",") }
             .map { String($0.trimming(where: { $0.isWhitespace && !$0.isNewline })) }
             .filter { !$0.isEmpty }
-        if tokens.isEmpty { return .never }
-        if tokens == ["once"] || tokens == ["never"] { return .never }
+        if tokens.isEmpty || tokens == ["once"] || tokens == ["never"] { return .never }
         var days = Set<Int>()
         for token in tokens {
             switch token {
@@ -144,12 +142,8 @@ public enum WeekdayList {
                 guard (1...2).contains(ends.count), let first = dayIndex(ends[0]), let last = dayIndex(ends.last!) else {
                     throw .unreadable("'\(token)' is not a weekday: \(acceptedForms)")
                 }
-                var index = first
-                days.insert(index)
-                while index != last {
-                    index = (index + 1) % 7
-                    days.insert(index)
-                }
+                // From first to last, wrapping past Sunday (`sat-mon`).
+                days.formUnion((0...((last - first + 7) % 7)).map { (first + $0) % 7 })
             }
         }
         return .weekly(days.sorted().map { week[$0] })

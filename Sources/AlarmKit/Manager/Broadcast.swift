@@ -62,9 +62,7 @@ public final class Broadcast<Value: Sendable>: Sendable {
             continuation.finish()
             return stream
         }
-        continuation.onTermination = { [weak self] _ in
-            _ = self?.state.withLock { $0.observers.removeValue(forKey: id) }
-        }
+        continuation.onTermination = { [weak self] _ in _ = self?.state.withLock { $0.observers.removeValue(forKey: id) } }
         return stream
     }
 

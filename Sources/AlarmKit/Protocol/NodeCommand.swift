@@ -194,18 +194,13 @@ public enum NodeReply: Sendable, Hashable {
 
         func encode(to encoder: any Encoder) throws {
             var container = encoder.container(keyedBy: CodingKeys.self)
+            let ok = if case .failure = reply { false } else { true }
+            try container.encode(ok, forKey: .ok)
             switch reply {
-            case .alarm(let document):
-                try container.encode(true, forKey: .ok)
-                try container.encodeOrNull(document, forKey: .alarm)
-            case .alarms(let documents):
-                try container.encode(true, forKey: .ok)
-                try container.encode(documents, forKey: .alarms)
-            case .authorization(let state):
-                try container.encode(true, forKey: .ok)
-                try container.encode(state, forKey: .authorization)
+            case .alarm(let document): try container.encodeOrNull(document, forKey: .alarm)
+            case .alarms(let documents): try container.encode(documents, forKey: .alarms)
+            case .authorization(let state): try container.encode(state, forKey: .authorization)
             case .failure(let error):
-                try container.encode(false, forKey: .ok)
                 var details = container.nestedContainer(keyedBy: ErrorKeys.self, forKey: .error)
                 try details.encode(error.code, forKey: .code)
                 try details.encode(error.message, forKey: .message)

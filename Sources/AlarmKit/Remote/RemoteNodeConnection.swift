@@ -63,9 +63,7 @@ public struct RemoteNodeSettings: Sendable, Hashable {
         settings.username = environment["ALARMD_USERNAME"]
         settings.password = environment["ALARMD_PASSWORD"]
         settings.caFile = environment["ALARMD_CA_FILE"]
-        if let text = environment["ALARMD_BROKER_PROTOCOL"], let setting = BrokerProtocol(rawValue: text) {
-            settings.brokerProtocol = setting
-        }
+        if let text = environment["ALARMD_BROKER_PROTOCOL"], let setting = BrokerProtocol(rawValue: text) { settings.brokerProtocol = setting }
         return settings
     }
 

@@ -92,10 +92,8 @@ public enum ConfigurationReader {
                     }
                 }
                 if let prefix = string(node, "node.topic-prefix") {
-                    if !NodeTopics.isValidPrefix(prefix) {
+                    if NodeTopics.isValidPrefix(prefix) { configuration.node.topicPrefix = prefix } else {
                         problem("node.topic-prefix", "'\(prefix)' must not contain wildcards or end with '/'")
-                    } else {
-                        configuration.node.topicPrefix = prefix
                     }
                 }
                 if let directory = string(node, "node.state-directory") {
@@ -108,9 +106,7 @@ public enum ConfigurationReader {
                         problem("node.time-zone", "\(NodeConfiguration.unusableTimeZoneReason(zone)); leave it out to follow the system's")
                     }
                 }
-                if let mode = choice(node, "node.authorization", NodeConfiguration.AuthorizationMode.self) {
-                    configuration.node.authorization = mode
-                }
+                if let mode = choice(node, "node.authorization", NodeConfiguration.AuthorizationMode.self) { configuration.node.authorization = mode }
                 if let groups = groups(node, "node.groups") { configuration.node.groups = groups }
             }
 
@@ -141,9 +137,7 @@ public enum ConfigurationReader {
                 if let insecure = bool(broker, "broker.tls-insecure") { configuration.broker.tlsInsecure = insecure }
                 if let keepAlive = integer(broker, "broker.keepalive", in: 5...3600) { configuration.broker.keepAlive = keepAlive }
                 configuration.broker.clientID = string(broker, "broker.client-id")
-                if let limit = integer(broker, "broker.outgoing-buffer", in: 10...1_000_000) {
-                    configuration.broker.outgoingBufferLimit = limit
-                }
+                if let limit = integer(broker, "broker.outgoing-buffer", in: 10...1_000_000) { configuration.broker.outgoingBufferLimit = limit }
                 if configuration.broker.password != nil, configuration.broker.passwordFile != nil {
                     problem("broker.password", "give either password or password-file, not both")
                 }
@@ -158,9 +152,7 @@ public enum ConfigurationReader {
             if let limits = table(root, "limits") {
                 if let max = integer(limits, "limits.max-alarms", in: NodeConfiguration.Limits.maxAlarmsRange) { configuration.limits.maxAlarms = max }
                 if let timeout = seconds(limits, "limits.alert-timeout", in: 5...86_400) { configuration.limits.alertTimeout = timeout }
-                if let action = choice(limits, "limits.silence-action", EngineConfiguration.SilenceAction.self) {
-                    configuration.limits.silenceAction = action
-                }
+                if let action = choice(limits, "limits.silence-action", EngineConfiguration.SilenceAction.self) { configuration.limits.silenceAction = action }
                 if let grace = seconds(limits, "limits.missed-alarm-grace", in: 0...86_400) { configuration.limits.missedAlarmGrace = grace }
             }
 
@@ -208,9 +200,7 @@ public enum ConfigurationReader {
                 if let prefix = string(homeAssistant, "home-assistant.prefix") {
                     if prefix.isEmpty || prefix.contains("+") || prefix.contains("#") || prefix.hasSuffix("/") {
                         problem("home-assistant.prefix", "'\(prefix)' must be a topic level without wildcards, like \"homeassistant\"")
-                    } else {
-                        configuration.homeAssistant.prefix = prefix
-                    }
+                    } else { configuration.homeAssistant.prefix = prefix }
                 }
             }
             return configuration
@@ -293,10 +283,10 @@ public enum ConfigurationReader {
 
         mutating func choice<T: RawRepresentable & CaseIterable>(_ table: TOMLTable, _ path: String, _ type: T.Type) -> T? where T.RawValue == String {
             guard let text = string(table, path) else { return nil }
-            guard let value = T(rawValue: text) else {
+            let value = T(rawValue: text)
+            if value == nil {
                 problem(path, "'\(text)' is not one of: \(T.allCases.map { "\"\($0.rawValue)\"" }.joined(separator: ", "))"
                               + suggestion(for: text, among: T.allCases.map(\.rawValue)))
-                return nil
             }
             return value
         }

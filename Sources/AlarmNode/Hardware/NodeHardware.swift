@@ -104,9 +104,7 @@ public final class NodeHardware: Service, AuthorizationPrompt, Sendable {
         state.withLock { $0.prompt = prompt }
         update { $0.promptActive = true }
         let decision = await prompt.wait(atMost: promptDuration) { try await TimerFDClock().sleep(for: $0) } ?? .notDetermined
-        state.withLock { state in
-            if state.prompt === prompt { state.prompt = nil }
-        }
+        state.withLock { if $0.prompt === prompt { $0.prompt = nil } }
         update { $0.promptActive = false }
         logger.notice("authorization prompt over", metadata: ["decision": "\(decision.rawValue)"])
         return decision
@@ -121,9 +119,7 @@ public final class NodeHardware: Service, AuthorizationPrompt, Sendable {
         try await withThrowingDiscardingTaskGroup { group in
             group.addTask { try await self.driver.run() }
             group.addTask { try await self.detector.run(edges: self.parts.buttons) }
-            group.addTask {
-                for await press in self.detector.presses { await self.handle(press) }
-            }
+            group.addTask { for await press in self.detector.presses { await self.handle(press) } }
             try await gracefulShutdown()
             group.cancelAll()
         }

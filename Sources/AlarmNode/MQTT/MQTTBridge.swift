@@ -118,9 +118,7 @@ public final class MQTTBridge: Service, Sendable {
         // On the node's actor, where changes are noted too: a change made meanwhile is not
         // overwritten by an older state.
         if announcesToHomeAssistant {
-            await node.withEngine { engine in
-                self.homeAssistantMirror.update(engine, alarmsChanged: true, force: true)
-            }
+            await node.withEngine { self.homeAssistantMirror.update($0, alarmsChanged: true, force: true) }
             publishScheduleResult(nil)
         }
     }
@@ -390,9 +388,7 @@ public final class MQTTBridge: Service, Sendable {
             send(MQTTMessage(topic: message.topic, payload: [], qos: 1, retain: true))
             return true
         }
-        if cleared {
-            logger.info("cleared the retained topic of an alarm that no longer exists", metadata: ["alarmID": "\(id)"])
-        }
+        if cleared { logger.info("cleared the retained topic of an alarm that no longer exists", metadata: ["alarmID": "\(id)"]) }
     }
 
     private func handleSimulatedPress(_ message: MQTTMessage) {

@@ -105,9 +105,7 @@ public final class AlarmDaemon: Sendable {
         let hardware = NodeHardware(parts: hardwareParts.parts, node: node, configuration: configuration.hardware,
                                     publishEvent: { bridge.publish(event: $0) }, onShownChange: printShown, logger: logger)
         effects.attach(bridge: bridge, hardware: hardware)
-        if let simulation {
-            SimulationDisplay.start(simulation, bridge: bridge, topics: topics)
-        }
+        if let simulation { SimulationDisplay.start(simulation, bridge: bridge, topics: topics) }
 
         // Graceful shutdown runs from the last service to the first, each once the one after it
         // has returned: systemd hears STOPPING=1, the hardware goes off (and the simulation shows

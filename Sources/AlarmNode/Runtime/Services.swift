@@ -90,9 +90,7 @@ struct TimeKeeperService: Service {
                     group.addTask { try await watchSynchronization() }
                 }
             }
-        } catch is CancellationError {
-            return
-        }
+        } catch is CancellationError {}
     }
 
     private func followClockSteps() async throws {
