@@ -335,6 +335,18 @@ struct EngineLifecycleTests {
         #expect(effects.removedIDs == [id])
     }
 
+    @Test("With a grace of 0, an alert reached a moment late sounds, also while the clock is not trusted; one 6 s late is missed")
+    mutating func zeroGrace() throws {
+        engine = AlarmEngine(configuration: .init(missedAlarmGrace: 0, timeZone: zone("Europe/Berlin")))
+        let other = UUID()
+        _ = try engine.schedule(id: id, configuration: configuration(preAlert: 60), now: start)
+        _ = try engine.schedule(id: other, configuration: configuration(schedule: .fixed(start + 120)), now: start)
+        _ = engine.setClockTrusted(false, now: start)
+        #expect(engine.advance(to: start + 60.004).eventNames == [.alerting])
+        _ = engine.setClockTrusted(true, now: start + 100)
+        #expect(engine.advance(to: start + 126).eventNames == [.missed])
+    }
+
     @Test("A missed repeating alarm moves on to its next occurrence")
     mutating func missedRepeating() throws {
         _ = try engine.schedule(id: id, configuration: configuration(schedule: weekly(7, 0, [.monday, .tuesday])), now: start)

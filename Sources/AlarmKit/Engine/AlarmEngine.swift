@@ -16,8 +16,12 @@ public struct EngineConfiguration: Sendable, Hashable {
     /// How long an alarm alerts with nobody acting before it is silenced.
     public var alertTimeout: TimeInterval
     public var silenceAction: SilenceAction
-    /// How late a missed alert may still sound; later ones are reported as `missed`.
+    /// How late a missed alert may still sound; later ones are reported as `missed`. Below
+    /// ``wakeTolerance`` it counts as that: an alert the node reaches on time is never missed.
     public var missedAlarmGrace: TimeInterval
+    /// Lateness that no grace makes an alert missed: what waking takes on a busy board.
+    public static let wakeTolerance: TimeInterval = 5
+    var missedAfter: TimeInterval { max(missedAlarmGrace, Self.wakeTolerance) }
     /// The zone that relative schedules are read in.
     public var timeZone: TimeZone
     /// Where intents may publish; nil (a node in the app's own process, with no broker
@@ -298,7 +302,7 @@ public struct AlarmEngine: Sendable {
         // Each step moves one alarm forward; the bound only guards against a logic error looping.
         for _ in 0..<(2 * records.count + 4) {
             guard let soonest = soonestDeadline, soonest.date <= now, let due = records[soonest.id] else { break }
-            if !isClockTrusted, let date = due.nextAlertDate, now.timeIntervalSince(date) > configuration.missedAlarmGrace {
+            if !isClockTrusted, let date = due.nextAlertDate, now.timeIntervalSince(date) > configuration.missedAfter {
                 heldAlarms.insert(due.id)
                 continue
             }
@@ -527,7 +531,7 @@ public struct AlarmEngine: Sendable {
         }
         let late = max(0, now.timeIntervalSince(alertDate))
         let lateDetail: [String: JSONValue] = ["late": .number((late * 1000).rounded() / 1000)]
-        if late > configuration.missedAlarmGrace {
+        if late > configuration.missedAfter {
             store(record)
             var details = lateDetail
             details["alertDate"] = .string(AlarmJSON.string(from: alertDate))
