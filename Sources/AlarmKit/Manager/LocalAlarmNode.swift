@@ -210,10 +210,13 @@ public actor LocalAlarmNode {
         do {
             switch action {
             case .schedule(let id, let configuration, let group):
+                // Scheduled as of its arrival, also when a press authorized it later: a timer asked
+                // for ends when the requester (and the rest of its group) expects it to.
+                let arrival = clock.now
                 if authorization == .notDetermined { _ = await requestAuthorization() }
                 guard authorization == .authorized else { throw AlarmNodeError.unauthorized(authorization) }
-                let write = try applyNow(source: source) { engine, now throws in
-                    try engine.schedule(id: id, configuration: configuration, group: group, now: now, sentAt: sentAt)
+                let write = try applyNow(source: source) { engine, _ throws in
+                    try engine.schedule(id: id, configuration: configuration, group: group, now: arrival, sentAt: sentAt)
                 }
                 guard let document = engine.document(for: id) else {
                     // A timer whose countdown is already over alerts, or is missed, on the spot.
