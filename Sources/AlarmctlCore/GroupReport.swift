@@ -25,7 +25,8 @@ public struct GroupReport: Sendable {
     /// The titles of the alarms operated on, to name each request's alarm in the text.
     public var titles: [UUID: String] = [:]
     /// The refusals that only mean a member has nothing to do (`notFound`; `invalidState` too for
-    /// `--all`): no failure, and the text says "nothing to do".
+    /// `--all`): no failure, and the text says "nothing to do". So is `invalidState` where another
+    /// member carried the operation out: a group's alarm rings on one member, not yet on another.
     public var nothingToDo: Set<NodeFailure.Code> = []
 
     public init(group: String) { self.group = group }
@@ -37,7 +38,7 @@ public struct GroupReport: Sendable {
     public func failure() -> AlarmctlError? {
         for request in requests {
             for member in request.replies.answered {
-                guard case .failure(let failure) = member.reply, !nothingToDo.contains(failure.code) else { continue }
+                guard case .failure(let failure) = member.reply, !isNothingToDo(failure, in: request.replies) else { continue }
                 return AlarmctlError(failure)
             }
         }
@@ -45,8 +46,8 @@ public struct GroupReport: Sendable {
             return .unreachable("no member of group '\(group)' answered, and no node lists it in its status: "
                 + "check the group name (--group) and that its members run alarmd with node.groups including it")
         }
-        if let silent = requests.lazy.flatMap({ $0.replies.silent.keys }).first {
-            return .unreachable("node '\(silent)' of group '\(group)' did not answer")
+        if let (node, status) = requests.lazy.flatMap({ $0.replies.silent }).first {
+            return .unreachable("node '\(node)' of group '\(group)' did not answer\(Self.promptHint(status))")
         }
         return nil
     }
@@ -70,10 +71,10 @@ public struct GroupReport: Sendable {
             if let id = request.alarmID, let title = titles[id] { lines.append("\(shortIDs[id] ?? id.uuidString) \"\(title)\":") }
             let width = (request.replies.answered.map(\.node) + request.replies.silent.keys).map(\.count).max() ?? 0
             for member in request.replies.answered {
-                lines.append("\(pad(member.node, to: width))  \(describe(member.reply, now: now, timeZone: memberTimeZones[member.node] ?? timeZone))")
+                lines.append("\(pad(member.node, to: width))  \(describe(member.reply, in: request.replies, now: now, timeZone: memberTimeZones[member.node] ?? timeZone))")
             }
             for (node, status) in request.replies.silent.sorted(by: { $0.key < $1.key }) {
-                lines.append("\(pad(node, to: width))  no answer (\(status.stateDescription))")
+                lines.append("\(pad(node, to: width))  no answer (\(status.stateDescription))\(Self.promptHint(status))")
             }
         }
         let answered = Set(requests.flatMap { $0.replies.answered.map(\.node) })
@@ -93,7 +94,7 @@ public struct GroupReport: Sendable {
                 "answered": .array(replies.answered.map { member in
                     var object = (try? JSONDecoder().decode([String: JSONValue].self, from: Data(member.reply.payload()))) ?? [:]
                     object["node"] = .string(member.node)
-                    if case .failure(let failure) = member.reply, nothingToDo.contains(failure.code) { object["nothingToDo"] = .bool(true) }
+                    if case .failure(let failure) = member.reply, isNothingToDo(failure, in: replies) { object["nothingToDo"] = .bool(true) }
                     return .object(object)
                 }),
                 "silent": .array(replies.silent.sorted { $0.key < $1.key }.map { node, status in
@@ -115,14 +116,26 @@ public struct GroupReport: Sendable {
         return .object(object)
     }
 
-    private func describe(_ reply: NodeReply, now: Date, timeZone: TimeZone) -> String {
+    private func isNothingToDo(_ failure: NodeFailure, in replies: RemoteGroup.Replies) -> Bool {
+        nothingToDo.contains(failure.code)
+            || failure.code == .invalidState && replies.answered.contains { if case .failure = $0.reply { false } else { true } }
+    }
+
+    /// Why an online member whose authorization is undetermined may be silent: a schedule waits
+    /// for a press of its buttons, and is made as of its arrival once allowed.
+    private static func promptHint(_ status: NodeStatus) -> String {
+        status.isOnline && status.authorization == .notDetermined
+            ? ": it asks for authorization first; press its stop button to allow it, and the alarm is scheduled as asked" : ""
+    }
+
+    private func describe(_ reply: NodeReply, in replies: RemoteGroup.Replies, now: Date, timeZone: TimeZone) -> String {
         switch reply {
         case .alarm(let document?): Rendering.summary(document, now: now, timeZone: timeZone)
         case .alarm(nil): "done (the alarm was removed)"
         case .alarms(let documents): documents.isEmpty ? "no alarms" : "\(documents.count) alarm\(documents.count == 1 ? "" : "s"): "
             + Rendering.displayOrder(documents, now: now).map { Rendering.summary($0, now: now, timeZone: timeZone) }.joined(separator: "; ")
         case .authorization(let state): "authorization: \(state.rawValue)"
-        case .failure(let failure) where nothingToDo.contains(failure.code):
+        case .failure(let failure) where isNothingToDo(failure, in: replies):
             "nothing to do (\(failure.code == .notFound ? "it does not hold this alarm" : failure.message))"
         case .failure(let failure): "error \(failure.code.rawValue): \(failure.message)"
         }

@@ -74,6 +74,21 @@ struct GroupReportTests {
         quiet.nothingToDo = [.notFound]
         #expect(quiet.failure()?.exitStatus == .refused, "a stop by id where the alarm does not ring is a failure")
 
+        // By id: where another member stopped it, a member where it does not ring has nothing to do.
+        var mixed = GroupReport(group: "house")
+        mixed.nothingToDo = [.notFound]
+        mixed.add(RemoteGroup.Replies(answered: [.init(node: "hall", reply: .alarm(nil)),
+                                                 .init(node: "kids", reply: .failure(NodeFailure(code: .invalidState, message: "it is scheduled")))],
+                                      silent: [:]), alarmID: id)
+        #expect(mixed.failure() == nil)
+        #expect(mixed.text(now: Date(), timeZone: .gmt).contains("kids  nothing to do (it is scheduled)"))
+
+        // A member silent because it asks for authorization on its buttons says so.
+        var asking = GroupReport(group: "house")
+        asking.add(RemoteGroup.Replies(answered: [], silent: ["kids": NodeStatus(state: "online", authorization: .notDetermined)]))
+        #expect(asking.text(now: Date(), timeZone: .gmt).contains("kids  no answer (online): it asks for authorization first; press its stop button"))
+        #expect(asking.failure()?.message.contains("did not answer: it asks for authorization first") == true)
+
         // A broker that gave no retained status: the summary says offline members cannot be named.
         var unknown = GroupReport(group: "flat")
         unknown.add(RemoteGroup.Replies(answered: [.init(node: "r1", reply: .alarms([]))], silent: [:], membersKnown: false))
