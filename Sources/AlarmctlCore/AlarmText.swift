@@ -25,13 +25,7 @@ public enum AlarmText {
     }
 
     /// `once`, `daily`, `weekdays`, `mon,wed,fri`; `-` for a timer.
-    public static func repeats(of document: AlarmDocument) -> String {
-        switch document.configuration.schedule {
-        case nil: "-"
-        case .fixed?: "once"
-        case .relative(let relative)?: WeekdayList.describe(relative.repeats)
-        }
-    }
+    public static func repeats(of document: AlarmDocument) -> String { WeekdayList.describe(document.configuration.schedule) ?? "-" }
 
     /// What comes next: `in 4:32` for a countdown, `4:32 left` when paused, `now` when alerting,
     /// and the next alert's wall-clock time (`tomorrow 07:00`) when scheduled.

@@ -25,8 +25,7 @@ public struct GroupReport: Sendable {
     /// The titles of the alarms operated on, to name each request's alarm in the text.
     public var titles: [UUID: String] = [:]
     /// The refusals that only mean a member has nothing to do (`notFound`; `invalidState` too for
-    /// `--all`): no failure, and the text says "nothing to do". So is `invalidState` where another
-    /// member carried the operation out: a group's alarm rings on one member, not yet on another.
+    /// `--all`, or where another member carried the operation out): no failure, "nothing to do".
     public var nothingToDo: Set<NodeFailure.Code> = []
 
     public init(group: String) { self.group = group }

@@ -162,7 +162,7 @@ public struct AlarmView: Codable, Sendable, Equatable {
         state = document.state.rawValue
         kind = AlarmText.kind(of: document)
         tint = document.configuration.attributes.tintColor.hex
-        repeats = document.configuration.schedule == nil ? nil : AlarmText.repeats(of: document)
+        repeats = WeekdayList.describe(document.configuration.schedule)
         self.stale = stale
         let cancel = ButtonView(action: .cancel, text: "Cancel", textColor: Color.gray.hex)
         switch document.presentationState {

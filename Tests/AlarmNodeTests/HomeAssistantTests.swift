@@ -167,6 +167,10 @@ struct HomeAssistantEntityTests {
         #expect(scheduled.state == "scheduled: Tea at 2026-11-18T12:16:40+01:00", "in the node's zone, as typed")
         #expect(scheduled.alarmID == id && scheduled.error == nil)
         #expect(HomeAssistantScheduleResult.scheduled("10m Tea", document, timeZone: .gmt).state == "scheduled: Tea at 2026-11-18T11:16:40Z")
+        let exam = UUID()
+        _ = try engine.schedule(id: exam, configuration: try RequestLine(parsing: "07:00 Sat exam").configuration(in: .gmt), now: now)
+        let weekly = HomeAssistantScheduleResult.scheduled("07:00 Sat exam", try #require(engine.document(for: exam)), timeZone: .gmt)
+        #expect(weekly.state == "scheduled: exam at 2026-11-21T07:00:00Z, repeats sat", "a day word read where a title was meant shows")
         let cancelled = HomeAssistantScheduleResult.cancelled("cancel work", "work", ids: [id, UUID()])
         #expect(cancelled.state == "cancelled: work (2 alarms)" && cancelled.alarmID == nil && cancelled.error == nil)
         let message = "'10x' is not a duration, a time of day or a date: \(RequestLine.acceptedForms)"

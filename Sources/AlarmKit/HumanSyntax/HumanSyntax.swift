@@ -149,6 +149,15 @@ public enum WeekdayList {
         return .weekly(days.sorted().map { week[$0] })
     }
 
+    /// How `schedule` repeats: `once` for a date, its days for a time of day; nil for a timer.
+    public static func describe(_ schedule: Alarm.Schedule?) -> String? {
+        switch schedule {
+        case nil: nil
+        case .fixed?: "once"
+        case .relative(let relative)?: describe(relative.repeats)
+        }
+    }
+
     /// How a recurrence reads in a table: `once`, `daily`, `weekdays`, `weekends` or `mon,wed,fri`.
     public static func describe(_ recurrence: Alarm.Schedule.Relative.Recurrence) -> String {
         guard case .weekly(let days) = recurrence else { return "once" }

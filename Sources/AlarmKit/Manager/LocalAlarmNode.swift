@@ -210,8 +210,7 @@ public actor LocalAlarmNode {
         do {
             switch action {
             case .schedule(let id, let configuration, let group):
-                // Scheduled as of its arrival, also when a press authorized it later: a timer asked
-                // for ends when the requester (and the rest of its group) expects it to.
+                // As of its arrival, also when a press allowed it later: a group's members stay in step.
                 let arrival = clock.now
                 if authorization == .notDetermined { _ = await requestAuthorization() }
                 guard authorization == .authorized else { throw AlarmNodeError.unauthorized(authorization) }

@@ -40,13 +40,8 @@ public struct HomeAssistantAlarmList: Sendable, Hashable, Encodable {
     /// Visits every alarm: built only when an alarm changed, not as time passes.
     public init(engine: AlarmEngine) {
         alarms = engine.records.values.sorted(by: AlarmRecord.alertsSooner).map { record in
-            let repeats: String? = switch record.configuration.schedule {
-            case .relative(let relative)?: WeekdayList.describe(relative.repeats)
-            case .fixed?: "once"
-            case nil: nil
-            }
-            return Entry(id: record.id, title: record.configuration.attributes.presentation.alert.title,
-                         state: record.state, next: record.nextAlertDate, repeats: repeats)
+            Entry(id: record.id, title: record.configuration.attributes.presentation.alert.title,
+                  state: record.state, next: record.nextAlertDate, repeats: WeekdayList.describe(record.configuration.schedule))
         }
     }
 }
@@ -66,11 +61,14 @@ public struct HomeAssistantScheduleResult: Sendable, Hashable, Encodable {
     /// Before any line was written: an empty text.
     public static let ready = HomeAssistantScheduleResult(state: "", input: nil, error: nil, alarmID: nil)
 
-    /// A line that scheduled `document`; its alert time in the node's `timeZone`, with the offset.
+    /// A line that scheduled `document`; its alert time in the node's `timeZone`, with the offset,
+    /// and its days when it repeats: a day word read where a title was meant shows.
     public static func scheduled(_ input: String, _ document: AlarmDocument, timeZone: TimeZone) -> HomeAssistantScheduleResult {
         let title = document.configuration.attributes.presentation.alert.title
         let when = document.nextAlertDate.map { " at \($0.formatted(Date.ISO8601FormatStyle(timeZoneSeparator: .colon, timeZone: timeZone)))" } ?? ""
-        return HomeAssistantScheduleResult(state: shortened("scheduled: \(title)\(when)"), input: input, error: nil, alarmID: document.id)
+        let days = WeekdayList.describe(document.configuration.schedule)
+        let repeats = days == nil || days == "once" ? "" : ", repeats \(days!)"
+        return HomeAssistantScheduleResult(state: shortened("scheduled: \(title)\(when)\(repeats)"), input: input, error: nil, alarmID: document.id)
     }
 
     /// A `cancel` line that cancelled the alarms `ids`, named by `target`.
