@@ -120,6 +120,7 @@ struct ConnectionOptions: ParsableArguments {
         guard NodeTopics.isValidNodeID(name) else {
             throw .usage("--group '\(name)' is not a group name: use letters, digits, '_' and '-' (at most 64)")
         }
+        if let node { throw .usage("--group and --node '\(node)' exclude each other: a group's command goes to every member") }
         let settings = try brokerOptions.settings(node: node, timeout: timeout, environment: ProcessInfo.processInfo.environment)
         return try await closing(RemoteGroup.forAlarmctl(name, settings: settings, verbose: verbose), body) { await $0.close() }
     }

@@ -256,5 +256,13 @@ struct ConfigurationTests {
         for bad in ["[node]\ngroups = [\"a b\"]", "[node]\ngroups = [\"x\", \"x\"]", "[node]\ngroups = \"house\"", "[broker]\nprotocol = \"4\""] {
             #expect(throws: ConfigurationError.self, "\(bad)") { try ConfigurationReader.parse(bad) }
         }
+        do {
+            _ = try ConfigurationReader.parse("[node]\ngroups = [\"ok\", \"bad name\", \"a/b\", \"ok\"]")
+            Issue.record("bad group names were accepted")
+        } catch {
+            #expect(error.problems.map(\.message) == ["'bad name' is not a group name: use letters, digits, '_' and '-' (at most 64)",
+                                                      "'a/b' is not a group name: use letters, digits, '_' and '-' (at most 64)",
+                                                      "'ok' is listed twice"], "every bad name at once")
+        }
     }
 }

@@ -74,6 +74,13 @@ struct CommandLineTests {
         }
     }
 
+    @Test("--group and --node exclude each other")
+    func groupAndNode() async throws {
+        let result = try await EndToEndTests.alarmctl(["list", "--group", "house", "--node", "kitchen"])
+        #expect(result.status == ExitStatus.usage.rawValue)
+        #expect(result.errorOutput.contains("--group and --node 'kitchen' exclude each other"))
+    }
+
     @Test("Without --json, a parser error is text on standard error only")
     func parserErrorAsText() async throws {
         let result = try await EndToEndTests.alarmctl(["timer", "10m", "--bogus"])
@@ -104,12 +111,12 @@ struct CommandLineTests {
     }
 
     @Test("A listener that never answers the MQTT CONNECT: at the timeout, the broker never completed the MQTT connection",
-          arguments: [["list"], ["status"], ["--group", "house", "list"]])
+          arguments: [["list", "--node", "vm"], ["status", "--node", "vm"], ["--group", "house", "list"]])
     func silentListener(arguments: [String]) async throws {
         let listener = try NotABroker(answer: nil)
         defer { listener.close() }
         let address = "127.0.0.1:\(listener.port)"
-        let result = try await EndToEndTests.alarmctl(arguments + ["--broker", address, "--node", "vm", "--timeout", "1"])
+        let result = try await EndToEndTests.alarmctl(arguments + ["--broker", address, "--timeout", "1"])
         #expect(result.status == ExitStatus.unreachable.rawValue)
         #expect(result.errorOutput.hasPrefix("alarmctl: \(address) did not complete the MQTT connection within 1.0 seconds (no CONNACK): "
             + "it may not be an MQTT broker"), "\(result.errorOutput)")

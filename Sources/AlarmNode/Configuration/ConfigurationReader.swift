@@ -303,19 +303,16 @@ public enum ConfigurationReader {
             guard let array = value(table, path, expected: "must be a list of group names, e.g. [\"house\", \"kids\"]", { $0.array }) else {
                 return nil
             }
+            let problemsBefore = problems.count
             var groups: [String] = []
             for element in array {
                 guard let name = element.string, NodeTopics.isValidNodeID(name) else {
                     problem(path, "'\(element.string ?? "\(element)")' is not a group name: use letters, digits, '_' and '-' (at most 64)")
-                    return nil
+                    continue
                 }
-                guard !groups.contains(name) else {
-                    problem(path, "'\(name)' is listed twice")
-                    return nil
-                }
-                groups.append(name)
+                if groups.contains(name) { problem(path, "'\(name)' is listed twice") } else { groups.append(name) }
             }
-            return groups
+            return problems.count == problemsBefore ? groups : nil
         }
 
         /// A GPIO line: `17`, `"GPIO17"`, `false` (none), or `{ line = 17, active-low = true, bias = "pull-up" }`.
