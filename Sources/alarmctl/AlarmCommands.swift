@@ -78,6 +78,7 @@ extension Alarmctl {
                 if let synchronized = status.clockSynchronized { lines.append(("clock", synchronized ? "synchronized" : "NOT synchronized")) }
                 if let authorization = status.authorization { lines.append(("authorization", authorization.rawValue)) }
                 if let alarms = status.alarms { lines.append(("alarms", "\(alarms)")) }
+                if let groups = status.groups, !groups.isEmpty { lines.append(("groups", groups.joined(separator: ", "))) }
                 if let problem = status.stateFileProblem { lines.append(("state file", problem)) }
                 output.print(Rendering.labelled(lines), json: status)
                 online = status.isOnline

@@ -359,14 +359,15 @@ struct HomeAssistantDaemonTests {
             let cancelResult = try await node.waitForMessage("the cancel's result", after: mark) {
                 $0.topic == "\(base)/ha/schedule-result" && NodeClient.object($0.payload)?["input"] == .string("cancel  work ")
             }
-            #expect(NodeClient.object(cancelResult.payload)?["state"] == .string("cancelled: work (2 alarms)"))
+            #expect(NodeClient.object(cancelResult.payload)?["state"] == .string("cancelled: Work (2 alarms)"), "the alarms' title, not as typed")
             guard case .array(let alarms)? = try await node.request("list")["alarms"] else { Issue.record("no alarms"); return }
             #expect(alarms.count == 2, "Tea and the new Work: \(alarms)")
             let work = try #require(alarms.first { $0["schedule"] != .null })
             #expect(work["schedule"]?["relative"]?["repeats"]?["weekly"] != nil)
             guard case .string(let teaID)? = alarms.first(where: { $0["id"] != work["id"] })?["id"] else { Issue.record("no Tea"); return }
-            #expect(try await write("cancel \(teaID.lowercased())") == "cancelled: \(teaID.lowercased())")
+            #expect(try await write("cancel \(teaID.lowercased())") == "cancelled: Tea", "by id: the title shows what went")
             #expect(try await write("cancel Nothing").hasPrefix("error: no alarm is titled 'Nothing'"))
+            #expect(try await write("cancel").hasPrefix("error: cancel needs an alarm: write cancel and a title or an id"))
             guard case .array(let left)? = try await node.request("list")["alarms"] else { Issue.record("no alarms"); return }
             #expect(left.count == 1)
         }

@@ -298,6 +298,8 @@ struct GroupTests {
 
             let oneNodeOnly = try alarmctl("--group", Self.group, "status")
             #expect(oneNodeOnly.status == 2 && oneNodeOnly.errors.contains("--group works with"), "\(oneNodeOnly.errors)")
+            let memberStatus = try alarmctl("--node", members[1].node, "status")
+            #expect(memberStatus.output.contains("groups         \(Self.group)"), "a member's status names its groups: \(memberStatus.output)")
 
             // A member that stops is reported as silent, by its last status.
             await members[0].terminate()

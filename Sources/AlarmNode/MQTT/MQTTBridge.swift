@@ -313,7 +313,7 @@ public final class MQTTBridge: Service, Sendable {
     private func applyFromHomeAssistant(_ message: MQTTMessage) async -> @Sendable () async -> HomeAssistantScheduleResult {
         let line = message.payloadString ?? ""
         let words = line.split(whereSeparator: \.isWhitespace)
-        if words.count > 1, words[0].lowercased() == "cancel" {
+        if words.first?.lowercased() == "cancel" {
             return await cancelFromHomeAssistant(line, naming: words.dropFirst().joined(separator: " "))
         }
         do throws(HumanSyntaxError) {
@@ -336,14 +336,16 @@ public final class MQTTBridge: Service, Sendable {
 
     /// `cancel Work`: cancels every alarm titled `target` (in any case), or the one whose id it is.
     private func cancelFromHomeAssistant(_ line: String, naming target: String) async -> @Sendable () async -> HomeAssistantScheduleResult {
-        let ids = await node.withEngine { engine in
+        let matches = await node.withEngine { engine in
             engine.records.values.filter { record in
                 record.id.uuidString == target.uppercased()
                     || record.configuration.attributes.presentation.alert.title.lowercased() == target.lowercased()
-            }.map(\.id)
+            }.map { ($0.id, $0.configuration.attributes.presentation.alert.title) }
         }
-        guard !ids.isEmpty else {
-            return { .refused(line, message: "no alarm is titled '\(target)': write cancel and a title or an id, as the Alarms sensor lists them") }
+        let ids = matches.map(\.0), title = matches.first?.1 ?? target
+        guard !target.isEmpty, !ids.isEmpty else {
+            let problem = target.isEmpty ? "cancel needs an alarm" : "no alarm is titled '\(target)'"
+            return { .refused(line, message: "\(problem): write cancel and a title or an id, as the Alarms sensor lists them") }
         }
         var submissions: [(UUID, LocalAlarmNode.Submission)] = []
         for id in ids { submissions.append((id, await node.submit(.alarm(.cancel, id: id), source: .homeAssistant))) }
@@ -356,7 +358,7 @@ public final class MQTTBridge: Service, Sendable {
                 default: cancelled.append(id)
                 }
             }
-            return .cancelled(line, target, ids: cancelled)
+            return .cancelled(line, title, ids: cancelled)
         }
     }
 
