@@ -49,7 +49,10 @@ struct Alarmctl: AsyncParsableCommand {
                 throw ValidationError("'\(word)' is not a command: use one of \(commands.joined(separator: ", "))")
             }
             // ArgumentParser would read `timer -5m` as options, then say the duration is missing.
-            if let negative = arguments.prefix(while: { $0 != "--" }).first(where: { $0.count > 1 && $0.hasPrefix("-") && $0.dropFirst().first!.isNumber }) {
+            let words = arguments.prefix { $0 != "--" }
+            if let index = words.firstIndex(where: { $0.count > 1 && $0.hasPrefix("-") && $0.dropFirst().first!.isNumber }) {
+                let negative = words[index]
+                if index > 0, words[index - 1] == "--timeout" { throw ValidationError("--timeout \(negative) is out of range: give seconds from 0.1 to 600") }
                 throw ValidationError("'\(negative)' is negative: durations and times count forward (a timer from 1s to 7 days); a title that begins with '-' is written --title=\(negative)")
             }
             var command = try parseAsRoot(LeadingOptions.movedBehindSubcommand(arguments))

@@ -74,6 +74,13 @@ struct CommandLineTests {
         }
     }
 
+    @Test("A negative --timeout is called so")
+    func negativeTimeout() async throws {
+        let result = try await EndToEndTests.alarmctl(["list", "--timeout", "-1"])
+        #expect(result.status == ExitStatus.usage.rawValue)
+        #expect(result.errorOutput.contains("--timeout -1 is out of range: give seconds from 0.1 to 600"), "\(result.errorOutput)")
+    }
+
     @Test("--group and --node exclude each other")
     func groupAndNode() async throws {
         let result = try await EndToEndTests.alarmctl(["list", "--group", "house", "--node", "kitchen"])
