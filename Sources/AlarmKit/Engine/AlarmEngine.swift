@@ -73,15 +73,12 @@ public struct AlarmEngine: Sendable {
 
     /// Stores an alarm. A changed alarm is no longer held: its new deadline is looked at again
     /// (and held again if it too is past the grace).
-    private mutating func store(_ record: AlarmRecord) {
-        records[record.id] = record
-        heldAlarms.remove(record.id)
-        restoredUnderUntrustedClock.remove(record.id)
-        changedAlarms.insert(record.id)
-    }
+    private mutating func store(_ record: AlarmRecord) { setRecord(record.id, record) }
 
-    private mutating func removeRecord(_ id: UUID) {
-        records[id] = nil
+    private mutating func removeRecord(_ id: UUID) { setRecord(id, nil) }
+
+    private mutating func setRecord(_ id: UUID, _ record: AlarmRecord?) {
+        records[id] = record
         heldAlarms.remove(id)
         restoredUnderUntrustedClock.remove(id)
         changedAlarms.insert(id)
@@ -212,9 +209,7 @@ public struct AlarmEngine: Sendable {
         let record = AlarmRecord(id: id, configuration: configuration, phase: phase, pendingOccurrenceDay: occurrenceDay, group: group)
         store(record)
         effects.append(.event(AlarmEvent(.scheduled, alarmID: id, at: now)))
-        if record.state == .countdown { effects.append(.event(AlarmEvent(.countdown, alarmID: id, at: now))) }
-        effects.append(.changed(document(for: record)))
-        return effects + advance(to: now)
+        return effects + changeEffects(record, countdownStarted: record.state == .countdown, now: now) + advance(to: now)
     }
 
     /// Carries out a lifecycle operation on an existing alarm. `sentAt` (when the requester sent
@@ -476,19 +471,19 @@ public struct AlarmEngine: Sendable {
     private mutating func replace(_ old: AlarmRecord, with new: AlarmRecord, now: Date) -> [AlarmEffect] {
         guard old != new else { return [] }
         store(new)
-        var effects: [AlarmEffect] = []
-        if new.state == .countdown, old.state != .countdown {
-            effects.append(.event(AlarmEvent(.countdown, alarmID: new.id, at: now)))
-        }
-        effects.append(.changed(document(for: new)))
-        return effects
+        return changeEffects(new, countdownStarted: new.state == .countdown && old.state != .countdown, now: now)
+    }
+
+    /// What a stored change reports: a `countdown` event when one started, then the new document.
+    private func changeEffects(_ record: AlarmRecord, countdownStarted: Bool, now: Date) -> [AlarmEffect] {
+        (countdownStarted ? [.event(AlarmEvent(.countdown, alarmID: record.id, at: now))] : []) + [.changed(document(for: record))]
     }
 
     private mutating func startCountdown(_ record: AlarmRecord, duration: TimeInterval, from start: Date, now: Date) -> [AlarmEffect] {
         var record = record
         record.phase = .countdown(.starting(at: start, total: duration))
         store(record)
-        return [.event(AlarmEvent(.countdown, alarmID: record.id, at: now)), .changed(document(for: record))]
+        return changeEffects(record, countdownStarted: true, now: now)
     }
 
     /// After an occurrence is over: a repeating alarm waits for its next one, any other is removed.
@@ -496,9 +491,7 @@ public struct AlarmEngine: Sendable {
         let next = rescheduled(record, after: now)
         if record.repeats, next.isWaitingForSchedule {
             store(next)
-            var effects: [AlarmEffect] = []
-            if next.state == .countdown { effects.append(.event(AlarmEvent(.countdown, alarmID: next.id, at: now))) }
-            return effects + [.changed(document(for: next))]
+            return changeEffects(next, countdownStarted: next.state == .countdown, now: now)
         }
         removeRecord(record.id)
         return [.removed(record.id)]

@@ -52,10 +52,7 @@ public struct LocalDay: Sendable, Hashable, Comparable, Codable, CustomStringCon
         self.init(year: parts[0], month: parts[1], day: parts[2])
     }
 
-    public func encode(to encoder: any Encoder) throws {
-        var container = encoder.singleValueContainer()
-        try container.encode(description)
-    }
+    public func encode(to encoder: any Encoder) throws { try description.encode(to: encoder) }
 }
 
 /// `value` in decimal with leading zeros up to `width` digits: `zeroPadded(7, 2)` is `07`.

@@ -106,9 +106,7 @@ public struct Alarm: Identifiable, Sendable, Hashable, Codable {
 
                 public func encode(to encoder: any Encoder) throws {
                     switch self {
-                    case .never:
-                        var container = encoder.singleValueContainer()
-                        try container.encode("never")
+                    case .never: try "never".encode(to: encoder)
                     case .weekly(let days):
                         var container = encoder.container(keyedBy: CodingKeys.self)
                         try container.encode(days.map(WeekdayName.init), forKey: .weekly)
@@ -172,10 +170,7 @@ struct WeekdayName: Codable, Sendable {
         self.weekday = weekday
     }
 
-    func encode(to encoder: any Encoder) throws {
-        var container = encoder.singleValueContainer()
-        try container.encode(Self.fullName(of: weekday))
-    }
+    func encode(to encoder: any Encoder) throws { try Self.fullName(of: weekday).encode(to: encoder) }
 }
 
 extension Locale.Weekday {

@@ -25,9 +25,7 @@ public enum AlertConfiguration {
 
         public func encode(to encoder: any Encoder) throws {
             switch self {
-            case .default:
-                var container = encoder.singleValueContainer()
-                try container.encode("default")
+            case .default: try "default".encode(to: encoder)
             case .named(let name):
                 var container = encoder.container(keyedBy: CodingKeys.self)
                 try container.encode(name, forKey: .named)

@@ -110,10 +110,7 @@ public struct OptionalInstant: Codable, Hashable, Sendable {
         wrappedValue = date
     }
 
-    public func encode(to encoder: any Encoder) throws {
-        var container = encoder.singleValueContainer()
-        try container.encode(wrappedValue.map(AlarmJSON.string(from:)))
-    }
+    public func encode(to encoder: any Encoder) throws { try wrappedValue.map(AlarmJSON.string(from:)).encode(to: encoder) }
 
     static func notAnInstant(_ text: String) -> String { "'\(text)' is not an ISO 8601 time such as 2026-11-22T07:00:00Z" }
 }

@@ -26,12 +26,7 @@ public struct Color: Sendable, Hashable, Codable, CustomStringConvertible {
     }
 
     /// `"#RRGGBB"`, uppercase.
-    public var hex: String {
-        "#" + [red, green, blue].map { byte in
-            let digits = String(byte, radix: 16, uppercase: true)
-            return digits.count == 1 ? "0" + digits : digits
-        }.joined()
-    }
+    public var hex: String { "#" + [red, green, blue].map { ($0 < 0x10 ? "0" : "") + String($0, radix: 16, uppercase: true) }.joined() }
 
     public var description: String { hex }
 
@@ -44,10 +39,7 @@ public struct Color: Sendable, Hashable, Codable, CustomStringConvertible {
         self = color
     }
 
-    public func encode(to encoder: any Encoder) throws {
-        var container = encoder.singleValueContainer()
-        try container.encode(hex)
-    }
+    public func encode(to encoder: any Encoder) throws { try hex.encode(to: encoder) }
 
     // The system colours of Apple's platforms (light appearance), so `.green` ports as is.
     public static let black = Color(red: 0x00, green: 0x00, blue: 0x00)

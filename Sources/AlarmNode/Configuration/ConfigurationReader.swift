@@ -86,20 +86,13 @@ public enum ConfigurationReader {
             checkKeys(root, path: "")
 
             if let node = table(root, "node") {
-                if let id = string(node, "node.id") {
-                    if NodeTopics.isValidNodeID(id) { configuration.node.id = id } else {
-                        problem("node.id", "'\(id)' may only hold letters, digits, '_' and '-' (at most 64)")
-                    }
-                }
-                if let prefix = string(node, "node.topic-prefix") {
-                    if NodeTopics.isValidPrefix(prefix) { configuration.node.topicPrefix = prefix } else {
-                        problem("node.topic-prefix", "'\(prefix)' must not contain wildcards or end with '/'")
-                    }
-                }
-                if let directory = string(node, "node.state-directory") {
-                    if directory.isEmpty { problem("node.state-directory", "is empty: name a folder, or leave it out for /var/lib/alarmd") } else {
-                        configuration.node.stateDirectory = directory
-                    }
+                if let id = string(node, "node.id", valid: NodeTopics.isValidNodeID,
+                                   otherwise: { "'\($0)' may only hold letters, digits, '_' and '-' (at most 64)" }) { configuration.node.id = id }
+                if let prefix = string(node, "node.topic-prefix", valid: NodeTopics.isValidPrefix,
+                                       otherwise: { "'\($0)' must not contain wildcards or end with '/'" }) { configuration.node.topicPrefix = prefix }
+                if let directory = string(node, "node.state-directory", valid: { !$0.isEmpty },
+                                          otherwise: { _ in "is empty: name a folder, or leave it out for /var/lib/alarmd" }) {
+                    configuration.node.stateDirectory = directory
                 }
                 if let zone = string(node, "node.time-zone"), !zone.isEmpty {
                     if namedTimeZone(zone) != nil { configuration.node.timeZone = zone } else {
@@ -121,18 +114,12 @@ public enum ConfigurationReader {
                 if let port = integer(broker, "broker.port", in: 1...65_535) { configuration.broker.port = port }
                 configuration.broker.username = string(broker, "broker.username")
                 configuration.broker.password = string(broker, "broker.password")
-                if let file = string(broker, "broker.password-file") {
-                    if FileManager.default.isReadableFile(atPath: file) { configuration.broker.passwordFile = file } else {
-                        problem("broker.password-file", "'\(file)' cannot be read: check the path and that alarmd's user may read it")
-                    }
-                }
+                configuration.broker.passwordFile = string(broker, "broker.password-file", valid: FileManager.default.isReadableFile(atPath:),
+                                                           otherwise: { "'\($0)' cannot be read: check the path and that alarmd's user may read it" })
                 if let tls = bool(broker, "broker.tls") { configuration.broker.tls = tls }
                 for (key, path) in [("ca-file", \NodeConfiguration.Broker.caFile), ("cert-file", \.certFile), ("key-file", \.keyFile)] {
-                    if let file = string(broker, "broker.\(key)") {
-                        if FileManager.default.isReadableFile(atPath: file) { configuration.broker[keyPath: path] = file } else {
-                            problem("broker.\(key)", "'\(file)' cannot be read")
-                        }
-                    }
+                    if let file = string(broker, "broker.\(key)", valid: FileManager.default.isReadableFile(atPath:),
+                                         otherwise: { "'\($0)' cannot be read" }) { configuration.broker[keyPath: path] = file }
                 }
                 if let insecure = bool(broker, "broker.tls-insecure") { configuration.broker.tlsInsecure = insecure }
                 if let keepAlive = integer(broker, "broker.keepalive", in: 5...3600) { configuration.broker.keepAlive = keepAlive }
@@ -197,10 +184,10 @@ public enum ConfigurationReader {
             }
             if let homeAssistant = table(root, "home-assistant") {
                 if let discovery = bool(homeAssistant, "home-assistant.discovery") { configuration.homeAssistant.discovery = discovery }
-                if let prefix = string(homeAssistant, "home-assistant.prefix") {
-                    if prefix.isEmpty || prefix.contains("+") || prefix.contains("#") || prefix.hasSuffix("/") {
-                        problem("home-assistant.prefix", "'\(prefix)' must be a topic level without wildcards, like \"homeassistant\"")
-                    } else { configuration.homeAssistant.prefix = prefix }
+                if let prefix = string(homeAssistant, "home-assistant.prefix",
+                                       valid: { !($0.isEmpty || $0.contains("+") || $0.contains("#") || $0.hasSuffix("/")) },
+                                       otherwise: { "'\($0)' must be a topic level without wildcards, like \"homeassistant\"" }) {
+                    configuration.homeAssistant.prefix = prefix
                 }
             }
             return configuration
@@ -250,6 +237,14 @@ public enum ConfigurationReader {
 
         mutating func string(_ table: TOMLTable, _ path: String) -> String? {
             value(table, path, expected: "must be a string in quotes") { $0.string }
+        }
+
+        /// The string at `path` when `valid`; otherwise `problem(text)` is reported and it is nil.
+        mutating func string(_ table: TOMLTable, _ path: String, valid: (String) -> Bool, otherwise problem: (String) -> String) -> String? {
+            guard let text = string(table, path) else { return nil }
+            let isValid = valid(text)
+            if !isValid { self.problem(path, problem(text)) }
+            return isValid ? text : nil
         }
 
         mutating func strings(_ table: TOMLTable, _ path: String) -> [String]? {
@@ -339,11 +334,8 @@ public enum ConfigurationReader {
             // A pull-down is a button wired to 3.3 V: pressed reads high, unless the table says otherwise.
             if nested["active-low"] == nil, nested["bias"]?.string == "pull-down" { result.activeLow = false }
             if let activeLow = bool(nested, "\(path).active-low") { result.activeLow = activeLow }
-            if let bias = string(nested, "\(path).bias") {
-                if ["pull-up", "pull-down", "disabled", "as-is"].contains(bias) { result.bias = bias } else {
-                    problem("\(path).bias", "'\(bias)' is not one of: \"pull-up\", \"pull-down\", \"disabled\", \"as-is\"")
-                }
-            }
+            if let bias = string(nested, "\(path).bias", valid: ["pull-up", "pull-down", "disabled", "as-is"].contains,
+                                 otherwise: { "'\($0)' is not one of: \"pull-up\", \"pull-down\", \"disabled\", \"as-is\"" }) { result.bias = bias }
             return .line(result)
         }
 

@@ -273,10 +273,7 @@ public final class MQTTBridge: Service, Sendable {
     /// The operation of a command topic, the node's own or one of its groups' (then with the group).
     private func command(inTopic topic: String) -> (operation: String, group: String?)? {
         if let operation = topics.operationName(inTopic: topic) { return (operation, nil) }
-        for group in groups {
-            if let operation = group.topics.operationName(inTopic: topic) { return (operation, group.name) }
-        }
-        return nil
+        return groups.lazy.compactMap { group in group.topics.operationName(inTopic: topic).map { ($0, group.name) } }.first
     }
 
     private func mayWaitForPrompt(_ message: MQTTMessage) async -> Bool {
@@ -444,14 +441,12 @@ public final class MQTTBridge: Service, Sendable {
             // Encoded while the disk works: once the change is durable, it only has to be sent.
             let prepared = replyMessage(submission.reply, to: pending.route, namesNode: pending.namesNode)
             node.whenDurable(submission) { [self] result in
-                guard case .failure(let error) = result else {
-                    if let prepared { send(prepared) }
-                    return
-                }
-                logger.notice("command refused", metadata: [
-                    "operation": "\(pending.operation)", "code": "\(error.code.rawValue)", "reason": "\(error.message)",
-                ])
-                reply(result, to: pending.route, namesNode: pending.namesNode)
+                if case .failure(let error) = result {
+                    logger.notice("command refused", metadata: [
+                        "operation": "\(pending.operation)", "code": "\(error.code.rawValue)", "reason": "\(error.message)",
+                    ])
+                    reply(result, to: pending.route, namesNode: pending.namesNode)
+                } else if let prepared { send(prepared) }
             }
         }
     }
