@@ -27,6 +27,8 @@ public struct GroupReport: Sendable {
     /// The refusals that only mean a member has nothing to do (`notFound`; `invalidState` too for
     /// `--all`, or where another member carried the operation out): no failure, "nothing to do".
     public var nothingToDo: Set<NodeFailure.Code> = []
+    /// The requests schedule: a member that has not authorized scheduling waits for its buttons.
+    public var schedules = false
 
     public init(group: String) { self.group = group }
 
@@ -45,8 +47,8 @@ public struct GroupReport: Sendable {
             return .unreachable("no member of group '\(group)' answered, and no node lists it in its status: "
                 + "check the group name (--group) and that its members run alarmd with node.groups including it")
         }
-        if let (node, status) = requests.lazy.flatMap({ $0.replies.silent }).first {
-            return .unreachable("node '\(node)' of group '\(group)' did not answer\(Self.promptHint(status))")
+        if let (node, status) = requests.lazy.flatMap({ $0.replies.silent.sorted { $0.key < $1.key } }).first {
+            return .unreachable("node '\(node)' of group '\(group)' did not answer\(promptHint(status))")
         }
         return nil
     }
@@ -73,7 +75,7 @@ public struct GroupReport: Sendable {
                 lines.append("\(pad(member.node, to: width))  \(describe(member.reply, in: request.replies, now: now, timeZone: memberTimeZones[member.node] ?? timeZone))")
             }
             for (node, status) in request.replies.silent.sorted(by: { $0.key < $1.key }) {
-                lines.append("\(pad(node, to: width))  no answer (\(status.stateDescription))\(Self.promptHint(status))")
+                lines.append("\(pad(node, to: width))  no answer (\(status.stateDescription))\(promptHint(status))")
             }
         }
         let answered = Set(requests.flatMap { $0.replies.answered.map(\.node) })
@@ -120,11 +122,11 @@ public struct GroupReport: Sendable {
             || failure.code == .invalidState && replies.answered.contains { if case .failure = $0.reply { false } else { true } }
     }
 
-    /// Why an online member whose authorization is undetermined may be silent: a schedule waits
-    /// for a press of its buttons, and is made as of its arrival once allowed.
-    private static func promptHint(_ status: NodeStatus) -> String {
-        status.isOnline && status.authorization == .notDetermined
-            ? ": it asks for authorization first; press its stop button to allow it, and the alarm is scheduled as asked" : ""
+    /// Why an online member whose authorization is undetermined is silent on a schedule: it waits
+    /// for a press of its buttons.
+    private func promptHint(_ status: NodeStatus) -> String {
+        guard schedules, status.isOnline, status.authorization == .notDetermined else { return "" }
+        return ": it asks for authorization first: press its stop button within \(Int(status.promptSeconds)) s (a long press on a single-button board)"
     }
 
     private func describe(_ reply: NodeReply, in replies: RemoteGroup.Replies, now: Date, timeZone: TimeZone) -> String {

@@ -10,16 +10,17 @@ extension ConnectionOptions {
     /// `--group`: sends `requests` to the group, prints every member's answer (and the members that
     /// stayed silent), and returns what should set the exit status: a member's failure, or a
     /// silent member (see ``GroupReport/failure()``).
-    func onGroup(_ name: String, output: OutputOptions, _ requests: @escaping GroupRequests) async throws(AlarmctlError) -> AlarmctlError? {
-        try await withGroup(name) { group throws(AlarmctlError) in try await report(on: group, output: output, requests) }
+    func onGroup(_ name: String, output: OutputOptions, schedules: Bool = false,
+                 _ requests: @escaping GroupRequests) async throws(AlarmctlError) -> AlarmctlError? {
+        try await withGroup(name) { group throws(AlarmctlError) in try await report(on: group, output: output, schedules: schedules, requests) }
     }
 
     /// ``onGroup(_:output:_:)`` on a group already in use (whose members answered before); `titles`
     /// name each request's alarm, `nothingToDo` as ``GroupReport/nothingToDo``.
     func report(on group: RemoteGroup, output: OutputOptions, titles: [UUID: String] = [:], nothingToDo: Set<NodeFailure.Code> = [],
-                _ requests: @escaping GroupRequests) async throws(AlarmctlError) -> AlarmctlError? {
+                schedules: Bool = false, _ requests: @escaping GroupRequests) async throws(AlarmctlError) -> AlarmctlError? {
         var report = GroupReport(group: group.group)
-        (report.titles, report.nothingToDo) = (titles, nothingToDo)
+        (report.titles, report.nothingToDo, report.schedules) = (titles, nothingToDo, schedules)
         for request in try await AlarmctlError.asking({ () async throws(AlarmNodeError) in try await requests(group) }) {
             report.add(request.replies, alarmID: request.alarmID)
         }

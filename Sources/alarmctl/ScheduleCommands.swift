@@ -142,7 +142,9 @@ extension ConnectionOptions {
     ) async throws(AlarmctlError) -> AlarmctlError? {
         if let group {
             let configuration = try configuration(.current)
-            return try await onGroup(group, output: output) { group throws(AlarmNodeError) in [(id, try await group.schedule(id: id, configuration: configuration))] }
+            return try await onGroup(group, output: output, schedules: true) { group throws(AlarmNodeError) in
+                [(id, try await group.schedule(id: id, configuration: configuration))]
+            }
         }
         try await withSession { session throws(AlarmctlError) in
             let timeZone = try await (inNodeTimeZone ? session.timeZone() : TimeZone.current)

@@ -37,16 +37,6 @@ final class ScriptedPrompt: AuthorizationPrompt {
     }
 }
 
-/// Authorizes once the manual clock has moved on, as a person pressing the button late.
-final class SlowPrompt: AuthorizationPrompt {
-    let clock: ManualAlarmClock
-    init(clock: ManualAlarmClock) { self.clock = clock }
-    func requestDecision() async -> AlarmManager.AuthorizationState {
-        clock.advance(by: 20)
-        return .authorized
-    }
-}
-
 @Suite("In-process AlarmManager")
 struct ManagerTests {
     let start = date("2026-11-22T10:00:00Z")
@@ -79,19 +69,6 @@ struct ManagerTests {
             #expect(seenFirst.map(\.id) == [id])
             #expect(seenSecond.map(\.id) == [id])
         }
-    }
-
-    @Test("A timer that waited for the authorization prompt counts from the command's arrival, not from the press")
-    func promptedTimerCountsFromArrival() async throws {
-        let clock = ManualAlarmClock(now: start)
-        let node = LocalAlarmNode(configuration: .init(timeZone: zone("Europe/Berlin")), state: NodeState(authorization: .notDetermined),
-                                  clock: clock, authorizationPrompt: SlowPrompt(clock: clock))
-        let sentAt = start - 0.5
-        let submission = await node.submit(.schedule(id: UUID(), configuration: configuration(preAlert: 60), group: "house"), sentAt: sentAt)
-        let reply = await node.waitUntilDurable(submission)
-        guard case .alarm(let document?) = reply else { Issue.record("not scheduled: \(reply)"); return }
-        #expect(clock.now == start + 20)
-        #expect(document.nextAlertDate == sentAt + 60)
     }
 
     @Test("Each new observer first receives the current list")

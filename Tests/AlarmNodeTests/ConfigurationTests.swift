@@ -157,7 +157,7 @@ struct ConfigurationTests {
             #expect(error.problems.map(\.key) == ["node.state-directory", "broker.host", "hardware.buzzer", "hardware.led", "hardware.snooze-button"])
             // The stop button keeps its default line, 17: the led, which the file sets, is the part to move.
             #expect(error.problems.suffix(2).map(\.message) == [
-                "line 17 is the stop-button's default: give stop-button a line of its own, or write stop-button = false",
+                "line 17 is the stop-button's default: choose another line, or give stop-button one of its own (stop-button = false for none)",
                 "line 17 is the led's already: give each part a line of its own",
             ])
         }
@@ -167,13 +167,18 @@ struct ConfigurationTests {
     func problemsSayWhatToChange() {
         let cases: [(text: String, key: String, message: String)] = [
             ("[hardware]\nstop-button = 27", "hardware.stop-button",
-             "line 27 is the snooze-button's default: give snooze-button a line of its own, or write snooze-button = false"),
+             "line 27 is the snooze-button's default: choose another line, or give snooze-button one of its own (snooze-button = false for none)"),
             ("id = \"pi\"", "id", "belongs under [node]: move it there"),
             ("[limits]\nescalate-after = 60", "limits.escalate-after", "belongs under [hardware]: move it there"),
             ("[node]\nhost = \"broker.lan\"", "node.host", "belongs under [broker]: move it there"),
             ("[hardware]\nmode = \"gpoi\"", "hardware.mode", "'gpoi' is not one of: \"auto\", \"gpio\", \"simulated\" (did you mean 'gpio'?)"),
             ("[node]\ntime-zone = Europe/Berlin  # home", "",
              "is not valid TOML at line 2, column 13: Error while parsing value: could not determine value type; text goes in quotes: time-zone = \"Europe/Berlin\""),
+            ("[node]\nprefix = \"home\"", "node.prefix", "belongs under [home-assistant], or did you mean 'topic-prefix'?"),
+            ("[broker]\ntsl = true", "broker.tsl", "unknown key (did you mean 'tls'?); known keys here: ca-file, cert-file, client-id, host, "
+                + "keepalive, key-file, outgoing-buffer, password, password-file, port, protocol, tls, tls-insecure, username"),
+            ("[broker]\r\npassword = hunter2", "", "is not valid TOML at line 2, column 12: Error while parsing value: could not determine value type; "
+                + "text goes in quotes: password = \"…\""),
             ("[node]\nfoo = 1", "node.foo", "unknown key; known keys here: authorization, groups, id, state-directory, time-zone, topic-prefix"),
         ]
         for (text, key, message) in cases {

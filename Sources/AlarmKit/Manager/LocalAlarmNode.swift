@@ -210,12 +210,10 @@ public actor LocalAlarmNode {
         do {
             switch action {
             case .schedule(let id, let configuration, let group):
-                // As of its arrival, also when a press allowed it later: a group's members stay in step.
-                let arrival = clock.now
                 if authorization == .notDetermined { _ = await requestAuthorization() }
                 guard authorization == .authorized else { throw AlarmNodeError.unauthorized(authorization) }
-                let write = try applyNow(source: source) { engine, _ throws in
-                    try engine.schedule(id: id, configuration: configuration, group: group, now: arrival, sentAt: sentAt)
+                let write = try applyNow(source: source) { engine, now throws in
+                    try engine.schedule(id: id, configuration: configuration, group: group, now: now, sentAt: sentAt)
                 }
                 guard let document = engine.document(for: id) else {
                     // A timer whose countdown is already over alerts, or is missed, on the spot.

@@ -53,14 +53,16 @@ public enum ConfigurationReader {
         return configuration
     }
 
-    /// `; text goes in quotes: key = "value"` when TOML could not type the value of a line `key = value`.
+    /// `; text goes in quotes: key = "value"` when TOML could not type the value of a line `key = value`
+    /// (a password's value is not repeated: the message may reach the journal).
     private static func quotingHint(_ text: String, _ error: TOMLParseError) -> String {
-        let lines = text.split(separator: "\n", omittingEmptySubsequences: false), index = error.source.begin.line - 1
+        let lines = text.split(omittingEmptySubsequences: false, whereSeparator: \.isNewline), index = error.source.begin.line - 1
         guard error.description.contains("could not determine value type"), lines.indices.contains(index),
               let equals = lines[index].firstIndex(of: "=") else { return "" }
         let key = lines[index][..<equals].trimmingCharacters(in: .whitespaces)
         let value = lines[index][equals...].dropFirst().prefix { $0 != "#" }.trimmingCharacters(in: .whitespaces)
-        return value.isEmpty || "\"'[{".contains(value.first!) ? "" : "; text goes in quotes: \(key) = \"\(value)\""
+        guard !value.isEmpty, !"\"'[{".contains(value.first!) else { return "" }
+        return "; text goes in quotes: \(key) = \"\(key.contains("password") ? "…" : value)\""
     }
 
     /// Walks the TOML tables, reading known keys and reporting wrong types, bad values and unknown keys.
@@ -163,7 +165,7 @@ public enum ConfigurationReader {
                     // The part the file sets is the one to move: the other may hold the line by default.
                     let (moved, other) = hardware[key] == nil ? (first, key) : (key, first)
                     problem("hardware.\(moved)", hardware[other] == nil
-                        ? "line \(line) is the \(other)'s default: give \(other) a line of its own, or write \(other) = false"
+                        ? "line \(line) is the \(other)'s default: choose another line, or give \(other) one of its own (\(other) = false for none)"
                         : "line \(line) is the \(other)'s already: give each part a line of its own")
                 }
                 if configuration.hardware.buzzer == nil { problem("hardware.buzzer", "a buzzer line is required") }
@@ -202,17 +204,20 @@ public enum ConfigurationReader {
             let known = known ?? Self.knownKeys[path] ?? []
             for key in table.keys where !known.contains(key) {
                 let name = path.isEmpty ? key : "\(path).\(key)"
+                let meant = nearest(to: key, among: known)
                 if let home = Self.knownKeys.first(where: { !$0.key.isEmpty && $0.key != path && $0.value.contains(key) })?.key {
-                    problem(name, "belongs under [\(home)]: move it there")
+                    problem(name, "belongs under [\(home)]" + (meant.map { ", or did you mean '\($0)'?" } ?? ": move it there"))
                 } else {
-                    problem(name, "unknown key\(suggestion(for: key, among: known)); known keys here: \(known.sorted().joined(separator: ", "))")
+                    problem(name, "unknown key\(meant.map { " (did you mean '\($0)'?)" } ?? ""); known keys here: \(known.sorted().joined(separator: ", "))")
                 }
             }
         }
 
-        /// " (did you mean 'x'?)" for the name among `names` nearest `text`, if near enough.
-        private func suggestion(for text: String, among names: some Collection<String>) -> String {
-            names.min { distance($0, text) < distance($1, text) }.flatMap { distance($0, text) <= min(3, text.count / 2) ? " (did you mean '\($0)'?)" : nil } ?? ""
+        /// The name among `names` that `text` may have meant: one ending in `-text` (`topic-prefix`
+        /// for `prefix`), else the nearest if near enough.
+        private func nearest(to text: String, among names: some Collection<String>) -> String? {
+            names.first { $0.hasSuffix("-" + text) }
+                ?? names.min { distance($0, text) < distance($1, text) }.flatMap { distance($0, text) <= max(2, min(3, text.count / 2)) ? $0 : nil }
         }
 
         /// The table `[key]`, its keys checked.
@@ -281,7 +286,7 @@ public enum ConfigurationReader {
             let value = T(rawValue: text)
             if value == nil {
                 problem(path, "'\(text)' is not one of: \(T.allCases.map { "\"\($0.rawValue)\"" }.joined(separator: ", "))"
-                              + suggestion(for: text, among: T.allCases.map(\.rawValue)))
+                              + (nearest(to: text, among: T.allCases.map(\.rawValue)).map { " (did you mean '\($0)'?)" } ?? ""))
             }
             return value
         }
