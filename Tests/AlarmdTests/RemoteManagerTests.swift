@@ -139,6 +139,23 @@ struct RemoteManagerTests {
         }
     }
 
+    @Test("A node online that does not answer in time: the error says the request may still be carried out, and to retry with the same id")
+    func silentNode() async throws {
+        try await TestBroker.withBroker { broker in
+            try await withTestClients { clients in
+                let (publisher, events) = try clients.start(broker.clientConfiguration(clientID: "publisher"))
+                try await events.connected()
+                try publisher.publish(MQTTMessage(topic: "alarmd/busy/status", string: #"{"state":"online","authorization":"authorized"}"#, qos: 1, retain: true))
+                let connection = RemoteNodeConnection(settings: RemoteNodeSettings(host: broker.host, port: broker.port, node: "busy", timeout: .seconds(1)))
+                #expect(await connection.status()?.isOnline == true)
+                let error = await #expect(throws: AlarmNodeError.self) { try await AlarmManager(connection: connection).pause(id: UUID()) }
+                #expect(error?.message.contains("did not answer within 1.0 seconds: it may still carry the request out, so retry a schedule with the same id")
+                        == true, "\(String(describing: error))")
+                await connection.close()
+            }
+        }
+    }
+
     @Test("A malformed ALARMD_BROKER is refused, never replaced by localhost:1883")
     func malformedEnvironment() async throws {
         let settings = RemoteNodeSettings.fromEnvironment(["ALARMD_BROKER": "mqtt://127.0.0.1:1883", "ALARMD_NODE": "kitchen"])

@@ -327,7 +327,8 @@ public final class RemoteNodeConnection: AlarmNodeConnection {
         if let status = statuses.value, !status.isOnline {
             return .unavailable("node '\(settings.node)' is offline: start alarmd on it, or check the node name (ALARMD_NODE or --node)")
         }
-        return .unavailable("node '\(settings.node)' did not answer within \(waited): is alarmd running with this node id and broker? (ALARMD_NODE, --node)")
+        return .unavailable("node '\(settings.node)' did not answer within \(waited): it may still carry the request out, so retry a schedule "
+            + "with the same id (which then changes nothing); check that alarmd runs with this node id and broker (ALARMD_NODE, --node)")
     }
 
     private func receive(_ message: MQTTMessage) {
