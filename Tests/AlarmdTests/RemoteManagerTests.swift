@@ -147,6 +147,10 @@ struct RemoteManagerTests {
                 try await events.connected()
                 try publisher.publish(MQTTMessage(topic: "alarmd/busy/status", string: #"{"state":"online","authorization":"authorized"}"#, qos: 1, retain: true))
                 let connection = RemoteNodeConnection(settings: RemoteNodeSettings(host: broker.host, port: broker.port, node: "busy", timeout: .seconds(1)))
+                let ghost = RemoteNodeConnection(settings: RemoteNodeSettings(host: broker.host, port: broker.port, node: "bussy", timeout: .seconds(1)))
+                let misspelt = #expect(throws: AlarmNodeError.self) { try ghost.currentDocuments() }
+                #expect(misspelt?.message.contains("(no status from it on broker \(broker.host):\(broker.port) yet: check the node id") == true)
+                await ghost.close()
                 #expect(await connection.status()?.isOnline == true)
                 let error = await #expect(throws: AlarmNodeError.self) { try await AlarmManager(connection: connection).pause(id: UUID()) }
                 #expect(error?.message.contains("did not answer within 1.0 seconds: it may still carry the request out, so retry a schedule with the same id")

@@ -200,7 +200,8 @@ public final class RemoteNodeConnection: AlarmNodeConnection {
     public func currentDocuments() throws(AlarmNodeError) -> [AlarmDocument] {
         start()
         guard state.withLock({ $0.mirrored }) else {
-            throw .unavailable("the alarms of node '\(settings.node)' are not known yet: use fetchAlarmDocuments(), or wait for alarmUpdates")
+            let noStatus = statuses.value == nil ? " (no status from it on broker \(settings.brokerDescription) yet: check the node id, ALARMD_NODE)" : ""
+            throw .unavailable("the alarms of node '\(settings.node)' are not known yet\(noStatus): use fetchAlarmDocuments(), or wait for alarmUpdates")
         }
         return documents.value
     }
