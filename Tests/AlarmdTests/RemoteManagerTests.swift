@@ -119,44 +119,47 @@ struct RemoteManagerTests {
 
     @Test("A node whose status says it is offline: schedule fails at once, saying so")
     func offlineNode() async throws {
+        try await withRetainedStatus(#"{"state":"offline"}"#, of: "gone") { broker in
+            // Were it to wait for a reply, the suite's time limit would end the test first.
+            let connection = RemoteNodeConnection(settings: RemoteNodeSettings(host: broker.host, port: broker.port, node: "gone", timeout: .seconds(600)))
+            let attributes = AlarmAttributes<RemoteManagerTests.CookingData>(presentation: .init(alert: .init(title: "Tea")), tintColor: .blue)
+            // The status is in (on a busy machine the first request may not see it yet, and then waits as for a prompt).
+            #expect(await connection.status()?.isOnline == false)
+            let error = await #expect(throws: AlarmNodeError.self) {
+                try await AlarmManager(connection: connection).schedule(id: UUID(), configuration: .timer(duration: 60, attributes: attributes))
+            }
+            #expect(error?.message.hasPrefix("node 'gone' is offline") == true, "\(String(describing: error))")
+            #expect(AlarmManager(connection: connection).authorizationState == .notDetermined)
+            await connection.close()
+        }
+    }
+
+    /// Runs `body` with a broker holding `status` as `node`'s retained status, as a node that
+    /// published it and then went quiet.
+    private func withRetainedStatus(_ status: String, of node: String, _ body: (TestBroker) async throws -> Void) async throws {
         try await TestBroker.withBroker { broker in
             try await withTestClients { clients in
                 let (publisher, events) = try clients.start(broker.clientConfiguration(clientID: "publisher"))
                 try await events.connected()
-                try publisher.publish(MQTTMessage(topic: "alarmd/gone/status", string: #"{"state":"offline"}"#, qos: 1, retain: true))
-                // Were it to wait for a reply, the suite's time limit would end the test first.
-                let connection = RemoteNodeConnection(settings: RemoteNodeSettings(host: broker.host, port: broker.port, node: "gone", timeout: .seconds(600)))
-                let attributes = AlarmAttributes<RemoteManagerTests.CookingData>(presentation: .init(alert: .init(title: "Tea")), tintColor: .blue)
-                // The status is in (on a busy machine the first request may not see it yet, and then waits as for a prompt).
-                #expect(await connection.status()?.isOnline == false)
-                let error = await #expect(throws: AlarmNodeError.self) {
-                    try await AlarmManager(connection: connection).schedule(id: UUID(), configuration: .timer(duration: 60, attributes: attributes))
-                }
-                #expect(error?.message.hasPrefix("node 'gone' is offline") == true, "\(String(describing: error))")
-                #expect(AlarmManager(connection: connection).authorizationState == .notDetermined)
-                await connection.close()
+                try publisher.publish(MQTTMessage(topic: "alarmd/\(node)/status", string: status, qos: 1, retain: true))
+                try await body(broker)
             }
         }
     }
 
     @Test("A node online that does not answer in time: the error says the request may still be carried out, and to retry with the same id")
     func silentNode() async throws {
-        try await TestBroker.withBroker { broker in
-            try await withTestClients { clients in
-                let (publisher, events) = try clients.start(broker.clientConfiguration(clientID: "publisher"))
-                try await events.connected()
-                try publisher.publish(MQTTMessage(topic: "alarmd/busy/status", string: #"{"state":"online","authorization":"authorized"}"#, qos: 1, retain: true))
-                let connection = RemoteNodeConnection(settings: RemoteNodeSettings(host: broker.host, port: broker.port, node: "busy", timeout: .seconds(1)))
-                let ghost = RemoteNodeConnection(settings: RemoteNodeSettings(host: broker.host, port: broker.port, node: "bussy", timeout: .seconds(1)))
-                let misspelt = #expect(throws: AlarmNodeError.self) { try ghost.currentDocuments() }
-                #expect(misspelt?.message.contains("(no status from it on broker \(broker.host):\(broker.port) yet: check the node id") == true)
-                await ghost.close()
-                #expect(await connection.status()?.isOnline == true)
-                let error = await #expect(throws: AlarmNodeError.self) { try await AlarmManager(connection: connection).pause(id: UUID()) }
-                #expect(error?.message.contains("did not answer within 1.0 seconds: it may still carry the request out, so retry a schedule with the same id")
-                        == true, "\(String(describing: error))")
-                await connection.close()
-            }
+        try await withRetainedStatus(#"{"state":"online","authorization":"authorized"}"#, of: "busy") { broker in
+            let connection = RemoteNodeConnection(settings: RemoteNodeSettings(host: broker.host, port: broker.port, node: "busy", timeout: .seconds(1)))
+            let ghost = RemoteNodeConnection(settings: RemoteNodeSettings(host: broker.host, port: broker.port, node: "bussy", timeout: .seconds(1)))
+            let misspelt = #expect(throws: AlarmNodeError.self) { try ghost.currentDocuments() }
+            #expect(misspelt?.message.contains("(no status from it on broker \(broker.host):\(broker.port) yet: check the node id") == true)
+            await ghost.close()
+            #expect(await connection.status()?.isOnline == true)
+            let error = await #expect(throws: AlarmNodeError.self) { try await AlarmManager(connection: connection).pause(id: UUID()) }
+            #expect(error?.message.contains("did not answer within 1.0 seconds: it may still carry the request out, so retry a schedule with the same id")
+                    == true, "\(String(describing: error))")
+            await connection.close()
         }
     }
 
