@@ -214,9 +214,11 @@ public enum ConfigurationReader {
         }
 
         /// The name among `names` that `text` may have meant: one ending in `-text` (`topic-prefix`
-        /// for `prefix`), else the nearest if near enough.
+        /// for `prefix`), else the nearest if near enough; the first in alphabetical order of those
+        /// alike, so that each run says the same.
         private func nearest(to text: String, among names: some Collection<String>) -> String? {
-            names.first { $0.hasSuffix("-" + text) }
+            let names = names.sorted()
+            return names.first { $0.hasSuffix("-" + text) }
                 ?? names.min { distance($0, text) < distance($1, text) }.flatMap { distance($0, text) <= max(2, min(3, text.count / 2)) ? $0 : nil }
         }
 
