@@ -331,8 +331,8 @@ if unit_has "ProtectClock=(yes|true|1|on)" || unit_has "PrivateDevices=(yes|true
 else
     pass "the unit has neither ProtectClock= (blocks the read-only adjtimex) nor PrivateDevices= (hides /dev/gpiochip*)"
 fi
-check "the unit does not wait for the network (no Requires=/Wants=network-online.target)" \
-    sh -c "! grep -Eq '^(Requires|Wants|BindsTo)=.*network-online' deploy/alarmd.service"
+check "the units wait neither for the network nor for a clock sync (not after or wanting network-online.target or time-sync.target)" \
+    sh -c "! grep -Eq '^(After|Requires|Wants|BindsTo)=.*(network-online|time-sync)' deploy/alarmd.service deploy/alarmd-companion.service"
 
 # --- 4. The example configuration --------------------------------------------------------------
 
