@@ -201,6 +201,7 @@ def boot(arguments):
 
     same("before-watchdog", "after-watchdog", "the watchdog restart")
     same("before-reboot", "after-reboot", "the reboot")
+    same("before-reboot", "after-upgrade", "an upgrade, refused then restarting alarmd")
     same("before-reboot", "after-reinstall", "apt remove then apt install")
     report.finish()
 

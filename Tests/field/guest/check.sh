@@ -183,6 +183,22 @@ fi
 check "after the reboot systemctl is-active alarmd: active" alarmd_active
 data after-reboot
 
+# An upgrade (here the same package again) that finds a file the new version refuses leaves the
+# running alarmd alone; with the file fixed, the next one restarts it.
+main_pid() { systemctl show -p MainPID --value alarmd; }
+pid_before="$(main_pid)"
+cp -p /etc/alarmd/alarmd.toml /root/alarmd.toml.good
+echo 'not toml [' >>/etc/alarmd/alarmd.toml
+dpkg -i /root/alarmd.deb >/tmp/dpkg.log 2>&1 || { cat /tmp/dpkg.log; fail "dpkg -i with a refused configuration exits 0"; }
+check "an upgrade with a refused configuration says so and leaves alarmd running as it was" \
+    sh -c "grep -q 'not (re)started: this version refuses' /tmp/dpkg.log && grep -q 'is not valid TOML at line' /tmp/dpkg.log \
+        && [ \"\$(systemctl show -p MainPID --value alarmd)\" = $pid_before ] && systemctl is-active --quiet alarmd"
+mv /root/alarmd.toml.good /etc/alarmd/alarmd.toml
+dpkg -i /root/alarmd.deb >/tmp/dpkg.log 2>&1 || { cat /tmp/dpkg.log; fail "dpkg -i exits 0"; }
+restarted_by_upgrade() { [ "$(main_pid)" != 0 ] && [ "$(main_pid)" != "$1" ] && alarmd_active; }
+check "an upgrade with a good configuration restarts alarmd" wait_until 60 restarted_by_upgrade "$pid_before"
+data after-upgrade
+
 apt-get remove -y -q alarmd >/tmp/apt.log 2>&1 || { cat /tmp/apt.log; fail "apt-get remove alarmd"; }
 check "apt remove: alarmd stopped, its programs gone" \
     sh -c '! systemctl is-active --quiet alarmd && [ ! -e /usr/bin/alarmd ] && [ ! -e /usr/bin/alarmctl ] && [ ! -e /usr/bin/alarmd-companion ]'
