@@ -105,6 +105,23 @@ struct DaemonMQTTTests {
         }
     }
 
+    @Test("No reply goes where a node's own messages go: its status, its events, a node's commands")
+    func repliesNeverOnNodeTopics() async throws {
+        try await withDaemon { _, _, node in
+            let mark = node.count
+            let own = [node.topics.status, node.topics.events, node.topics.simulatedOutputs]
+            for topic in own + ["\(node.topics.base)/cmd/list"] {
+                try node.client.publish(MQTTMessage(topic: "\(node.topics.base)/cmd/list", string: #"{"replyTo":"\#(topic)"}"#, qos: 1))
+            }
+            // Answered in the order sent: once this reply came, the node has handled the others.
+            _ = try await node.request("list")
+            let misplaced = node.received(after: mark).filter { message in
+                (own + ["\(node.topics.base)/cmd/list"]).contains(message.topic) && NodeClient.object(message.payload)?["ok"] != nil
+            }
+            #expect(misplaced.map(\.topic) == [])
+        }
+    }
+
     @Test("Malformed commands get an error reply naming the problem, and change nothing")
     func malformedCommands() async throws {
         try await withDaemon { _, daemon, node in

@@ -174,6 +174,37 @@ struct DaemonResilienceTests {
         }
     }
 
+    @Test("A command published retained runs once, when sent, not again when the node subscribes anew")
+    func retainedCommandRunsOnce() async throws {
+        try await withDaemonBehindProxy { _, proxy, _, node in
+            let id = UUID()
+            let command: [String: JSONValue] = [
+                "id": .string(id.uuidString), "configuration": configurationJSON(preAlert: 3600),
+                "replyTo": .string(node.replyTopic), "correlationID": .string("retained"),
+            ]
+            let isReply = { @Sendable (message: MQTTMessage) in
+                message.topic == node.replyTopic && NodeClient.object(message.payload)?["correlationID"] == .string("retained")
+            }
+            let sent = node.count
+            try node.client.publish(MQTTMessage(topic: "\(node.topics.base)/cmd/schedule",
+                                                payload: Array(try AlarmJSON.encoder.encode(JSONValue.object(command))), qos: 1, retain: true))
+            let reply = try await node.waitForMessage("reply to the retained schedule", after: sent, where: isReply)
+            #expect(NodeClient.object(reply.payload)?["ok"] == .bool(true))
+            _ = try await node.request("cancel", ["id": .string(id.uuidString)])
+
+            // Cut off, alarmd connects and subscribes again: the broker replays the retained command.
+            let cut = node.count
+            proxy.cutConnections()
+            try await node.waitForMessage("the node online again", after: cut) {
+                $0.topic == node.topics.status && NodeClient.object($0.payload)?["state"] == .string("online")
+            }
+            // Sent after the node subscribed, so handled after the replay: the alarm is still cancelled.
+            let list = try await node.request("list")
+            #expect(list["alarms"] == .array([]))
+            #expect(node.received(after: cut).filter(isReply).count == 0)
+        }
+    }
+
     /// A broker, alarmd reaching it through a proxy the test can shut, and the test's client, as
     /// `withDaemon` gives them.
     func withDaemonBehindProxy(_ body: (TestBroker, TCPProxy, DaemonProcess, NodeClient) async throws -> Void) async throws {

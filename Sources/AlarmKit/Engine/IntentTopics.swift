@@ -26,20 +26,25 @@ public struct IntentTopics: Sendable, Hashable {
 
     /// Why an intent may not publish to `topic`, or nil when it may.
     public func refusal(of topic: String) -> String? {
+        if let protection = protection(of: topic) { return "\(protection): an intent may never publish there" }
+        if topic.hasPrefix("\(topics.base)/intents/") { return nil }
+        if allowed.contains(where: { Self.matches(filter: $0, topic: topic) }) { return nil }
+        return "'\(topic)' is neither under \(topics.base)/intents/ nor matched by \(Self.allowKey) in alarmd's configuration: publish under \(topics.base)/intents/, or add a filter that matches it (e.g. \"\(topic)\") to [intents] allow"
+    }
+
+    /// Why nothing the node sends on someone's say (an intent, a reply to a command) may go to
+    /// `topic`: a node's command topic, or a node's own buttons or state; nil when it is neither.
+    public func protection(of topic: String) -> String? {
         let levels = Self.levels(topic)
         let prefixLevels = prefix.isEmpty ? [] : Self.levels(prefix)
         let isUnderOwnPrefixCmd = levels.count >= prefixLevels.count + 2
             && levels.starts(with: prefixLevels) && levels[prefixLevels.count + 1] == "cmd"
-        if isUnderOwnPrefixCmd || isCommandTopic(levels) {
-            return "'\(topic)' is a node's command topic: an intent may never command a node"
-        }
+        if isUnderOwnPrefixCmd || isCommandTopic(levels) { return "'\(topic)' is a node's command topic" }
         let nodes = prefix.isEmpty ? topics.base : "\(prefix)/+"
         for section in Self.nodeSections where Self.matches(filter: "\(nodes)/\(section)/#", topic: topic) {
-            return "'\(topic)' is an alarmd node's own \(section) topic: an intent may never publish there"
+            return "'\(topic)' is an alarmd node's own \(section) topic"
         }
-        if topic.hasPrefix("\(topics.base)/intents/") { return nil }
-        if allowed.contains(where: { Self.matches(filter: $0, topic: topic) }) { return nil }
-        return "'\(topic)' is neither under \(topics.base)/intents/ nor matched by \(Self.allowKey) in alarmd's configuration: publish under \(topics.base)/intents/, or add a filter that matches it (e.g. \"\(topic)\") to [intents] allow"
+        return nil
     }
 
     /// What a node publishes or takes besides commands: its simulated and Home Assistant buttons,

@@ -32,6 +32,8 @@ public final class MQTTBridge: Service, Sendable {
     /// How many times the client connected: a republication stops when a newer connection starts its own.
     private let connections = Atomic<Int>(0)
     private let listReplies = ListReplyEncoder()
+    /// Where a reply may not go: a node's commands, buttons or state (``IntentTopics/protection(of:)``).
+    private let protectedTopics: IntentTopics
     /// A value each time the bridge sends (buffering one): the heap is tidied after bursts.
     public let sendingBursts: AsyncStream<Void>
     private let sending: AsyncStream<Void>.Continuation
@@ -57,6 +59,7 @@ public final class MQTTBridge: Service, Sendable {
         self.client = client
         self.topics = topics
         self.nodeID = nodeID
+        self.protectedTopics = IntentTopics(prefix: topicPrefix, node: nodeID)
         self.groups = (status.groups ?? []).map { ($0, NodeTopics.group($0, prefix: topicPrefix)) }
         self.node = node
         self.status = Mutex(status)
@@ -204,6 +207,11 @@ public final class MQTTBridge: Service, Sendable {
                     }
                 case .disconnected(let reason):
                     logger.warning("broker connection lost; alarms keep running locally", metadata: ["reason": "\(reason)"])
+                case .message(let message) where message.retain && takesCommands(message.topic):
+                    // A command sent retained would run again at every subscription (each start and
+                    // reconnect); the broker marks as retained only what it replays then.
+                    logger.warning("retained command ignored: send commands without retain; clear it with an empty retained message",
+                                   metadata: ["topic": "\(message.topic)"])
                 case .message(let message) where message.topic == homeAssistant.scheduleTopic && announcesToHomeAssistant:
                     // Applied in line, so that `cancel Work` then `07:00 Work` keep their order; the
                     // outcome waits for the disk beside the next messages. While the node may prompt
@@ -274,6 +282,13 @@ public final class MQTTBridge: Service, Sendable {
     private func command(inTopic topic: String) -> (operation: String, group: String?)? {
         if let operation = topics.operationName(inTopic: topic) { return (operation, nil) }
         return groups.lazy.compactMap { group in group.topics.operationName(inTopic: topic).map { ($0, group.name) } }.first
+    }
+
+    /// Whether messages on `topic` act on the node: its and its groups' commands, simulated
+    /// presses and Home Assistant's buttons and text (not the birth message, nor alarm documents).
+    private func takesCommands(_ topic: String) -> Bool {
+        command(inTopic: topic) != nil || topic == topics.simulatedPress
+            || (homeAssistant.commandTopics.contains(topic) && topic != homeAssistant.birthTopic)
     }
 
     private func mayWaitForPrompt(_ message: MQTTMessage) async -> Bool {
@@ -455,9 +470,14 @@ public final class MQTTBridge: Service, Sendable {
         if let message = replyMessage(reply, to: route, namesNode: namesNode) { send(message) }
     }
 
-    /// The message that answers on `route`, nil when the command asked for no reply.
+    /// The message that answers on `route`, nil when the command asked for no reply or for one
+    /// where a node's own messages go (its status, say), which would mislead their readers.
     private func replyMessage(_ reply: NodeReply, to route: NodeCommand.ReplyRoute?, namesNode: Bool) -> MQTTMessage? {
         guard let route else { return nil }
+        if let protection = protectedTopics.protection(of: route.topic) {
+            logger.warning("reply not sent: its topic is a node's own", metadata: ["topic": "\(route.topic)", "reason": "\(protection)"])
+            return nil
+        }
         let node = namesNode ? nodeID : nil
         let correlationData: [UInt8]? = if case .data(let data)? = route.correlation { data } else { nil }
         let correlationID: JSONValue? = if case .payload(let id)? = route.correlation { id } else { nil }
