@@ -29,6 +29,19 @@ struct CommandEnvelopeTests {
         #expect(rejection.error.field == "configuration.countdownDuration.preAlert")
     }
 
+    @Test("A string that is not UTF-8 is refused in words, not with the decoder's internals")
+    func invalidUTF8InAString() throws {
+        let before = ##"{"configuration":{"countdownDuration":{"preAlert":60},"attributes":{"presentation":{"alert":{"title":"caf"##
+        let after = ##""}},"tintColor":"#FFFFFF"}}}"##
+        let payload = Array(before.utf8) + [0xE9] + Array(after.utf8)
+        guard case .failure(let rejection) = NodeCommand.decode(operation: "schedule", payload: payload, responseTopic: nil) else {
+            Issue.record("a title that is not UTF-8 was accepted")
+            return
+        }
+        #expect(rejection.error.code == .badRequest)
+        #expect(rejection.error.message == "the payload is not valid UTF-8 JSON")
+    }
+
     @Test("A fractional hour and an unknown behaviour name their field and say what is accepted", arguments: [
         (##"{"schedule":{"relative":{"time":{"hour":7.5,"minute":0},"repeats":"never"}},"attributes":{"presentation":{"alert":{"title":"T"}},"tintColor":"#FFFFFF"}}"##,
          "configuration.schedule.relative.time.hour", "must be a whole number"),

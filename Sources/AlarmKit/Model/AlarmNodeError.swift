@@ -69,8 +69,11 @@ public enum AlarmNodeError: Error, Sendable, Hashable, CustomStringConvertible {
 extension AlarmNodeError {
     /// Turns a `DecodingError` into a `badRequest` that names the field and says what is wrong.
     public init(decoding error: any Error, prefix: String? = nil) {
+        // Foundation's own errors (a string that is not UTF-8, met while decoding a field) print
+        // as its internal types: not for a client's eyes.
+        let notJSON = "the payload is not valid UTF-8 JSON"
         guard let error = error as? DecodingError else {
-            self = .badRequest(field: prefix, reason: "the payload is not valid JSON: \(error)")
+            self = .badRequest(field: prefix, reason: notJSON)
             return
         }
         func path(_ codingPath: [any CodingKey]) -> String? {
@@ -88,8 +91,7 @@ extension AlarmNodeError {
         case .keyNotFound(let key, let context):
             self = .badRequest(field: path(context.codingPath + [key]), reason: "this field is required")
         case .dataCorrupted(let context):
-            let reason = context.underlyingError.map { "the payload is not valid JSON (\($0))" }
-                ?? context.debugDescription
+            let reason = context.underlyingError == nil ? context.debugDescription : notJSON
             self = .badRequest(field: path(context.codingPath), reason: reason)
         @unknown default:
             self = .badRequest(field: prefix, reason: "\(error)")
