@@ -6,8 +6,14 @@ import Synchronization
 public final class CompanionHub: Sendable {
     /// Every node's status and alarms, by node id.
     public let nodes = Broadcast<[String: KnownNode]>([:])
+    /// Why the companion has no news of the nodes, naming the broker; nil while it reaches it.
+    public let brokerProblem = Broadcast<String?>(nil)
+    private let brokerAddress: String
 
-    public init() {}
+    /// - Parameter broker: the broker's address, `host:port`, for ``brokerProblem``.
+    public init(broker: String = "") {
+        brokerAddress = broker
+    }
 
     /// Records a node that was found, before its status arrives.
     public func add(node: String) {
@@ -30,6 +36,9 @@ public final class CompanionHub: Sendable {
     public func update(brokerConnected: Bool) {
         changes.withLock { brokerLost in
             brokerLost = !brokerConnected
+            let problem = brokerConnected ? nil
+                : "the companion cannot reach the broker \(brokerAddress): check that it runs and that --broker (or ALARMD_BROKER) names it"
+            if brokerProblem.value != problem { brokerProblem.send(problem) }
             var all = nodes.value
             for node in all.keys { all[node]?.brokerLost = !brokerConnected }
             guard all != nodes.value else { return }
@@ -38,7 +47,10 @@ public final class CompanionHub: Sendable {
     }
 
     /// Ends every follower's stream (the pages' event streams), at shutdown.
-    public func finish() { nodes.finish() }
+    public func finish() {
+        nodes.finish()
+        brokerProblem.finish()
+    }
 
     /// Follows every node of `fleet` (its status and alarms) until the fleet closes.
     public func follow(_ fleet: RemoteFleet) async {

@@ -35,7 +35,7 @@ public struct CompanionServer: Sendable {
         router.get("/api/state") { request, _ in
             await respond { () throws(CompanionError) in
                 guard access.token(cookie: request.headers[.cookie], now: Date()) != nil else { throw .unauthenticated }
-                return Self.json(CompanionSnapshot(nodes: hub.nodes.value, now: Date()))
+                return Self.json(CompanionSnapshot(nodes: hub.nodes.value, broker: hub.brokerProblem.value, now: Date()))
             }
         }
         router.get("/api/events") { request, _ in
@@ -104,16 +104,18 @@ public struct CompanionServer: Sendable {
     /// The event stream: the page's token (a page left open while the companion restarted takes
     /// the new one as it reconnects), the state now, then on every change (and at each heartbeat).
     private func events(token: String) -> Response {
-        let nodes = hub.nodes
+        let nodes = hub.nodes, brokerProblem = hub.brokerProblem
         let body = ResponseBody { writer in
             try await writer.write(ByteBuffer(string: "event: token\ndata: \(token)\n\n"))
-            let changes = nodes.stream()
+            let changes = nodes.stream(), brokerChanges = brokerProblem.stream()
             try await withThrowingTaskGroup(of: Void.self) { group in
                 let (ticks, tick) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
                 group.addTask {
                     for await _ in changes { tick.yield() }
                     tick.finish()
                 }
+                // With no node known, a lost broker changes nothing else.
+                group.addTask { for await _ in brokerChanges { tick.yield() } }
                 group.addTask {
                     while !Task.isCancelled {
                         try await Task.sleep(for: Self.heartbeat)
@@ -121,7 +123,7 @@ public struct CompanionServer: Sendable {
                     }
                 }
                 for await _ in ticks {
-                    let snapshot = CompanionSnapshot(nodes: nodes.value, now: Date())
+                    let snapshot = CompanionSnapshot(nodes: nodes.value, broker: brokerProblem.value, now: Date())
                     let data = (try? AlarmJSON.encoder.encode(snapshot)) ?? Data()
                     try await writer.write(ByteBuffer(string: "data: \(String(decoding: data, as: UTF8.self))\n\n"))
                 }

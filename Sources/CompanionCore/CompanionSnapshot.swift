@@ -13,10 +13,13 @@ public struct CompanionSnapshot: Codable, Sendable, Equatable {
     public var nodes: [NodeView]
     /// The groups in name order, each with its alarms (scheduled through it), once each.
     public var groups: [GroupView]
+    /// Why the companion cannot reach the broker (``CompanionHub/brokerProblem``); nil when it can.
+    public var broker: String?
 
     /// The snapshot of `nodes` (the latest status and alarms of each).
-    public init(nodes: [String: KnownNode], now: Date) {
+    public init(nodes: [String: KnownNode], broker: String? = nil, now: Date) {
         serverTime = AlarmJSON.string(from: now)
+        self.broker = broker
         self.nodes = nodes.keys.sorted().map { NodeView(id: $0, state: nodes[$0]!, now: now) }
         groups = GroupView.groups(of: nodes, now: now)
     }

@@ -103,9 +103,17 @@ extension PageAssets {
             return b;
           }
 
-          const NO_NODE = "No node is online to add it to.";
-          // A stale alarm's reason: its node (or a group's members) offline, or this page cut off.
+          // Why nothing can be added: this page cut off, the companion without the broker, or no node online.
+          const NO_NODE = {
+            cutOff: "This page lost the companion: add it once the page is live again.",
+            broker: "The companion cannot reach the broker: no node can take it now.",
+            none: "No node is online to add it to.",
+          };
+          const whyNoNode = () => !connected ? NO_NODE.cutOff : snapshot && snapshot.broker ? NO_NODE.broker : NO_NODE.none;
+          const sentence = (text) => text[0].toUpperCase() + text.slice(1) + ".";
+          // A stale alarm's reason: this page cut off, the broker out of reach, its node (or a group's members) offline.
           const whyStale = (alarm) => alarm.stale === "cut off" ? "this page lost the companion"
+            : snapshot && snapshot.broker ? "the companion cannot reach the broker"
             : alarm.members ? "its members are offline" : "the node is offline";
 
           function alarmCard(owner, alarm) {
@@ -191,7 +199,8 @@ extension PageAssets {
             const focused = document.activeElement && document.activeElement.dataset ? document.activeElement.dataset.key : null;
 
             nodesView.replaceChildren(...(nodes.length ? [...groups.map(groupSection), ...nodes.map(nodeSection)]
-              : [element("p", { class: "empty", text: "No node has published its status yet." })]));
+              : [element("p", { class: "empty", text: snapshot && snapshot.broker ? sentence(snapshot.broker)
+                : "No node has published its status yet." })]));
             const alerting = owners.flatMap((o) => o.alarms.filter((a) => a.state === "alerting" && !a.stale).map((a) => [o, a]));
             alertList.replaceChildren(...alerting.map(([n, a]) => alertItem(n, a)));
             const wasHidden = alertView.hidden;
@@ -203,7 +212,7 @@ extension PageAssets {
             newNode.replaceChildren(...online.map((n) => element("option", { value: n.id, text: n.id })));
             if (online.some((n) => n.id === selected)) newNode.value = selected;
             newNode.hidden = online.length < 2;
-            if (online.length && newError.textContent === NO_NODE) newError.textContent = "";
+            if (online.length && Object.values(NO_NODE).includes(newError.textContent)) newError.textContent = "";
 
             // While the alert covers the page, only its own buttons (a card's Stop has the same key).
             const target = focused && (alertView.hidden ? document : alertList).querySelector(`[data-key="${CSS.escape(focused)}"]`);
@@ -277,7 +286,7 @@ extension PageAssets {
             newError.textContent = "";
             const input = document.getElementById("new-text");
             const node = newNode.value;
-            if (!node) { newError.textContent = NO_NODE; return; }
+            if (!node) { newError.textContent = whyNoNode(); return; }
             try {
               await post(`/api/nodes/${encodeURIComponent(node)}/alarms`, { text: input.value });
               input.value = "";
@@ -290,8 +299,9 @@ extension PageAssets {
             const events = new EventSource("/api/events");
             const live = () => {
               connected = true;
-              connection.textContent = "Live";
-              connection.classList.remove("lost");
+              const problem = snapshot && snapshot.broker;
+              connection.textContent = problem ? sentence(problem) : "Live";
+              connection.classList.toggle("lost", Boolean(problem));
             };
             events.onopen = live;
             events.addEventListener("token", (message) => { token = message.data; });

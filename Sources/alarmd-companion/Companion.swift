@@ -68,7 +68,7 @@ struct Companion: AsyncParsableCommand {
         } catch {
             throw ValidationError(error.message)
         }
-        let hub = CompanionHub()
+        let hub = CompanionHub(broker: "\(settings.host):\(settings.port)")
         let control = FleetControl(fleet: fleet)
         let server = CompanionServer(hub: hub, access: CompanionAccess(password: launch.password), control: control)
         let application = Application(

@@ -124,4 +124,15 @@ import Testing
         #expect(back.nodes.first { $0.id == "kitchen" }?.state == "online")
         #expect(back.nodes.first { $0.id == "kitchen" }?.alarms.first?.stale == false)
     }
+
+    @Test func aBrokerNeverReachedIsNamedThoughNoNodeIsKnown() {
+        let hub = CompanionHub(broker: "127.0.0.1:1")
+        #expect(hub.brokerProblem.value == nil)
+        hub.update(brokerConnected: false)
+        let problem = hub.brokerProblem.value
+        #expect(problem == "the companion cannot reach the broker 127.0.0.1:1: check that it runs and that --broker (or ALARMD_BROKER) names it")
+        #expect(CompanionSnapshot(nodes: hub.nodes.value, broker: problem, now: Fixtures.now).broker == problem)
+        hub.update(brokerConnected: true)
+        #expect(hub.brokerProblem.value == nil)
+    }
 }

@@ -123,18 +123,27 @@ def restart_companion(driver):
     wait_until("the companion starts again on the same port", lambda: listening((host, int(port))), 30)
 
 
-def companion_with_password(password):
-    """Starts a companion that asks for `password` (on a free loopback port): its URL."""
-    path = os.path.join(os.environ["TMPDIR"], "companion-password")
-    with open(path, "w") as file:
-        file.write(password + "\n")
-    os.chmod(path, 0o600)
-    log_path = os.path.join(os.environ["TMPDIR"], "companion-password.log")
-    started.append(subprocess.Popen([COMPANION, "--broker", BROKER, "--listen", "127.0.0.1:0", "--password-file", path],
-                                    stdout=open(log_path, "w"), stderr=subprocess.STDOUT))
-    serving = wait_until("the companion with a password starts",
+def another_companion(password, broker=BROKER):
+    """Starts another companion on a free loopback port, asking for `password` unless it is None: its URL."""
+    arguments = [COMPANION, "--broker", broker, "--listen", "127.0.0.1:0"]
+    if password is not None:
+        path = os.path.join(os.environ["TMPDIR"], "companion-password")
+        with open(path, "w") as file:
+            file.write(password + "\n")
+        os.chmod(path, 0o600)
+        arguments += ["--password-file", path]
+    log_path = os.path.join(os.environ["TMPDIR"], f"companion-{len(started)}.log")
+    started.append(subprocess.Popen(arguments, stdout=open(log_path, "w"), stderr=subprocess.STDOUT))
+    serving = wait_until("another companion starts",
                          lambda: [word for word in open(log_path).read().split() if word.startswith("http://")], 30)
     return serving[0] if serving else URL
+
+
+def closed_port():
+    """A loopback port nothing listens on (bound, then closed)."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
 
 
 def sign_in(driver, password):
@@ -330,7 +339,7 @@ def run(driver):
     check("the timer is still there", tea in alarm_ids("kitchen"))
 
     # A companion with a password, as for a phone: the browser signs in with its form.
-    guarded = companion_with_password("a long passphrase")
+    guarded = another_companion("a long passphrase")
     driver.get(guarded)
     wait_until("the page asks for the password", lambda: driver.find_elements(By.CSS_SELECTOR, "input[type=password]"))
     sign_in(driver, "not the passphrase")
@@ -345,6 +354,18 @@ def run(driver):
     os.kill(BROKER_PID, signal.SIGTERM)
     wait_until("without the broker every node is 'not known', with no countdown",
                lambda: pill(driver, "kitchen").startswith("not known") and not driver.find_elements(By.CSS_SELECTOR, "[data-remaining]"), 20)
+    check("the page's header names the broker it cannot reach, not the nodes", driver.execute_script(
+        'const header = document.getElementById("connection").textContent;'
+        'const details = [...document.querySelectorAll(".alarm.stale .detail")].map(d => d.textContent);'
+        f'return header.startsWith("The companion cannot reach the broker {BROKER}") && details.length > 0'
+        ' && details.some(d => d.startsWith("the companion cannot reach the broker"))'
+        ' && !details.some(d => d.startsWith("the node is offline") || d.startsWith("its members are offline"))'))
+
+    # A companion given a broker that is not there says so, rather than waiting for nodes.
+    nowhere = another_companion(None, broker=f"127.0.0.1:{closed_port()}")
+    driver.get(nowhere)
+    wait_until("a companion that never reached its broker says so on the page",
+               lambda: driver.find_element(By.CSS_SELECTOR, "main .empty").text.startswith("The companion cannot reach the broker"), 20)
 
 
 if __name__ == "__main__":
