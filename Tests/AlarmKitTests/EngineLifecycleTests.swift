@@ -185,6 +185,20 @@ struct EngineLifecycleTests {
         #expect(throws: AlarmNodeError.self) { try engine.countdown(id: id, now: start) }
     }
 
+    @Test("A refusal for the alarm's state says what would do instead")
+    mutating func refusalsAdvise() throws {
+        _ = try engine.schedule(id: id, configuration: configuration(preAlert: 600), now: start)
+        let stop = #expect(throws: AlarmNodeError.self) { try engine.stop(id: id, now: start) }
+        #expect(stop?.message.hasSuffix("is countdown: it is not ringing; cancel removes it") == true)
+        let snooze = #expect(throws: AlarmNodeError.self) { try engine.countdown(id: id, now: start) }
+        #expect(snooze?.message.hasPrefix("countdown (snooze) needs an alarm in state alerting") == true)
+        let resume = #expect(throws: AlarmNodeError.self) { try engine.resume(id: id, now: start) }
+        #expect(resume?.message.hasSuffix(": only a paused alarm resumes") == true)
+        _ = try engine.pause(id: id, now: start + 1)
+        let pause = #expect(throws: AlarmNodeError.self) { try engine.pause(id: id, now: start + 2) }
+        #expect(pause?.message.hasSuffix("is paused: it is paused already; resume continues it") == true)
+    }
+
     // MARK: pause and resume
 
     @Test("Pause keeps the elapsed time; resume counts down the rest")

@@ -243,7 +243,7 @@ public struct AlarmEngine: Sendable {
     /// Snoozes an alerting alarm (or repeats a timer): a countdown of `postAlert`, else `preAlert`,
     /// from `sentAt` within the bounds of ``countdownOrigin(sentAt:now:)``.
     public mutating func countdown(id: UUID, now: Date, sentAt: Date? = nil) throws(AlarmNodeError) -> [AlarmEffect] {
-        let record = try existing(id, in: .alerting, for: "countdown")
+        let record = try existing(id, in: .alerting, for: "countdown (snooze)")
         guard let duration = record.configuration.snoozeDuration else {
             throw .invalidState("alarm \(id.uuidString) has neither a postAlert nor a preAlert duration, so it cannot count down again: stop it instead")
         }
@@ -427,7 +427,13 @@ public struct AlarmEngine: Sendable {
     private func existing(_ id: UUID, in state: Alarm.State, for operation: String) throws(AlarmNodeError) -> AlarmRecord {
         let record = try existing(id)
         guard record.state == state else {
-            throw .invalidState("\(operation) needs an alarm in state \(state.rawValue), but alarm \(id.uuidString) is \(record.state.rawValue)")
+            let advice = switch (state, record.state) {
+            case (.alerting, _): "it is not ringing; cancel removes it"
+            case (.countdown, .paused): "it is paused already; resume continues it"
+            case (.countdown, _): "only a countdown pauses (a timer, a pre-alert, a snooze)"
+            default: "only a paused alarm resumes"
+            }
+            throw .invalidState("\(operation) needs an alarm in state \(state.rawValue), but alarm \(id.uuidString) is \(record.state.rawValue): \(advice)")
         }
         return record
     }
