@@ -6,7 +6,7 @@ import Foundation
 extension Alarmctl {
     struct Preview: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "List the next alert dates of a schedule, as the node computes them.",
+            abstract: "List the next alert dates of a schedule, as a node in this machine's zone (or --time-zone) computes them.",
             discussion: """
                 Needs no node: the dates come from the same schedule code as alarmd's, with its
                 daylight-saving rules (a skipped time alerts shifted by the gap; a repeated time once).

@@ -33,6 +33,7 @@ extension Alarmctl {
 
                 Examples:
                   alarmctl timer 10m --title Tea
+                  alarmctl timer 10m Tea                   (the same: the words after the duration)
                   alarmctl timer 10 minutes --title Tea
                   alarmctl timer 1h30m --title Roast --snooze 5m
                   alarmctl timer 90s --json
@@ -41,7 +42,7 @@ extension Alarmctl {
                 needs its unit: 10 alone is refused.
                 """)
 
-        @Argument(help: ArgumentHelp("How long: 90s, 10m, 10 minutes, 1h30m…", valueName: "duration"))
+        @Argument(help: ArgumentHelp("How long: 90s, 10m, 10 minutes, 1h30m…; then the title, without --title.", valueName: "duration"))
         var duration: [String]
 
         @Option(help: ArgumentHelp("What Repeat counts (default: the timer's duration).", valueName: "duration"))
@@ -55,9 +56,10 @@ extension Alarmctl {
             var groupFailure: AlarmctlError?
             try await output.run { () async throws(AlarmctlError) in
                 let configuration = try AlarmctlError.reading { () throws(HumanSyntaxError) in
-                    try AlarmRequest.timer(
-                        duration: try DurationArgument.seconds(duration.joined(separator: " "), option: "timer"),
-                        title: alert.title,
+                    let timer = try RequestLine.timer(duration, title: alert.title)
+                    return try AlarmRequest.timer(
+                        duration: timer.seconds,
+                        title: timer.title,
                         snooze: try snooze.map { text throws(HumanSyntaxError) in try DurationArgument.seconds(text, option: "--snooze") },
                         sound: alert.sound)
                 }

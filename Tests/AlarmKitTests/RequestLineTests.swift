@@ -60,6 +60,20 @@ struct RequestLineTests {
         }
     }
 
+    @Test("alarmctl timer's words: a duration, then the title unless --title gives one")
+    func timerWords() throws {
+        #expect(try RequestLine.timer(["10m", "Tea"], title: nil) == (600, "Tea"))
+        #expect(try RequestLine.timer(["10", "minutes"], title: nil) == (600, nil))
+        #expect(try RequestLine.timer(["1h30m"], title: "Roast") == (5400, "Roast"))
+        // With --title, every word is the duration, as before: nothing is silently dropped.
+        #expect(throws: HumanSyntaxError.unreadable("timer: '10m Tea' is not a duration: \(DurationArgument.acceptedForms)")) {
+            try RequestLine.timer(["10m", "Tea"], title: "Coffee")
+        }
+        #expect(throws: HumanSyntaxError.unreadable("timer: '07:00' is not a duration: \(DurationArgument.acceptedForms)")) {
+            try RequestLine.timer(["07:00"], title: nil)
+        }
+    }
+
     @Test("What the node would refuse names the part to change")
     func refused() throws {
         #expect(throws: HumanSyntaxError.refused(part: .title, reason: "must be 1 to 128 UTF-8 bytes, is 129")) {

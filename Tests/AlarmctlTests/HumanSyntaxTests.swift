@@ -29,6 +29,13 @@ struct HumanSyntaxTests {
         }
     }
 
+    @Test("A bare zero is out of range, not short of a unit that would not help", arguments: ["0", "0.0"])
+    func bareZero(text: String) {
+        #expect(throws: AlarmctlError.usage("timer: '\(text)' is out of range, from 1s to 7d")) {
+            try AlarmctlError.reading { () throws(HumanSyntaxError) in try DurationArgument.seconds(text, option: "timer") }
+        }
+    }
+
     @Test("Durations outside 1 s … 7 days are refused before reaching the node", arguments: ["0s", "8d", "0.5s"])
     func outOfRange(text: String) {
         #expect(throws: AlarmctlError.usage("timer: '\(text)' is out of range: \(DurationArgument.acceptedForms)")) {

@@ -6,13 +6,16 @@ public enum DurationArgument {
     /// The accepted forms, for error messages and help.
     public static let acceptedForms = "write it as 90s, 10m, 10 min, 1h30m, 2 hours or 1d, from 1s to 7d"
 
+    /// What is wrong with a number written without a unit: `0` with any unit is too short.
+    static func numberProblem(_ number: String) -> String {
+        Double(number) == 0 ? "'\(number)' is out of range, from 1s to 7d" : "'\(number)' has no unit: write \(number)s, \(number)m or \(number)h"
+    }
+
     /// The seconds `text` names, within the node's limits (1 s to 7 days).
     ///
     /// - Parameter option: what the message calls the value, e.g. `--snooze` or `timer`.
     public static func seconds(_ text: String, option: String) throws(HumanSyntaxError) -> TimeInterval {
-        if DurationText.isPlainNumber(text) {
-            throw .unreadable("\(option): '\(text)' has no unit: write \(text)s, \(text)m or \(text)h")
-        }
+        if DurationText.isPlainNumber(text) { throw .unreadable("\(option): \(numberProblem(text))") }
         guard let seconds = DurationText.seconds(from: text), seconds.isFinite else {
             throw .unreadable("\(option): '\(text)' is not a duration: \(acceptedForms)")
         }

@@ -48,13 +48,22 @@ public enum RequestLine: Hashable, Sendable {
                 return !DurationText.isPlainNumber(candidate) && DurationText.seconds(from: candidate) != nil
             }) else {
                 if DurationText.isPlainNumber(first) {
-                    throw .unreadable("'\(first)' has no unit: write \(first)s, \(first)m or \(first)h (\(Self.acceptedForms))")
+                    throw .unreadable("\(DurationArgument.numberProblem(first)) (\(Self.acceptedForms))")
                 }
                 throw .unreadable("'\(first)' is not a duration, a time of day or a date: \(Self.acceptedForms)")
             }
             let duration = try DurationArgument.seconds(words.prefix(durationWords).joined(separator: " "), option: "the duration")
             self = .timer(duration: duration, title: title(after: durationWords))
         }
+    }
+
+    /// A timer's seconds and title from `alarmctl timer`'s words: `10m`, `10 minutes`, and without
+    /// `--title` (`title` nil) also `10m Tea`, whose words after the duration are the title.
+    public static func timer(_ words: [String], title: String?) throws(HumanSyntaxError) -> (seconds: TimeInterval, title: String?) {
+        if title == nil, case .timer(let seconds, let written)? = try? RequestLine(parsing: words.joined(separator: " ")) {
+            return (seconds, written)
+        }
+        return (try DurationArgument.seconds(words.joined(separator: " "), option: "timer"), title)
     }
 
     /// Whether the line needs the node's time zone to become an instant: a date written without offset.
