@@ -21,7 +21,7 @@ struct ConfigurationOptions: ParsableArguments {
     @Option(help: "The TOML configuration file (default: /etc/alarmd/alarmd.toml when it exists).")
     var config: String?
 
-    @Option(help: "The broker as HOST:PORT (overrides broker.host and broker.port).")
+    @Option(help: "The broker as HOST:PORT or mqtt://HOST:PORT (overrides broker.host and broker.port).")
     var broker: String?
 
     @Option(help: "The node id, [A-Za-z0-9_-] (overrides node.id).")
@@ -56,7 +56,7 @@ struct ConfigurationOptions: ParsableArguments {
         if let broker {
             // The same reading as alarmctl's and AlarmManager's: HOST, HOST:PORT or [IPv6]:PORT.
             guard let (host, port) = RemoteNodeSettings.parseBroker(broker) else {
-                throw ValidationError("--broker takes HOST, HOST:PORT or [IPv6 address]:PORT, e.g. 127.0.0.1:1883")
+                throw ValidationError(RemoteNodeSettings.malformedBrokerMessage(broker, source: "--broker"))
             }
             configuration.broker.host = host
             configuration.broker.port = port

@@ -165,8 +165,8 @@ struct RemoteManagerTests {
 
     @Test("A malformed ALARMD_BROKER is refused, never replaced by localhost:1883")
     func malformedEnvironment() async throws {
-        let settings = RemoteNodeSettings.fromEnvironment(["ALARMD_BROKER": "mqtt://127.0.0.1:1883", "ALARMD_NODE": "kitchen"])
-        #expect(settings.environmentProblem?.hasPrefix("ALARMD_BROKER 'mqtt://127.0.0.1:1883' is not a broker address") == true)
+        let settings = RemoteNodeSettings.fromEnvironment(["ALARMD_BROKER": "mqtts://127.0.0.1:8883", "ALARMD_NODE": "kitchen"])
+        #expect(settings.environmentProblem?.hasPrefix("ALARMD_BROKER 'mqtts://127.0.0.1:8883' is not a broker address") == true)
         #expect(RemoteNodeSettings.fromEnvironment(["ALARMD_BROKER": "x y", "ALARMD_USERNAME": "me"]).username == "me")
         let connection = RemoteNodeConnection(settings: settings)
         let error = await #expect(throws: AlarmNodeError.self) { try await AlarmManager(connection: connection).cancel(id: UUID()) }
@@ -252,10 +252,11 @@ struct RemoteManagerTests {
         #expect(RemoteNodeSettings.parseBroker("broker.local")! == ("broker.local", 1883))
         #expect(RemoteNodeSettings.parseBroker("[::1]:1885")! == ("::1", 1885))
         #expect(RemoteNodeSettings.parseBroker("host:notaport") == nil)
-        for accepted in ["::1", "[::1]", "10.0.0.5", "host-1.local:1884", "[fe80::1%eth0]:1883"] {
+        #expect(RemoteNodeSettings.parseBroker("mqtt://localhost:1884/")! == ("localhost", 1884))
+        for accepted in ["::1", "[::1]", "10.0.0.5", "host-1.local:1884", "[fe80::1%eth0]:1883", "mqtt://[::1]", "mqtt://h"] {
             #expect(RemoteNodeSettings.parseBroker(accepted) != nil, "\(accepted)")
         }
-        for malformed in ["bad:host:x", "mqtt://localhost:1883", "1.2.3.4:5:6", "a b", "[::1", "[::1]x", ":1883", "h:0", "h:", ""] {
+        for malformed in ["bad:host:x", "mqtts://localhost:8883", "mqtt://", "mqtt://mqtt://h", "tcp://h:1883", "1.2.3.4:5:6", "a b", "[::1", "[::1]x", ":1883", "h:0", "h:", ""] {
             #expect(RemoteNodeSettings.parseBroker(malformed) == nil, "\(malformed)")
         }
     }

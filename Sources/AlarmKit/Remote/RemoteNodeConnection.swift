@@ -67,9 +67,13 @@ public struct RemoteNodeSettings: Sendable, Hashable {
         return settings
     }
 
-    /// Reads `host`, `host:port`, `[v6]`, `[v6]:port` or a bare IPv6 address; nil when malformed
-    /// (a URL, a space, a port outside 1…65535), so that a typo is refused rather than looked up.
-    public static func parseBroker(_ text: String) -> (String, Int)? {
+    /// Reads `host`, `host:port`, `[v6]`, `[v6]:port` or a bare IPv6 address, each also written as
+    /// other MQTT tools do (`mqtt://host:port`); nil when malformed (another scheme, such as
+    /// `mqtts://`, whose TLS is set apart; a space; a port outside 1…65535), so that a typo is
+    /// refused rather than looked up.
+    public static func parseBroker(_ written: String) -> (String, Int)? {
+        let text = written.hasPrefix("mqtt://") && written.hasSuffix("/") ? String(written.dropFirst(7).dropLast())
+            : written.hasPrefix("mqtt://") ? String(written.dropFirst(7)) : written
         if text.filter({ $0 == ":" }).count > 1, text.allSatisfy({ $0.isHexDigit || $0 == ":" }) { return (text, 1883) }
         let bracketed = text.hasPrefix("[")
         guard let hostEnd = bracketed ? text.firstIndex(of: "]") : text.firstIndex(of: ":") ?? text.endIndex else { return nil }
@@ -84,7 +88,7 @@ public struct RemoteNodeSettings: Sendable, Hashable {
 
     /// Why `text`, from `source`, is not a broker address, and how to write one.
     public static func malformedBrokerMessage(_ text: String, source: String) -> String {
-        "\(source) '\(text)' is not a broker address: write HOST, HOST:PORT or [IPv6]:PORT, e.g. 127.0.0.1:1883"
+        "\(source) '\(text)' is not a broker address: write HOST, HOST:PORT or [IPv6]:PORT, e.g. 127.0.0.1:1883 (or mqtt://127.0.0.1:1883; TLS is set apart, not with mqtts://)"
     }
 
     /// `host:port`, as messages name the broker.
