@@ -205,6 +205,8 @@ extension PageAssets {
             alertList.replaceChildren(...alerting.map(([n, a]) => alertItem(n, a)));
             const wasHidden = alertView.hidden;
             alertView.hidden = alerting.length === 0;
+            // A modal alert: what lies behind it takes no focus (Tab stays on its buttons).
+            for (const behind of [document.querySelector("header.top"), nodesView, newForm]) behind.inert = !alertView.hidden;
             if (alerting.length) alertView.style.setProperty("--tint", alerting[0][1].tint);
 
             // Only a node that is online can take a new alarm.

@@ -16,6 +16,7 @@ from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from selenium import webdriver
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
+from selenium.webdriver.common.keys import Keys
 
 URL = os.environ["COMPANION_URL"]
 ALARMCTL = os.environ["ALARMCTL"]
@@ -308,6 +309,10 @@ def run(driver):
     wait_until("both alerts show", lambda: driver.execute_script(stops) == 2, 20)
     check("the focus stays on the alert as the second one comes", driver.execute_script(
         'return document.getElementById("alert").contains(document.activeElement)'))
+    for _ in range(4):
+        driver.switch_to.active_element.send_keys(Keys.TAB)
+    check("Tab keeps to the alert's buttons, never the page behind it", driver.execute_script(
+        'return document.getElementById("alert").contains(document.activeElement) || document.activeElement === document.body'))
     driver.find_element(By.CSS_SELECTOR, "#alert button.stop").click()
     wait_until("one alert is left", lambda: driver.execute_script(stops) == 1)
     check("the focus is on the Stop of the alert left", driver.execute_script(
