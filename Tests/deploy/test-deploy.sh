@@ -323,8 +323,9 @@ check "the unit: Type=notify, NotifyAccess=main, WatchdogSec, ExecReload checks 
     sh -c "grep -qx 'Type=notify' deploy/alarmd.service && grep -qx 'NotifyAccess=main' deploy/alarmd.service \
         && grep -Eq '^WatchdogSec=[1-9]' deploy/alarmd.service && grep -A1 -x 'ExecReload=/usr/bin/alarmd check-config /etc/alarmd/alarmd.toml' \
         deploy/alarmd.service | grep -qx 'ExecReload=/bin/kill -HUP \$MAINPID'"
-check "the unit: user alarmd in gpio, StateDirectory=alarmd, GPIO devices allowed" \
+check "the unit: user alarmd in gpio, StateDirectory=alarmd, GPIO devices allowed, spared by the OOM killer" \
     sh -c "grep -qx 'User=alarmd' deploy/alarmd.service && grep -qx 'SupplementaryGroups=gpio' deploy/alarmd.service \
+        && grep -Eqx 'OOMScoreAdjust=-[1-9][0-9]*' deploy/alarmd.service \
         && grep -qx 'StateDirectory=alarmd' deploy/alarmd.service && grep -Eq '^DeviceAllow=(char-gpiochip|/dev/gpiochip\*) rw' deploy/alarmd.service"
 if unit_has "ProtectClock=(yes|true|1|on)" || unit_has "PrivateDevices=(yes|true|1|on)"; then
     fail "the unit keeps adjtimex and the GPIO devices" "ProtectClock= blocks the read-only adjtimex and PrivateDevices= hides /dev/gpiochip*"
