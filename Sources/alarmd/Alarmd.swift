@@ -33,7 +33,7 @@ struct ConfigurationOptions: ParsableArguments {
     @Option(name: .customLong("group"), help: "A group the node belongs to, [A-Za-z0-9_-]; repeat for several (overrides node.groups).")
     var groups: [String] = []
 
-    @Option(name: .customLong("state-dir"), help: "Where the state file lives (overrides node.state-directory).")
+    @Option(name: .customLong("state-dir"), help: "The folder of the node's state files (overrides node.state-directory).")
     var stateDirectory: String?
 
     @Flag(name: .customLong("simulate-hardware"), help: "Use the simulated buzzer, buttons and LED (overrides hardware.mode).")
