@@ -108,8 +108,7 @@ extension Alarmd {
             let level = logLevel
             // Under systemd, to the journal with each metadata key as a field; else to stderr.
             LoggingSystem.bootstrap { label in
-                var handler: any LogHandler = JournalLogHandler(label: label, identifier: "alarmd")
-                    ?? StreamLogHandler.standardError(label: label)
+                var handler: any LogHandler = JournalLogHandler(label: label, identifier: "alarmd") ?? TerminalLogHandler(label: label)
                 handler.logLevel = level
                 return handler
             }

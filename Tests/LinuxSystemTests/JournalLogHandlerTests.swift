@@ -59,3 +59,26 @@ struct JournalLogHandlerTests {
         #expect(JournalLogHandler.priority(.critical) == 2 && JournalLogHandler.priority(.debug) == 7)
     }
 }
+
+@Suite("TerminalLogHandler")
+struct TerminalLogHandlerTests {
+    /// Milliseconds since the epoch of `CLOCK_REALTIME` now, rounded down.
+    private func realtimeMilliseconds() -> Int {
+        var now = timespec()
+        clock_gettime(CLOCK_REALTIME, &now)
+        return now.tv_sec * 1000 + now.tv_nsec / 1_000_000
+    }
+
+    @Test func theTimestampIsTheRealtimeClockToTheMillisecondInTheLocalZone() throws {
+        let before = realtimeMilliseconds()
+        let stamp = TerminalLogHandler.timestamp()
+        let after = realtimeMilliseconds()
+        let match = try #require(stamp.wholeMatch(of: /(\d{4})-(\d\d)-(\d\d)T(\d\d):(\d\d):(\d\d)\.(\d{3})([+-])(\d\d)(\d\d)/), "\(stamp)")
+        var parts = tm()
+        (parts.tm_year, parts.tm_mon, parts.tm_mday) = (Int32(match.1)! - 1900, Int32(match.2)! - 1, Int32(match.3)!)
+        (parts.tm_hour, parts.tm_min, parts.tm_sec) = (Int32(match.4)!, Int32(match.5)!, Int32(match.6)!)
+        let offset = (Int(match.9)! * 3600 + Int(match.10)! * 60) * (match.8 == "-" ? -1 : 1)
+        let milliseconds = (timegm(&parts) - offset) * 1000 + Int(match.7)!
+        #expect(before <= milliseconds && milliseconds <= after, "\(stamp) is not between \(before) and \(after) ms")
+    }
+}
