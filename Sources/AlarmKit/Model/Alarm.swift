@@ -92,9 +92,8 @@ public struct Alarm: Identifiable, Sendable, Hashable, Codable {
                 public init(from decoder: any Decoder) throws {
                     if let word = try? decoder.singleValueContainer().decode(String.self) {
                         guard word == "never" else {
-                            throw DecodingError.dataCorrupted(.init(
-                                codingPath: decoder.codingPath,
-                                debugDescription: "'\(word)' is not a recurrence: use \"never\" or {\"weekly\":[\"monday\",…]}"))
+                            throw decoder.dataCorrupted(
+                                "'\(word)' is not a recurrence: use \"never\" or {\"weekly\":[\"monday\",…]}")
                         }
                         self = .never
                         return
@@ -125,9 +124,7 @@ public struct Alarm: Identifiable, Sendable, Hashable, Codable {
             case (false, true):
                 self = .relative(try container.decode(Relative.self, forKey: .relative))
             default:
-                throw DecodingError.dataCorrupted(.init(
-                    codingPath: decoder.codingPath,
-                    debugDescription: "a schedule is {\"fixed\":\"<time>\"} or {\"relative\":{…}}, exactly one of them"))
+                throw decoder.dataCorrupted("a schedule is {\"fixed\":\"<time>\"} or {\"relative\":{…}}, exactly one of them")
             }
         }
 
@@ -161,13 +158,7 @@ struct WeekdayName: Codable, Sendable {
     static func fullName(of weekday: Locale.Weekday) -> String { fullNames.first { $0.1 == weekday }!.0 }
 
     init(from decoder: any Decoder) throws {
-        let text = try decoder.singleValueContainer().decode(String.self)
-        guard let weekday = Self.parse(text) else {
-            throw DecodingError.dataCorrupted(.init(
-                codingPath: decoder.codingPath,
-                debugDescription: "'\(text)' is not a weekday: use monday…sunday or mon…sun"))
-        }
-        self.weekday = weekday
+        weekday = try decoder.decodeString(Self.parse) { "'\($0)' is not a weekday: use monday…sunday or mon…sun" }
     }
 
     func encode(to encoder: any Encoder) throws { try Self.fullName(of: weekday).encode(to: encoder) }

@@ -12,9 +12,7 @@ public enum AlertConfiguration {
         public init(from decoder: any Decoder) throws {
             if let word = try? decoder.singleValueContainer().decode(String.self) {
                 guard word == "default" else {
-                    throw DecodingError.dataCorrupted(.init(
-                        codingPath: decoder.codingPath,
-                        debugDescription: "'\(word)' is not a sound: use \"default\" or {\"named\":\"gentle\"}"))
+                    throw decoder.dataCorrupted("'\(word)' is not a sound: use \"default\" or {\"named\":\"gentle\"}")
                 }
                 self = .default
                 return

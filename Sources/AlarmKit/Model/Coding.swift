@@ -67,6 +67,19 @@ struct AnyCodingKey: CodingKey {
 }
 
 extension Decoder {
+    /// The string this decoder holds, read by `parse`; a string `parse` refuses (nil) is a
+    /// ``dataCorrupted(_:)`` error saying `problem(string)`.
+    func decodeString<Value>(_ parse: (String) -> Value?, problem: (String) -> String) throws -> Value {
+        let text = try singleValueContainer().decode(String.self)
+        guard let value = parse(text) else { throw dataCorrupted(problem(text)) }
+        return value
+    }
+
+    /// A `dataCorrupted` error at this decoder's path.
+    func dataCorrupted(_ description: String) -> DecodingError {
+        .dataCorrupted(.init(codingPath: codingPath, debugDescription: description))
+    }
+
     /// In strict mode, fails on the first field read here that `decoded` does not write back, with
     /// the field's path. The model's types write every field they know (`null` for an absent
     /// one), so a field they do not write is one they do not know.
@@ -102,12 +115,7 @@ public struct OptionalInstant: Codable, Hashable, Sendable {
     public init(wrappedValue: Date?) { self.wrappedValue = wrappedValue }
 
     public init(from decoder: any Decoder) throws {
-        let container = try decoder.singleValueContainer()
-        let text = try container.decode(String.self)
-        guard let date = AlarmJSON.date(from: text) else {
-            throw DecodingError.dataCorruptedError(in: container, debugDescription: Self.notAnInstant(text))
-        }
-        wrappedValue = date
+        wrappedValue = try decoder.decodeString(AlarmJSON.date(from:), problem: Self.notAnInstant)
     }
 
     public func encode(to encoder: any Encoder) throws { try wrappedValue.map(AlarmJSON.string(from:)).encode(to: encoder) }

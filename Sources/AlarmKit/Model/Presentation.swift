@@ -31,12 +31,7 @@ public struct Color: Sendable, Hashable, Codable, CustomStringConvertible {
     public var description: String { hex }
 
     public init(from decoder: any Decoder) throws {
-        let text = try decoder.singleValueContainer().decode(String.self)
-        guard let color = Color(hex: text) else {
-            throw DecodingError.dataCorrupted(.init(
-                codingPath: decoder.codingPath, debugDescription: "'\(text)' is not a colour: use \"#RRGGBB\""))
-        }
-        self = color
+        self = try decoder.decodeString(Color.init(hex:)) { "'\($0)' is not a colour: use \"#RRGGBB\"" }
     }
 
     public func encode(to encoder: any Encoder) throws { try hex.encode(to: encoder) }
@@ -124,11 +119,7 @@ public struct AlarmPresentation: Sendable, Hashable, Codable {
             case countdown, custom
 
             public init(from decoder: any Decoder) throws {
-                let word = try decoder.singleValueContainer().decode(String.self)
-                guard let behavior = Self(rawValue: word) else {
-                    throw DecodingError.dataCorrupted(.init(codingPath: decoder.codingPath, debugDescription: "'\(word)' is not a behavior: use \"countdown\" or \"custom\""))
-                }
-                self = behavior
+                self = try decoder.decodeString(Self.init) { "'\($0)' is not a behavior: use \"countdown\" or \"custom\"" }
             }
         }
 
