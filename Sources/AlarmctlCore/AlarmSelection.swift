@@ -16,8 +16,7 @@ public enum AlarmSelection {
         }
         let matches = byID + byTitle
         switch matches.count {
-        case 1:
-            return matches[0]
+        case 1: return matches[0]
         case 0:
             throw .notFound("no alarm has the id or title '\(text)': `alarmctl list` shows them")
         default:
@@ -58,7 +57,5 @@ public enum AlarmSelection {
         return Dictionary(ids.map { ($0, String($0.uuidString.prefix(length))) }, uniquingKeysWith: { first, _ in first })
     }
 
-    private static func normalized(_ text: String) -> String {
-        text.uppercased().filter { $0 != "-" }
-    }
+    private static func normalized(_ text: String) -> String { text.uppercased().filter { $0 != "-" } }
 }

@@ -12,8 +12,7 @@ extension BrokerOptions {
             guard let (host, port) = RemoteNodeSettings.parseBroker(text) else {
                 throw .usage(RemoteNodeSettings.malformedBrokerMessage(text, source: source))
             }
-            settings.host = host
-            settings.port = port
+            (settings.host, settings.port) = (host, port)
             settings.environmentProblem = nil
         }
         if let node { settings.node = node }

@@ -58,8 +58,7 @@ public struct GroupReport: Sendable {
     public static func documents(of replies: RemoteGroup.Replies, eachMember: Bool = false) -> [AlarmDocument] {
         var seen = Set<UUID>()
         return replies.answered.flatMap { member -> [AlarmDocument] in
-            guard case .alarms(let documents) = member.reply else { return [] }
-            return documents
+            if case .alarms(let documents) = member.reply { documents } else { [] }
         }.filter { eachMember || seen.insert($0.id).inserted }
     }
 

@@ -35,11 +35,8 @@ public enum JSONOutput {
     }
 
     private static func errorObject(_ error: AlarmctlError) -> JSONValue {
-        .object([
-            "code": .string(error.code),
-            "message": .string(error.message),
-            "exitStatus": .number(Double(error.exitStatus.rawValue)),
-        ])
+        .object(["code": .string(error.code), "message": .string(error.message),
+                 "exitStatus": .number(Double(error.exitStatus.rawValue))])
     }
 
     private static func encode(_ value: some Encodable, formatting: JSONEncoder.OutputFormatting) -> String {

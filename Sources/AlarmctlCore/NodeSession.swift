@@ -69,9 +69,7 @@ public final class NodeSession: Sendable {
         let statuses = connection.statusUpdates
         connection.start()
         let waited = await race(watchingOffline: false, deadline: settings.timeout) {
-            for await status in statuses.stream() {
-                if let status { return .success(status) }
-            }
+            for await case let status? in statuses.stream() { return .success(status) }
             return nil
         }
         guard let waited else {
@@ -150,9 +148,7 @@ public final class NodeSession: Sendable {
         return await withTaskGroup(of: RaceOutcome<Value>.self) { group in
             group.addTask { await work().map { .answer($0) } ?? .gaveUp }
             group.addTask {
-                for await problem in problems.stream() {
-                    if let problem { return .answer(.failure(self.unreachable(problem))) }
-                }
+                for await case let problem? in problems.stream() { return .answer(.failure(self.unreachable(problem))) }
                 return .quiet
             }
             if watchingOffline {
@@ -163,10 +159,7 @@ public final class NodeSession: Sendable {
                     return .quiet
                 }
             }
-            group.addTask {
-                try? await Task.sleep(for: deadline)
-                return .gaveUp
-            }
+            group.addTask { try? await Task.sleep(for: deadline); return .gaveUp }
             defer { group.cancelAll() }
             while let next = await group.next() {
                 switch next {
@@ -197,9 +190,7 @@ public final class NodeSession: Sendable {
 struct ConnectionProblemLogHandler: LogHandler {
     let problems: Broadcast<String?>
     var forwardTo: (any LogHandler)?
-    var metadata: Logger.Metadata = [:] {
-        didSet { forwardTo?.metadata = metadata }
-    }
+    var metadata: Logger.Metadata = [:] { didSet { forwardTo?.metadata = metadata } }
     var logLevel: Logger.Level
 
     init(problems: Broadcast<String?>, forwardTo: (any LogHandler)?) {

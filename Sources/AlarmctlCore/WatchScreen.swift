@@ -6,9 +6,7 @@ import LinuxSystem
 public struct WatchState: Sendable, Equatable {
     public var node: String
     public var status: NodeStatus?
-    public var documents: [AlarmDocument] {
-        didSet { rememberTitles() }
-    }
+    public var documents: [AlarmDocument] { didSet { rememberTitles() } }
     /// The title of every alarm seen, so that events of removed alarms still name them.
     public private(set) var titles: [UUID: String] = [:]
     /// The node's recent events, oldest first.
@@ -46,9 +44,7 @@ public enum WatchScreen {
         }
         lines.append(painter.paint(String(repeating: "─", count: width), .dim))
         let documents = Rendering.displayOrder(state.documents, now: now)
-        if documents.isEmpty {
-            lines.append(painter.paint("no alarms", .dim))
-        }
+        if documents.isEmpty { lines.append(painter.paint("no alarms", .dim)) }
         let shortIDs = AlarmSelection.shortIDs(documents.map(\.id))
         let titleWidth = min(documents.map { TerminalText.columns(AlarmText.title(of: $0)) }.max() ?? 0, max(8, width / 4))
         // The id is the least useful column: it goes first when the title, state, time left and
@@ -74,8 +70,7 @@ public enum WatchScreen {
     public static func bar(fraction: Double, width: Int) -> String {
         guard width > 0 else { return "" }
         let eighths = Int((min(max(fraction, 0), 1) * Double(width * 8)).rounded())
-        let full = eighths / 8
-        let partial = eighths % 8
+        let (full, partial) = (eighths / 8, eighths % 8)
         let partials = ["", "▏", "▎", "▍", "▌", "▋", "▊", "▉"]
         let filled = String(repeating: "█", count: full) + partials[partial]
         return filled + String(repeating: "░", count: width - full - (partial > 0 ? 1 : 0))

@@ -28,15 +28,11 @@ extension CompanionError {
              message: "no node holds alarm \(id) of group '\(group)': it may have ended; reload the page")
     }
 
-    public static func badRequest(_ message: String) -> Self {
-        Self(code: "badRequest", status: .badRequest, message: message)
-    }
+    public static func badRequest(_ message: String) -> Self { Self(code: "badRequest", status: .badRequest, message: message) }
 
     public static func forbidden(_ message: String) -> Self { Self(code: "forbidden", status: .forbidden, message: message) }
 
-    public static func usage(_ message: String) -> Self {
-        Self(code: "usage", status: .internalServerError, message: message)
-    }
+    public static func usage(_ message: String) -> Self { Self(code: "usage", status: .internalServerError, message: message) }
 
     public static let tooManySignIns = Self(
         code: "tooManySignIns", status: .tooManyRequests,

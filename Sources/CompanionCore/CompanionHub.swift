@@ -11,14 +11,10 @@ public final class CompanionHub: Sendable {
     private let brokerAddress: String
 
     /// - Parameter broker: the broker's address, `host:port`, for ``brokerProblem``.
-    public init(broker: String = "") {
-        brokerAddress = broker
-    }
+    public init(broker: String = "") { brokerAddress = broker }
 
     /// Records a node that was found, before its status arrives.
-    public func add(node: String) {
-        change(node) { _ in }
-    }
+    public func add(node: String) { change(node) { _ in } }
 
     /// Records a node's status. An offline status (the will, a clean shutdown) names no time
     /// zone: the last one known is kept, so its times stay in the node's zone.

@@ -17,8 +17,7 @@ public struct CompanionLaunch: Sendable, Equatable {
         guard let (host, port) = Self.parseListen(listen) else {
             throw .usage("--listen '\(listen)' is not an address: write HOST:PORT or [IPv6]:PORT, e.g. 127.0.0.1:8080 (port 0 picks a free one)")
         }
-        self.host = host
-        self.port = port
+        (self.host, self.port) = (host, port)
         if let passwordFile {
             password = try Self.readPassword(passwordFile)
         } else if host != "::1", !CompanionAccess.isLoopbackHost(host) {
@@ -51,9 +50,7 @@ public struct CompanionLaunch: Sendable, Equatable {
         }
         // "\r\n" is one Character: split on any line break.
         let password = String(text.split(maxSplits: 1, omittingEmptySubsequences: false, whereSeparator: \.isNewline).first ?? "")
-        guard !password.isEmpty else {
-            throw .usage("--password-file \(path) is empty: write the password on its first line")
-        }
+        guard !password.isEmpty else { throw .usage("--password-file \(path) is empty: write the password on its first line") }
         return password
     }
 }

@@ -60,11 +60,7 @@ public struct FleetControl: NodeControl {
 
     /// Runs `body`; what it throws is said in the node's words (``NodeFailure``).
     private static func relayingRefusal<Value>(_ body: () async throws -> Value) async throws(CompanionError) -> Value {
-        do {
-            return try await body()
-        } catch {
-            throw CompanionError(node: NodeFailure(error))
-        }
+        do { return try await body() } catch { throw CompanionError(node: NodeFailure(error)) }
     }
 
     /// Disconnects the groups' connections (the fleet's own are closed by the fleet).
@@ -89,7 +85,5 @@ private final class GroupConnections: Sendable {
         }
     }
 
-    func close() async {
-        for group in groups.withLock({ Array($0.values) }) { await group.close() }
-    }
+    func close() async { for group in groups.withLock({ Array($0.values) }) { await group.close() } }
 }

@@ -30,8 +30,7 @@ public struct GPIOButtons: ButtonEdgeSource {
 
     /// Starts the poll thread for this iteration.
     public func makeAsyncIterator() -> AsyncThrowingStream<ButtonEdge, any Error>.Iterator {
-        let (stream, continuation) = AsyncThrowingStream.makeStream(
-            of: ButtonEdge.self, bufferingPolicy: .bufferingNewest(1024))
+        let (stream, continuation) = AsyncThrowingStream.makeStream(of: ButtonEdge.self, bufferingPolicy: .bufferingNewest(1024))
         let lines = lines, logger = logger
         do throws(SystemError) {
             let thread = try PollThread.start(
@@ -45,9 +44,7 @@ public struct GPIOButtons: ButtonEdgeSource {
             }
             continuation.onTermination = { _ in thread.stop() }
             logger.debug("GPIO event thread started", metadata: ["gpio.lines": "\(lines.map(\.input.description))"])
-        } catch {
-            continuation.finish(throwing: GPIOError.from(errno: error.code, during: .startEventThread))
-        }
+        } catch { continuation.finish(throwing: GPIOError.from(errno: error.code, during: .startEventThread)) }
         return stream.makeAsyncIterator()
     }
 

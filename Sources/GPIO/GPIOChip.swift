@@ -28,9 +28,7 @@ public final class GPIOChip: Sendable {
         case .path(let path): gpiod_chip_open(path)
         case .label(let label): gpiod_chip_open_by_label(label)
         }
-        guard let pointer = opened else {
-            throw GPIOError.from(errno: errno, during: .openChip(selector))
-        }
+        guard let pointer = opened else { throw GPIOError.from(errno: errno, during: .openChip(selector)) }
         name = String(cString: gpiod_chip_name(pointer))
         label = String(cString: gpiod_chip_label(pointer))
         lineCount = Int(gpiod_chip_num_lines(pointer))
@@ -79,9 +77,7 @@ public final class GPIOChip: Sendable {
     }
 
     /// Runs `body` with the chip pointer, holding the chip's mutex.
-    func withLock<Result: Sendable, Failure: Error>(
-        _ body: (OpaquePointer) throws(Failure) -> Result
-    ) throws(Failure) -> Result {
+    func withLock<Result: Sendable, Failure: Error>(_ body: (OpaquePointer) throws(Failure) -> Result) throws(Failure) -> Result {
         try handle.withLock { (pointer) throws(Failure) -> Result in try body(pointer) }
     }
 

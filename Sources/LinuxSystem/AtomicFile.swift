@@ -110,9 +110,7 @@ public enum AtomicFile {
                 }
                 try syncDirectory(location.directory)
                 return candidate
-            } catch let error where error.code == EEXIST {
-                attempt += 1
-            }
+            } catch let error where error.code == EEXIST { attempt += 1 }
         }
     }
 

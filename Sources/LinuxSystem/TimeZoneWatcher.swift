@@ -120,9 +120,7 @@ struct TimeZoneFileWatch: ReadinessSource {
                 length = try systemCall("reading inotify events for the time zone") {
                     read(descriptor.raw, &buffer, buffer.count)
                 }
-            } catch let error where error.code == EAGAIN {
-                break
-            }
+            } catch let error where error.code == EAGAIN { break }
             var offset = 0
             while offset + Self.eventHeaderSize <= length {
                 let watch = buffer.withUnsafeBytes { $0.loadUnaligned(fromByteOffset: offset, as: Int32.self) }
@@ -137,11 +135,8 @@ struct TimeZoneFileWatch: ReadinessSource {
                     changed = true
                 } else if mask & Self.directoryGoneEvents != 0 {
                     let directory = watchedNames[watch]?.directory ?? "the watched directory"
-                    throw SystemError(
-                        code: ENOENT,
-                        action: "watching \(directory) for time-zone changes",
-                        remedy: "the directory was removed or moved: restore it and restart the daemon"
-                    )
+                    throw SystemError(code: ENOENT, action: "watching \(directory) for time-zone changes",
+                                      remedy: "the directory was removed or moved: restore it and restart the daemon")
                 } else if watchedNames[watch]?.names.contains(name) == true {
                     changed = true
                 }

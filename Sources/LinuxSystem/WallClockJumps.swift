@@ -89,9 +89,7 @@ struct WallClockJumpTimer: ReadinessSource {
             let before = offsetAtArming
             offsetAtArming = try Self.arm(descriptor)
             return WallClockJump(step: offsetAtArming - before)
-        } catch let error where error.code == EAGAIN {
-            return nil
-        }
+        } catch let error where error.code == EAGAIN { return nil }
     }
 
     /// CLOCK_REALTIME minus CLOCK_BOOTTIME, with CLOCK_BOOTTIME read on both sides of the wall

@@ -56,11 +56,7 @@ struct Alarmctl: AsyncParsableCommand {
                 throw ValidationError("'\(negative)' is negative: durations and times count forward (a timer from 1s to 7 days); a title that begins with '-' is written --title=\(negative)")
             }
             var command = try parseAsRoot(LeadingOptions.movedBehindSubcommand(arguments))
-            if var asyncCommand = command as? any AsyncParsableCommand {
-                try await asyncCommand.run()
-            } else {
-                try command.run()
-            }
+            if var asyncCommand = command as? any AsyncParsableCommand { try await asyncCommand.run() } else { try command.run() }
         } catch {
             if exitCode(for: error) == .validationFailure {
                 // A command line that cannot be read still honours --json (before any `--`).

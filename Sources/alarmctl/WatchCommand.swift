@@ -64,9 +64,7 @@ actor WatchDisplay {
                 }
             }
             group.addTask {
-                for await event in connection.events() {
-                    await self.update(json: ["event": event]) { $0.record(event) }
-                }
+                for await event in connection.events() { await self.update(json: ["event": event]) { $0.record(event) } }
             }
             group.addTask {
                 for await case let status? in connection.statusUpdates.stream() {
@@ -106,11 +104,7 @@ actor WatchDisplay {
     private func update(json value: [String: some Encodable], _ change: (inout WatchState) -> Void) {
         let before = state
         change(&state)
-        if mode == .json {
-            Terminal.write(JSONOutput.line(value) + "\n")
-        } else if state != before {
-            draw()
-        }
+        if mode == .json { Terminal.write(JSONOutput.line(value) + "\n") } else if state != before { draw() }
     }
 
     private func draw() {

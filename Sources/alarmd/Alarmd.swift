@@ -58,8 +58,7 @@ struct ConfigurationOptions: ParsableArguments {
             guard let (host, port) = RemoteNodeSettings.parseBroker(broker) else {
                 throw ValidationError(RemoteNodeSettings.malformedBrokerMessage(broker, source: "--broker"))
             }
-            configuration.broker.host = host
-            configuration.broker.port = port
+            (configuration.broker.host, configuration.broker.port) = (host, port)
         }
         if let node {
             guard NodeTopics.isValidNodeID(node) else { throw ValidationError("--node may only hold letters, digits, '_' and '-'") }

@@ -52,9 +52,7 @@ public struct AlarmEvent: Sendable, Hashable, Codable {
         try container.encode(name, forKey: AnyCodingKey(stringValue: "event"))
         try container.encodeOrNull(alarmID, forKey: AnyCodingKey(stringValue: "alarmID"))
         try container.encodeDate(at, forKey: AnyCodingKey(stringValue: "at"))
-        for (key, value) in details {
-            try container.encode(value, forKey: AnyCodingKey(stringValue: key))
-        }
+        for (key, value) in details { try container.encode(value, forKey: AnyCodingKey(stringValue: key)) }
     }
 }
 

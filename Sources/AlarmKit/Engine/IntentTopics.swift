@@ -65,9 +65,7 @@ public struct IntentTopics: Sendable, Hashable {
             && NodeCommand.Operation(rawValue: String(levels[levels.count - 1])) != nil
     }
 
-    private static func levels(_ text: String) -> [Substring] {
-        text.split(separator: "/", omittingEmptySubsequences: false)
-    }
+    private static func levels(_ text: String) -> [Substring] { text.split(separator: "/", omittingEmptySubsequences: false) }
 
     /// True when the MQTT topic filter matches the topic name (MQTT 3.1.1, 4.7): `+` is one
     /// level, a final `#` is any number of levels (none too), and a filter starting with a
@@ -93,9 +91,7 @@ public struct IntentTopics: Sendable, Hashable {
             if level.contains("#"), level != "#" || index != filterLevels.count - 1 {
                 return "'\(filter)': '#' must be a whole level and the last one, as in \"home/lights/#\""
             }
-            if level.contains("+"), level != "+" {
-                return "'\(filter)': '+' must be a whole level, as in \"home/+/set\""
-            }
+            if level.contains("+"), level != "+" { return "'\(filter)': '+' must be a whole level, as in \"home/+/set\"" }
         }
         return nil
     }

@@ -98,9 +98,7 @@ extension AlarmManager.AlarmConfiguration where Metadata == JSONValue {
             try checkButton(paused.resumeButton, "attributes.presentation.paused.resumeButton")
         }
         if let metadata = attributes.metadata {
-            guard case .object = metadata else {
-                throw fail("attributes.metadata", "must be a JSON object")
-            }
+            guard case .object = metadata else { throw fail("attributes.metadata", "must be a JSON object") }
             guard metadata.encodedByteCount <= AlarmLimits.metadataBytes else {
                 throw fail("attributes.metadata", "must be at most 4096 bytes as JSON, is \(metadata.encodedByteCount)")
             }

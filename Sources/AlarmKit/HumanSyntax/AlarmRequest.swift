@@ -11,10 +11,9 @@ public enum AlarmRequest {
     public static func timer(
         duration: TimeInterval, title: String?, snooze: TimeInterval?, sound: String?
     ) throws(HumanSyntaxError) -> AlarmManager.AlarmConfiguration<JSONValue> {
-        let title = title ?? "Timer"
         let configuration = AlarmManager.AlarmConfiguration<JSONValue>(
             countdownDuration: .init(preAlert: duration, postAlert: snooze),
-            attributes: attributes(title: title, secondaryButton: .repeatButton, tint: .orange),
+            attributes: attributes(title: title ?? "Timer", secondaryButton: .repeatButton, tint: .orange),
             sound: sound.map { .named($0) } ?? .default)
         try validate(configuration)
         return configuration

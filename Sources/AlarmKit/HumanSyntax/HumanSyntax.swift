@@ -201,9 +201,7 @@ public enum ScheduleExpression: Hashable, Sendable {
     /// `["2026-12-24T18:00"]` or `["2026-12-24", "18:00"]`.
     public static func parse(_ words: [String]) throws(HumanSyntaxError) -> ScheduleExpression {
         var tokens = words.flatMap { $0.split(whereSeparator: \.isWhitespace).map(String.init) }
-        guard let first = tokens.first else {
-            throw .unreadable("a schedule is missing; accepted forms:\n\(acceptedForms)")
-        }
+        guard let first = tokens.first else { throw .unreadable("a schedule is missing; accepted forms:\n\(acceptedForms)") }
         if first.count >= 10, first.prefix(4).allSatisfy(\.isNumber), first.dropFirst(4).first == "-" {
             var text = first
             if !first.contains(where: { $0 == "T" || $0 == "t" }), tokens.count >= 2 {
@@ -226,9 +224,7 @@ public enum ScheduleExpression: Hashable, Sendable {
     }
 
     /// Whether the schedule needs the node's time zone to become an instant: a fixed date without offset.
-    public var needsTimeZone: Bool {
-        if case .fixed(let dateTime) = self { dateTime.utcOffset == nil } else { false }
-    }
+    public var needsTimeZone: Bool { if case .fixed(let dateTime) = self { dateTime.utcOffset == nil } else { false } }
 
     /// The schedule, with a fixed date read in `timeZone` when it carries no offset.
     public func schedule(in timeZone: TimeZone) -> Alarm.Schedule {

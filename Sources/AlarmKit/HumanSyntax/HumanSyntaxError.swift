@@ -8,9 +8,7 @@ public enum HumanSyntaxError: Error, Sendable, Hashable, CustomStringConvertible
     case refused(part: Part, reason: String)
 
     /// The part of a request the node's checks refused.
-    public enum Part: String, Sendable, Hashable {
-        case title, sound, date, configuration
-    }
+    public enum Part: String, Sendable, Hashable { case title, sound, date, configuration }
 
     /// `unreadable` or `refused`.
     public var code: String {

@@ -21,9 +21,7 @@ public enum RequestLine: Hashable, Sendable {
     /// Reads one line; the words after the duration, time and days, or date are the title.
     public init(parsing text: String) throws(HumanSyntaxError) {
         let words = text.split(whereSeparator: \.isWhitespace).map(String.init)
-        guard let first = words.first else {
-            throw .unreadable("nothing to schedule: \(Self.acceptedForms)")
-        }
+        guard let first = words.first else { throw .unreadable("nothing to schedule: \(Self.acceptedForms)") }
         func title(after count: Int) -> String? { count < words.count ? words[count...].joined(separator: " ") : nil }
         if first.first?.isNumber == true, first.contains("-") {
             var dateWords = 1
@@ -36,9 +34,7 @@ public enum RequestLine: Hashable, Sendable {
             self = .alarm(expression, title: title(after: dateWords))
         } else if let time = TimeOfDay.parse(first) {
             var dayWords = 1
-            while dayWords < words.count, (try? WeekdayList.recurrence([words[dayWords]])) != nil {
-                dayWords += 1
-            }
+            while dayWords < words.count, (try? WeekdayList.recurrence([words[dayWords]])) != nil { dayWords += 1 }
             let repeats = (try? WeekdayList.recurrence(Array(words[1..<dayWords]))) ?? .never
             self = .alarm(.relative(.init(time: time, repeats: repeats)), title: title(after: dayWords))
         } else {
@@ -67,9 +63,7 @@ public enum RequestLine: Hashable, Sendable {
     }
 
     /// Whether the line needs the node's time zone to become an instant: a date written without offset.
-    public var needsTimeZone: Bool {
-        if case .alarm(let expression, _) = self { expression.needsTimeZone } else { false }
-    }
+    public var needsTimeZone: Bool { if case .alarm(let expression, _) = self { expression.needsTimeZone } else { false } }
 
     /// The configuration to schedule, with `alarmctl`'s defaults; a date without offset is read in `timeZone`.
     public func configuration(in timeZone: TimeZone) throws(HumanSyntaxError) -> AlarmManager.AlarmConfiguration<JSONValue> {

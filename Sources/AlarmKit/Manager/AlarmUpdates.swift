@@ -17,9 +17,7 @@ public struct BroadcastUpdates<Value: Sendable, Element: Sendable>: AsyncSequenc
     let values: Broadcast<Value>
     let transform: @Sendable (Value) -> Element
 
-    public func makeAsyncIterator() -> Iterator {
-        Iterator(values: values.stream().makeAsyncIterator(), transform: transform)
-    }
+    public func makeAsyncIterator() -> Iterator { Iterator(values: values.stream().makeAsyncIterator(), transform: transform) }
 
     /// Iterates the values.
     public struct Iterator: AsyncIteratorProtocol {

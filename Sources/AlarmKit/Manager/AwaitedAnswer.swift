@@ -64,9 +64,7 @@ public final class AwaitedAnswer<Value: Sendable>: Sendable {
                     }
                     if let ready { continuation.resume(returning: ready) }
                 }
-            } onCancel: {
-                end()
-            }
+            } onCancel: { end() }
             end()
             group.cancelAll()
             return answer

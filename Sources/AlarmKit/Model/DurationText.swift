@@ -37,9 +37,7 @@ public enum DurationText {
     }
 
     /// True when `text` is a bare number, which names seconds only by convention.
-    public static func isPlainNumber(_ text: String) -> Bool {
-        Double(text.trimming(where: \.isWhitespace))?.isFinite == true
-    }
+    public static func isPlainNumber(_ text: String) -> Bool { Double(text.trimming(where: \.isWhitespace))?.isFinite == true }
 
     /// A compact form: `1h30m`, `10m`, `45s`, `1m30.5s`.
     public static func format(_ seconds: TimeInterval) -> String {

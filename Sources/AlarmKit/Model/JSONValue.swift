@@ -51,9 +51,7 @@ public enum JSONValue: Sendable, Hashable, Codable {
     }
 
     /// The member `key` of an object; nil for a missing key or a value that is not an object.
-    public subscript(key: String) -> JSONValue? {
-        if case .object(let object) = self { object[key] } else { nil }
-    }
+    public subscript(key: String) -> JSONValue? { if case .object(let object) = self { object[key] } else { nil } }
 
     /// The size of this value written as compact JSON, in bytes.
     public var encodedByteCount: Int { (try? AlarmJSON.encoder.encode(self).count) ?? 0 }

@@ -67,10 +67,7 @@ public enum NodeFailure: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// The path of the offending field, for `invalidConfiguration` and `badRequest`.
-    public var field: String? {
-        guard case .node(let error) = self else { return nil }
-        return error.field
-    }
+    public var field: String? { if case .node(let error) = self { error.field } else { nil } }
 
     public var description: String { "\(code.rawValue): \(message)" }
 }

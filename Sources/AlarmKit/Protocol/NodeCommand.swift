@@ -159,10 +159,8 @@ struct CommandEnvelope: Decodable {
             case .cancel, .stop, .countdown, .pause, .resume:
                 guard let alarmID = try readID() else { throw .badRequest(field: "id", reason: "this field is required: the alarm's UUID") }
                 return .alarm(operation.alarmOperation!, id: alarmID)
-            case .requestAuthorization:
-                return .requestAuthorization
-            case .list:
-                return .list
+            case .requestAuthorization: return .requestAuthorization
+            case .list: return .list
             }
         }
     }

@@ -14,9 +14,7 @@ public struct NodeTopics: Sendable, Hashable {
     }
 
     /// Every node's retained status under `prefix`: `<prefix>/+/status`.
-    public static func statusFilter(prefix: String = "alarmd") -> String {
-        prefix.isEmpty ? "+/status" : "\(prefix)/+/status"
-    }
+    public static func statusFilter(prefix: String = "alarmd") -> String { prefix.isEmpty ? "+/status" : "\(prefix)/+/status" }
 
     /// The node id of a status topic under `prefix` (`<prefix>/<node>/status`), if `topic` is one.
     public static func nodeID(inStatusTopic topic: String, prefix: String = "alarmd") -> String? {
@@ -65,9 +63,8 @@ public struct NodeTopics: Sendable, Hashable {
     /// What follows `<base>/<section>/` in `topic`, or nil. Compared byte for byte, as MQTT
     /// compares topics (and without building the prefix: this runs for every message received).
     private func name(inTopic topic: String, section: String) -> Substring? {
-        let rest = topic.utf8[...].removingPrefix(base.utf8)?.removingPrefix("/".utf8)?
-            .removingPrefix(section.utf8)?.removingPrefix("/".utf8)
-        return rest.map(Substring.init)
+        (topic.utf8[...].removingPrefix(base.utf8)?.removingPrefix("/".utf8)?
+            .removingPrefix(section.utf8)?.removingPrefix("/".utf8)).map(Substring.init)
     }
 
     /// True when `id` is a valid node id: letters, digits, `_` and `-`.
@@ -122,10 +119,7 @@ public struct NodeStatus: Sendable, Hashable, Codable {
     /// The prompt's length in seconds, as a client should rely on it: the status is anyone's to
     /// publish, so a value alarmd would not send (not finite, out of range) counts as absent.
     public var promptSeconds: TimeInterval {
-        guard let authorizationPrompt, Self.authorizationPromptRange.contains(authorizationPrompt) else {
-            return Self.defaultAuthorizationPrompt
-        }
-        return authorizationPrompt
+        authorizationPrompt.flatMap { Self.authorizationPromptRange.contains($0) ? $0 : nil } ?? Self.defaultAuthorizationPrompt
     }
 
     /// How long to wait for the answer to a request that may prompt on the node's hardware: the

@@ -48,9 +48,7 @@ extension Mutex where Value: RemoteClientState {
                 logger.error("MQTT connect failed", metadata: ["error": "\(error)"])
             }
             let loop = Task { [events = client.events] in
-                for await event in events {
-                    if case .message(let message) = event, !receive(message) { return }
-                }
+                for await event in events { if case .message(let message) = event, !receive(message) { return } }
             }
             withLock { $0.loop = loop }
         case .failure(let error):

@@ -62,10 +62,7 @@ public final class RemoteFleet: Sendable {
                 }
             }
         }
-        state.withLock { state in
-            state.discovery = client
-            state.loop = loop
-        }
+        state.withLock { ($0.discovery, $0.loop) = (client, loop) }
     }
 
     /// Disconnects every connection and ends the streams.
@@ -86,9 +83,7 @@ public final class RemoteFleet: Sendable {
         var nodeSettings = settings
         nodeSettings.node = node
         let connection = RemoteNodeConnection(settings: nodeSettings, logger: logger)
-        var all = connections.value
-        all[node] = connection
-        connections.send(all)
+        connections.send(connections.value.merging([node: connection]) { $1 })
         connection.start()
         logger.info("node found", metadata: ["node": "\(node)"])
     }

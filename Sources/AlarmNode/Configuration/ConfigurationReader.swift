@@ -44,9 +44,7 @@ public enum ConfigurationReader {
             throw ConfigurationError(file: file, problems: [.init(
                 key: "", message: "is not valid TOML at line \(error.source.begin.line), column \(error.source.begin.column): \(error.description)"
                     + quotingHint(text, error))])
-        } catch {
-            throw ConfigurationError(file: file, problems: [.init(key: "", message: "is not valid TOML: \(error)")])
-        }
+        } catch { throw ConfigurationError(file: file, problems: [.init(key: "", message: "is not valid TOML: \(error)")]) }
         var reader = Reader(root: table)
         let configuration = reader.configuration()
         guard reader.problems.isEmpty else { throw ConfigurationError(file: file, problems: reader.problems) }
@@ -177,12 +175,10 @@ public enum ConfigurationReader {
                 if let value = seconds(hardware, "hardware.escalate-after", in: 0...3600) { configuration.hardware.escalateAfter = value }
                 if let value = seconds(hardware, "hardware.prompt-duration", in: NodeStatus.authorizationPromptRange) { configuration.hardware.promptDuration = value }
             }
-            if let intents = table(root, "intents") {
-                if let filters = strings(intents, "intents.allow") {
-                    let problems = filters.compactMap(IntentTopics.problem(inFilter:))
-                    problems.forEach { problem("intents.allow", $0) }
-                    if problems.isEmpty { configuration.intents.allow = filters }
-                }
+            if let intents = table(root, "intents"), let filters = strings(intents, "intents.allow") {
+                let problems = filters.compactMap(IntentTopics.problem(inFilter:))
+                problems.forEach { problem("intents.allow", $0) }
+                if problems.isEmpty { configuration.intents.allow = filters }
             }
             if let homeAssistant = table(root, "home-assistant") {
                 if let discovery = bool(homeAssistant, "home-assistant.discovery") { configuration.homeAssistant.discovery = discovery }

@@ -53,10 +53,8 @@ public enum ButtonActions {
             }
             if let soonest = paused.min(by: { $0.1 < $1.1 }) { return [.perform(.resume, id: soonest.0)] }
             return []
-        case (.stop, .long):
-            return cancelTimers(engine: engine)
-        case (.stop, .short):
-            return []
+        case (.stop, .long): return cancelTimers(engine: engine)
+        case (.stop, .short): return []
         }
     }
 

@@ -39,9 +39,7 @@ public enum HardwareParts {
                     throw StartupError(chipNotFoundMessage(error, chips: chips, mode: configuration.mode))
                 }
                 logger.notice("no GPIO chip on this machine; using simulated hardware", metadata: ["chip": "\(configuration.chip)"])
-            } catch {
-                throw StartupError(error.message)
-            }
+            } catch { throw StartupError(error.message) }
         }
         let simulation = Simulation(buzzer: SimulatedLine(), led: SimulatedLine(),
                                     buttons: SimulatedButtons(clock: TimerFDClock()))

@@ -97,9 +97,7 @@ public final class MQTTBridge: Service, Sendable {
         }
         // Known and sent in one step: see clearIfStale.
         knownAlarms.withLock { known in
-            for (id, isKnown) in outgoing.knownChanges {
-                if isKnown { known.insert(id) } else { known.remove(id) }
-            }
+            for (id, isKnown) in outgoing.knownChanges { if isKnown { known.insert(id) } else { known.remove(id) } }
             send(outgoing.messages)
         }
         // After the send: the journal is where an operator asks why an alarm did not ring.
@@ -172,9 +170,7 @@ public final class MQTTBridge: Service, Sendable {
         // to it, one more message each way through the broker for every change.
         try client.subscribe(topics.alarmsFilter, qos: 1, noLocal: true)
         if onSimulatedPress != nil { try client.subscribe(topics.simulatedPress, qos: 1) }
-        if announcesToHomeAssistant {
-            for filter in homeAssistant.commandTopics { try client.subscribe(filter, qos: 1) }
-        }
+        if announcesToHomeAssistant { for filter in homeAssistant.commandTopics { try client.subscribe(filter, qos: 1) } }
         try client.connect()
         await withDiscardingTaskGroup { group in
             if announcesToHomeAssistant { group.addTask { await self.homeAssistantMirror.run { self.send($0) } } }

@@ -35,11 +35,7 @@ public final class AlarmDaemon: Sendable {
     ) throws(StartupError) -> AlarmDaemon {
         let store = StateStore(directory: configuration.node.stateDirectory, logger: logger)
         let loaded: StateStore.Loaded
-        do {
-            loaded = try store.load()
-        } catch {
-            throw StartupError(error.message)
-        }
+        do { loaded = try store.load() } catch { throw StartupError(error.message) }
 
         let timeZoneSource = TimeZoneSource(configured: configuration.node.timeZone)
         let zoneName = timeZoneSource.currentZone

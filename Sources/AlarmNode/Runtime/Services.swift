@@ -30,9 +30,7 @@ struct StateRetryService: Service {
                         try await Task.sleep(for: .seconds(5))
                     } while await !node.saveAfterFailedWrite()
                 }
-            } catch is CancellationError {
-                return
-            }
+            } catch is CancellationError { return }
         }
     }
 }
@@ -63,9 +61,7 @@ struct HeapReleaseService: Service {
                         seen = now
                     }
                 }
-            } catch is CancellationError {
-                return
-            }
+            } catch is CancellationError { return }
             release()
         }
     }

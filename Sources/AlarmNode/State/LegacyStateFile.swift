@@ -27,9 +27,7 @@ struct LegacyStateFile {
         var journalGeneration: UInt64?
     }
 
-    private struct Header: Decodable {
-        var journalGeneration: UInt64
-    }
+    private struct Header: Decodable { var journalGeneration: UInt64 }
 
     private struct Change: Decodable {
         var alarms: [StoredAlarm]
