@@ -174,7 +174,7 @@ struct DaemonResilienceTests {
         }
     }
 
-    @Test("A command published retained runs once, when sent, not again when the node subscribes anew")
+    @Test("A command published retained runs when sent; replayed at a new subscription, it is refused, saying why")
     func retainedCommandRunsOnce() async throws {
         try await withDaemonBehindProxy { _, proxy, _, node in
             let id = UUID()
@@ -201,7 +201,11 @@ struct DaemonResilienceTests {
             // Sent after the node subscribed, so handled after the replay: the alarm is still cancelled.
             let list = try await node.request("list")
             #expect(list["alarms"] == .array([]))
-            #expect(node.received(after: cut).filter(isReply).count == 0)
+            let replays = node.received(after: cut).filter(isReply).compactMap { NodeClient.object($0.payload) }
+            #expect(replays.count == 1)
+            #expect(replays.first?["ok"] == .bool(false) && replays.first?["error"]?["code"] == .string("badRequest"))
+            guard case .string(let reason)? = replays.first?["error"]?["message"] else { throw TestSupportError("no reason in \(replays)") }
+            #expect(reason.contains("publish commands without retain"))
         }
     }
 

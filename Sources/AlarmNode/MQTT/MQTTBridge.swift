@@ -204,10 +204,7 @@ public final class MQTTBridge: Service, Sendable {
                 case .disconnected(let reason):
                     logger.warning("broker connection lost; alarms keep running locally", metadata: ["reason": "\(reason)"])
                 case .message(let message) where message.retain && takesCommands(message.topic):
-                    // A command sent retained would run again at every subscription (each start and
-                    // reconnect); the broker marks as retained only what it replays then.
-                    logger.warning("retained command ignored: send commands without retain; clear it with an empty retained message",
-                                   metadata: ["topic": "\(message.topic)"])
+                    refuseRetained(message)
                 case .message(let message) where message.topic == homeAssistant.scheduleTopic && announcesToHomeAssistant:
                     // Applied in line, so that `cancel Work` then `07:00 Work` keep their order; the
                     // outcome waits for the disk beside the next messages. While the node may prompt
@@ -285,6 +282,22 @@ public final class MQTTBridge: Service, Sendable {
     private func takesCommands(_ topic: String) -> Bool {
         command(inTopic: topic) != nil || topic == topics.simulatedPress
             || (homeAssistant.commandTopics.contains(topic) && topic != homeAssistant.birthTopic)
+    }
+
+    /// A command that came as a retained message is not run: it would run again at every
+    /// subscription (each start and reconnect), and the broker marks as retained only what it
+    /// replays then. A command that names where to reply is told why.
+    private func refuseRetained(_ message: MQTTMessage) {
+        logger.warning("retained command ignored: send commands without retain; clear it with an empty retained message",
+                       metadata: ["topic": "\(message.topic)"])
+        guard let (operation, group) = command(inTopic: message.topic) else { return }
+        let route = switch NodeCommand.decode(operation: operation, payload: message.payload, responseTopic: message.responseTopic,
+                                              correlationData: message.correlationData, group: group) {
+        case .success(let command): command.replyRoute
+        case .failure(let rejection): rejection.replyRoute
+        }
+        let reason = "the command came as a retained message, which would run at every start of the node: publish commands without retain, and clear this one with an empty retained message"
+        reply(.failure(.node(.badRequest(field: nil, reason: reason))), to: route, namesNode: group != nil)
     }
 
     private func mayWaitForPrompt(_ message: MQTTMessage) async -> Bool {
