@@ -193,6 +193,8 @@ dpkg -i /root/alarmd.deb >/tmp/dpkg.log 2>&1 || { cat /tmp/dpkg.log; fail "dpkg 
 check "an upgrade with a refused configuration says so and leaves alarmd running as it was" \
     sh -c "grep -q 'not (re)started: this version refuses' /tmp/dpkg.log && grep -q 'is not valid TOML at line' /tmp/dpkg.log \
         && [ \"\$(systemctl show -p MainPID --value alarmd)\" = $pid_before ] && systemctl is-active --quiet alarmd"
+refusal_in_journal() { journalctl -b -t alarmd -p crit --no-pager | grep -q 'not (re)started'; }
+check "the refused upgrade is in the journal, as critical" wait_until 10 refusal_in_journal
 mv /root/alarmd.toml.good /etc/alarmd/alarmd.toml
 dpkg -i /root/alarmd.deb >/tmp/dpkg.log 2>&1 || { cat /tmp/dpkg.log; fail "dpkg -i exits 0"; }
 restarted_by_upgrade() { [ "$(main_pid)" != 0 ] && [ "$(main_pid)" != "$1" ] && alarmd_active; }
