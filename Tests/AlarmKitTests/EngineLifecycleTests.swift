@@ -189,7 +189,7 @@ struct EngineLifecycleTests {
     mutating func refusalsAdvise() throws {
         _ = try engine.schedule(id: id, configuration: configuration(preAlert: 600), now: start)
         let stop = #expect(throws: AlarmNodeError.self) { try engine.stop(id: id, now: start) }
-        #expect(stop?.message.hasSuffix("is countdown: it is not ringing; cancel removes it") == true)
+        #expect(stop?.message.hasSuffix("is countdown: it is not ringing (cancel would end it for good, every repeat too)") == true)
         let snooze = #expect(throws: AlarmNodeError.self) { try engine.countdown(id: id, now: start) }
         #expect(snooze?.message.hasPrefix("countdown (snooze) needs an alarm in state alerting") == true)
         let resume = #expect(throws: AlarmNodeError.self) { try engine.resume(id: id, now: start) }

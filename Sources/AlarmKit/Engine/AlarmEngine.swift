@@ -428,7 +428,7 @@ public struct AlarmEngine: Sendable {
         let record = try existing(id)
         guard record.state == state else {
             let advice = switch (state, record.state) {
-            case (.alerting, _): "it is not ringing; cancel removes it"
+            case (.alerting, _): "it is not ringing (cancel would end it for good, every repeat too)"
             case (.countdown, .paused): "it is paused already; resume continues it"
             case (.countdown, _): "only a countdown pauses (a timer, a pre-alert, a snooze)"
             default: "only a paused alarm resumes"
