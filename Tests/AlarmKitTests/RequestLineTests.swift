@@ -72,6 +72,16 @@ struct RequestLineTests {
         #expect(throws: HumanSyntaxError.unreadable("timer: '07:00' is not a duration: \(DurationArgument.acceptedForms)")) {
             try RequestLine.timer(["07:00"], title: nil)
         }
+        // A title that starts with a digit is a mistyped duration; a duration's own problem is named.
+        #expect(throws: HumanSyntaxError.unreadable("timer: '1h 30' is not a duration: \(DurationArgument.acceptedForms)")) {
+            try RequestLine.timer(["1h", "30"], title: nil)
+        }
+        #expect(throws: HumanSyntaxError.unreadable("timer: '8d' is out of range: \(DurationArgument.acceptedForms)")) {
+            try RequestLine.timer(["8d", "Tea"], title: nil)
+        }
+        #expect(throws: HumanSyntaxError.unreadable("timer: '10' has no unit: write 10s, 10m or 10h")) {
+            try RequestLine.timer(["10", "Tea"], title: nil)
+        }
     }
 
     @Test("What the node would refuse names the part to change")

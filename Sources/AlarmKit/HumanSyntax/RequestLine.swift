@@ -55,11 +55,15 @@ public enum RequestLine: Hashable, Sendable {
 
     /// A timer's seconds and title from `alarmctl timer`'s words: `10m`, `10 minutes`, and without
     /// `--title` (`title` nil) also `10m Tea`, whose words after the duration are the title.
+    /// A title starting with a digit (`1h 30`) is refused: more likely a mistyped duration.
     public static func timer(_ words: [String], title: String?) throws(HumanSyntaxError) -> (seconds: TimeInterval, title: String?) {
-        if title == nil, case .timer(let seconds, let written)? = try? RequestLine(parsing: words.joined(separator: " ")) {
+        let text = words.joined(separator: " ")
+        if title == nil, case .timer(let seconds, let written)? = try? RequestLine(parsing: text), written?.first?.isNumber != true {
             return (seconds, written)
         }
-        return (try DurationArgument.seconds(words.joined(separator: " "), option: "timer"), title)
+        // `8d Tea`, `10 Tea`: what is wrong with the duration itself.
+        if title == nil, words.count > 1, words[0].first?.isNumber == true { _ = try DurationArgument.seconds(words[0], option: "timer") }
+        return (try DurationArgument.seconds(text, option: "timer"), title)
     }
 
     /// Whether the line needs the node's time zone to become an instant: a date written without offset.
