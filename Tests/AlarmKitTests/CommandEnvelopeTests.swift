@@ -39,7 +39,7 @@ struct CommandEnvelopeTests {
             return
         }
         #expect(rejection.error.code == .badRequest)
-        #expect(rejection.error.message == "the payload is not valid UTF-8 JSON")
+        #expect(rejection.error.message == "the payload is not valid UTF-8 JSON (line 1, column 103)")
     }
 
     @Test("A fractional hour and an unknown behaviour name their field and say what is accepted", arguments: [

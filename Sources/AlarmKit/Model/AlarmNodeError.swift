@@ -70,10 +70,13 @@ extension AlarmNodeError {
     /// Turns a `DecodingError` into a `badRequest` that names the field and says what is wrong.
     public init(decoding error: any Error, prefix: String? = nil) {
         // Foundation's own errors (a string that is not UTF-8, met while decoding a field) print
-        // as its internal types: not for a client's eyes.
-        let notJSON = "the payload is not valid UTF-8 JSON"
+        // as its internal types, not for a client's eyes: only their line and column are kept.
+        func notJSON(_ error: any Error) -> String {
+            let location = "\(error)".firstMatch(of: /line: (\d+), column: (\d+)/).map { " (line \($0.1), column \($0.2))" }
+            return "the payload is not valid UTF-8 JSON" + (location ?? "")
+        }
         guard let error = error as? DecodingError else {
-            self = .badRequest(field: prefix, reason: notJSON)
+            self = .badRequest(field: prefix, reason: notJSON(error))
             return
         }
         func path(_ codingPath: [any CodingKey]) -> String? {
@@ -91,7 +94,7 @@ extension AlarmNodeError {
         case .keyNotFound(let key, let context):
             self = .badRequest(field: path(context.codingPath + [key]), reason: "this field is required")
         case .dataCorrupted(let context):
-            let reason = context.underlyingError == nil ? context.debugDescription : notJSON
+            let reason = context.underlyingError.map(notJSON) ?? context.debugDescription
             self = .badRequest(field: path(context.codingPath), reason: reason)
         @unknown default:
             self = .badRequest(field: prefix, reason: "\(error)")
