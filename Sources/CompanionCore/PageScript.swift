@@ -193,7 +193,7 @@ extension PageAssets {
             const nodes = snapshot ? snapshot.nodes.map(current) : [];
             const groups = snapshot ? snapshot.groups.map(current) : [];
             const owners = [...groups, ...nodes];
-            const key = JSON.stringify(owners);
+            const key = JSON.stringify([owners, snapshot && snapshot.broker]);
             if (key === drawnKey) return;
             drawnKey = key;
             const focused = document.activeElement && document.activeElement.dataset ? document.activeElement.dataset.key : null;
@@ -206,7 +206,9 @@ extension PageAssets {
             const wasHidden = alertView.hidden;
             alertView.hidden = alerting.length === 0;
             // A modal alert: what lies behind it takes no focus (Tab stays on its buttons).
-            for (const behind of [document.querySelector("header.top"), nodesView, newForm]) behind.inert = !alertView.hidden;
+            for (const behind of document.body.children) {
+              if (behind !== alertView && behind !== announcer) behind.inert = !alertView.hidden;
+            }
             if (alerting.length) alertView.style.setProperty("--tint", alerting[0][1].tint);
 
             // Only a node that is online can take a new alarm.

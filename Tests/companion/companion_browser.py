@@ -367,10 +367,18 @@ def run(driver):
         ' && !details.some(d => d.startsWith("the node is offline") || d.startsWith("its members are offline"))'))
 
     # A companion given a broker that is not there says so, rather than waiting for nodes.
-    nowhere = another_companion(None, broker=f"127.0.0.1:{closed_port()}")
+    port = closed_port()
+    nowhere = another_companion(None, broker=f"127.0.0.1:{port}")
     driver.get(nowhere)
+    empty_text = lambda: driver.find_element(By.CSS_SELECTOR, "main .empty").text
     wait_until("a companion that never reached its broker says so on the page",
-               lambda: driver.find_element(By.CSS_SELECTOR, "main .empty").text.startswith("The companion cannot reach the broker"), 20)
+               lambda: empty_text().startswith("The companion cannot reach the broker"), 20)
+    # Once a broker answers there, the page says so, though no node is known yet.
+    config = os.path.join(os.environ["TMPDIR"], "late-broker.conf")
+    with open(config, "w") as file:
+        file.write(f"listener {port} 127.0.0.1\nallow_anonymous true\npersistence false\n")
+    started.append(subprocess.Popen(["mosquitto", "-c", config], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+    wait_until("with the broker there, the page waits for nodes instead", lambda: empty_text() == "No node has published its status yet.", 30)
 
 
 if __name__ == "__main__":
