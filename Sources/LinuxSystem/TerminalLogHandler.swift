@@ -27,6 +27,7 @@ public struct TerminalLogHandler: LogHandler {
     static func timestamp() -> String {
         var now = timespec(), parts = tm()
         clock_gettime(CLOCK_REALTIME, &now)
+        tzset()  // as localtime() does: the machine's zone may have changed since the last line
         localtime_r(&now.tv_sec, &parts)
         var date = [CChar](repeating: 0, count: 24), zone = [CChar](repeating: 0, count: 8)
         strftime(&date, date.count, "%Y-%m-%dT%H:%M:%S", &parts)
