@@ -54,6 +54,22 @@ struct HumanSyntaxTests {
         #expect(TimeOfDay.format(.init(hour: 7, minute: 5)) == "07:05")
     }
 
+    @Test("Times of day as people write them: 24-hour, or 12-hour with am or pm")
+    func writtenTimes() throws {
+        let written: [(String, Int, Int)] = [("07:00", 7, 0), ("7am", 7, 0), ("7AM", 7, 0), ("7:30pm", 19, 30), ("12am", 0, 0),
+                                             ("12:15am", 0, 15), ("12pm", 12, 0), ("11:59PM", 23, 59)]
+        for (text, hour, minute) in written {
+            #expect(TimeOfDay.parseWritten(text) == .init(hour: hour, minute: minute), "\(text)")
+        }
+        for bad in ["0am", "13pm", "7", "am", "7:60am", "19:00pm", "7 am", "pm7"] {
+            #expect(TimeOfDay.parseWritten(bad) == nil, "\(bad)")
+        }
+        // The ISO forms of a date stay 24-hour; alarmctl and the line syntax take the 12-hour ones.
+        #expect(TimeOfDay.parse("7am") == nil)
+        #expect(try ScheduleExpression.parse(["7am", "weekdays"]) == .relative(.init(time: .init(hour: 7, minute: 0), repeats: .weekly(WeekdayList.week.prefix(5).map { $0 }))))
+        #expect(try RequestLine(parsing: "6:45pm Dinner") == .alarm(.relative(.init(time: .init(hour: 18, minute: 45))), title: "Dinner"))
+    }
+
     @Test("Weekday lists, names, ranges and keywords")
     func weekdays() throws {
         #expect(try WeekdayList.recurrence(["mon,wed,fri"]) == .weekly([.monday, .wednesday, .friday]))

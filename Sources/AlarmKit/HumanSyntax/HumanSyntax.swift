@@ -112,6 +112,17 @@ public enum TimeOfDay {
         return .init(hour: hour, minute: minute)
     }
 
+    /// Reads a time of day as people write one: `07:00`, `7:00`, and on a 12-hour clock `7am`,
+    /// `7:30pm`, `12am` (midnight) or `12pm` (noon), in any case; nil otherwise.
+    public static func parseWritten(_ text: String) -> Alarm.Schedule.Relative.Time? {
+        let lower = text.lowercased()
+        guard let half = ["am", "pm"].first(where: { lower.hasSuffix($0) }) else { return parse(text) }
+        let clock = lower.dropLast(2)
+        let time = clock.contains(":") ? parse(String(clock)) : LocalDateTime.number(clock).map { .init(hour: $0, minute: 0) }
+        guard let time, (1...12).contains(time.hour) else { return nil }
+        return .init(hour: time.hour % 12 + (half == "pm" ? 12 : 0), minute: time.minute)
+    }
+
     /// `07:00`.
     public static func format(_ time: Alarm.Schedule.Relative.Time) -> String {
         "\(zeroPadded(time.hour, 2)):\(zeroPadded(time.minute, 2))"
@@ -191,6 +202,7 @@ public enum ScheduleExpression: Hashable, Sendable {
     public static let acceptedForms = """
           HH:MM [DAYS]      a time of day in the node's time zone, once or on DAYS:
                             07:00   7:30 mon,wed,fri   06:45 weekdays   9:00 daily
+                            (or 12-hour: 7am, 6:45pm)
           DAYS              mon,tue,wed,thu,fri,sat,sun (or full names), mon-fri,
                             weekdays, weekends, daily, once
           YYYY-MM-DDTHH:MM  a fixed date in the node's time zone: 2026-12-24T18:00
@@ -217,7 +229,7 @@ public enum ScheduleExpression: Hashable, Sendable {
             }
             return .fixed(dateTime)
         }
-        guard let time = TimeOfDay.parse(first) else {
+        guard let time = TimeOfDay.parseWritten(first) else {
             throw .unreadable("'\(first)' is not a time of day or a date; accepted forms:\n\(acceptedForms)")
         }
         return .relative(.init(time: time, repeats: try WeekdayList.recurrence(Array(tokens.dropFirst()))))

@@ -14,7 +14,7 @@ public enum RequestLine: Hashable, Sendable {
     /// The accepted forms, for error messages and help.
     public static let acceptedForms = """
         write a duration, a time of day with optional days, or a date, then an optional title: \
-        10m Tea | 1h30m Roast | 07:00 Wake | 07:00 weekdays Work | 6:45 mon,wed,fri | 2026-12-24T18:00 Eve \
+        10m Tea | 1h30m Roast | 07:00 Wake | 7am weekdays Work | 6:45 mon,wed,fri | 2026-12-24T18:00 Eve \
         (durations 1s to 7d; days mon..sun, mon-fri, weekdays, weekends, daily)
         """
 
@@ -32,7 +32,7 @@ public enum RequestLine: Hashable, Sendable {
                 throw .unreadable("'\(words.prefix(dateWords).joined(separator: " "))' is not a date and time: \(Self.acceptedForms)")
             }
             self = .alarm(expression, title: title(after: dateWords))
-        } else if let time = TimeOfDay.parse(first) {
+        } else if let time = TimeOfDay.parseWritten(first) {
             var dayWords = 1
             while dayWords < words.count, (try? WeekdayList.recurrence([words[dayWords]])) != nil { dayWords += 1 }
             let repeats = (try? WeekdayList.recurrence(Array(words[1..<dayWords]))) ?? .never
