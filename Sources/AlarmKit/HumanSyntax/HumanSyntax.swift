@@ -101,7 +101,7 @@ public struct LocalDateTime: Hashable, Sendable {
     }
 }
 
-/// Times of day as `HH:MM`, 24-hour.
+/// Times of day as `HH:MM`, 24-hour; ``parseWritten(_:)`` also reads the 12-hour forms people write.
 public enum TimeOfDay {
     /// Reads `7:00`, `07:00` or `23:59`; nil otherwise.
     public static func parse(_ text: String) -> Alarm.Schedule.Relative.Time? {
