@@ -33,11 +33,11 @@ public struct WatchState: Sendable, Equatable {
 }
 
 /// The `alarmctl watch` screen as lines of text no wider than the terminal: pure, so it is tested
-/// without a terminal. Colours are ANSI escapes, added only when asked for.
+/// without a terminal. On a terminal it has ANSI colours and a last line saying how to quit.
 public enum WatchScreen {
-    public static func render(_ state: WatchState, now: Date, timeZone: TimeZone, width: Int, colors: Bool) -> [String] {
+    public static func render(_ state: WatchState, now: Date, timeZone: TimeZone, width: Int, onTerminal: Bool) -> [String] {
         let width = max(width, 20)
-        let painter = Painter(enabled: colors)
+        let painter = Painter(enabled: onTerminal)
         var lines = [header(state, now: now, timeZone: timeZone, width: width, painter: painter)]
         if let problem = state.connectionProblem {
             lines.append(painter.paint(truncate("broker: \(problem)", to: width), .alert))
@@ -62,7 +62,8 @@ public enum WatchScreen {
                 lines.append(painter.paint(text, event.name == .alerting || event.name == .missed ? .alert : .dim))
             }
         }
-        lines.append(painter.paint(truncate("Ctrl-C quits", to: width), .dim))
+        // Piped, there is nothing to quit with Ctrl-C: a reader of the frames needs no hint.
+        if onTerminal { lines.append(painter.paint(truncate("Ctrl-C quits", to: width), .dim)) }
         return lines
     }
 

@@ -109,7 +109,7 @@ actor WatchDisplay {
 
     private func draw() {
         let width = Terminal.columns
-        let lines = WatchScreen.render(state, now: Date(), timeZone: session.displayTimeZone, width: width, colors: mode == .terminal)
+        let lines = WatchScreen.render(state, now: Date(), timeZone: session.displayTimeZone, width: width, onTerminal: mode == .terminal)
         switch mode {
         case .terminal:
             Terminal.write(ANSI.home + lines.joined(separator: ANSI.clearToEndOfLine + "\n") + ANSI.clearToEndOfLine + ANSI.clearToEndOfScreen)

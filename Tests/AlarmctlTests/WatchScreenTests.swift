@@ -33,7 +33,7 @@ struct WatchScreenTests {
 
     @Test("Every line fits the terminal's width", arguments: [20, 40, 60, 80, 132])
     func fitsWidth(width: Int) throws {
-        let lines = WatchScreen.render(try state(), now: now, timeZone: berlin, width: width, colors: true)
+        let lines = WatchScreen.render(try state(), now: now, timeZone: berlin, width: width, onTerminal: true)
         for line in lines {
             #expect(line.withoutEscapes.count <= width, "\(line.withoutEscapes)")
         }
@@ -41,7 +41,7 @@ struct WatchScreenTests {
 
     @Test("Countdowns get a progress bar and their time left; alerts a hint; events the latest first")
     func content() throws {
-        let lines = WatchScreen.render(try state(), now: now, timeZone: berlin, width: 100, colors: false)
+        let lines = WatchScreen.render(try state(), now: now, timeZone: berlin, width: 100, onTerminal: false)
         #expect(lines[0].hasPrefix("node bedroom · online · Europe/Berlin · 5 alarms"))
         #expect(lines[0].hasSuffix("08:00:00"))
         let tea = try #require(lines.first { $0.contains("Tea") })
@@ -53,29 +53,31 @@ struct WatchScreenTests {
         #expect(nap.contains("alerting") && nap.hasSuffix("alarmctl stop|snooze 7A7A0000"))
         let events = lines.filter { $0.hasPrefix("07:59:") }
         #expect(events == ["07:59:58  button         snooze  short press", "07:59:55  alerting       7A7A0000  Nap over"])
-        #expect(lines.last == "Ctrl-C quits")
         #expect(!lines.joined().contains("\u{1B}"))
+        #expect(!lines.contains("Ctrl-C quits"), "piped frames have nothing to quit with Ctrl-C")
+        let screen = WatchScreen.render(try state(), now: now, timeZone: berlin, width: 100, onTerminal: true)
+        #expect(screen.last?.withoutEscapes == "Ctrl-C quits")
     }
 
     @Test("An event keeps its alarm's title after the alarm is gone")
     func titlesOutliveTheirAlarms() throws {
         var state = try state()
         state.documents = []
-        let lines = WatchScreen.render(state, now: now, timeZone: berlin, width: 100, colors: false)
+        let lines = WatchScreen.render(state, now: now, timeZone: berlin, width: 100, onTerminal: false)
         #expect(lines.contains("07:59:55  alerting       7A7A0000  Nap over"))
     }
 
     @Test("Narrow, the id goes first; at 40 columns the time left is whole")
     func narrow() throws {
-        let wide = WatchScreen.render(try state(), now: now, timeZone: berlin, width: 100, colors: false)
+        let wide = WatchScreen.render(try state(), now: now, timeZone: berlin, width: 100, onTerminal: false)
         #expect(try #require(wide.first { $0.contains("Tea") }).hasPrefix("94DFECC6  "))
         for width in [40, 60] {
-            let lines = WatchScreen.render(try state(), now: now, timeZone: berlin, width: width, colors: false)
+            let lines = WatchScreen.render(try state(), now: now, timeZone: berlin, width: width, onTerminal: false)
             let tea = try #require(lines.first { $0.contains("Tea") }, "width \(width)")
             #expect(!tea.contains("94DFECC6"), "width \(width): \(tea)")
             #expect(tea.contains("in 4:32"), "width \(width): \(tea)")
         }
-        let sixty = WatchScreen.render(try state(), now: now, timeZone: berlin, width: 60, colors: false)
+        let sixty = WatchScreen.render(try state(), now: now, timeZone: berlin, width: 60, onTerminal: false)
         #expect(try #require(sixty.first { $0.contains("Tea") }).contains("█"), "a bar before an id")
     }
 
@@ -84,7 +86,7 @@ struct WatchScreenTests {
         var state = try state()
         state.status = .offline(since: now)
         state.connectionProblem = "lost the connection to broker 127.0.0.1:1883"
-        let lines = WatchScreen.render(state, now: now, timeZone: berlin, width: 100, colors: true)
+        let lines = WatchScreen.render(state, now: now, timeZone: berlin, width: 100, onTerminal: true)
         let alert = "\u{1B}[1;97;41m"
         #expect(lines[0].hasPrefix(alert) && lines[0].contains("OFFLINE"))
         #expect(lines[1] == "\(alert)broker: lost the connection to broker 127.0.0.1:1883\u{1B}[0m")
@@ -93,7 +95,7 @@ struct WatchScreenTests {
 
     @Test("With no alarms the screen says so")
     func empty() {
-        let lines = WatchScreen.render(WatchState(node: "n"), now: now, timeZone: berlin, width: 80, colors: false)
+        let lines = WatchScreen.render(WatchState(node: "n"), now: now, timeZone: berlin, width: 80, onTerminal: false)
         #expect(lines.contains("no alarms"))
         #expect(lines[0].contains("status unknown"))
     }
