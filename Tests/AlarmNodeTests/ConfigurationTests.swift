@@ -180,6 +180,11 @@ struct ConfigurationTests {
             ("[broker]\r\npassword = hunter2", "", "is not valid TOML at line 2, column 12: Error while parsing value: could not determine value type; "
                 + "text goes in quotes: password = \"…\""),
             ("[node]\nfoo = 1", "node.foo", "unknown key; known keys here: authorization, groups, id, state-directory, time-zone, topic-prefix"),
+            ("[hardware]\nstop-button = { line = 17, bias = \"disable\" }", "hardware.stop-button.bias",
+             "'disable' is not one of: \"pull-up\", \"pull-down\", \"disabled\", \"as-is\" (did you mean 'disabled'?)"),
+            ("[hardware]\nbuzzer = 4294967296", "hardware.buzzer", "4294967296 is not a line offset: no chip has that many lines"),
+            ("[hardware]\ndebounce = 0.5\nlong-press = 0.4", "hardware.debounce", "0.5 s is not shorter than hardware.long-press (0.4 s): "
+                + "a press shorter than the debounce window is ignored, so every press would be long; a few hundredths of a second is enough"),
         ]
         for (text, key, message) in cases {
             do { _ = try ConfigurationReader.parse(text); Issue.record("accepted: \(text)") } catch {

@@ -153,7 +153,9 @@ public enum ConfigurationReader {
                     case .absent: break
                     case .disabled: configuration.hardware[keyPath: path] = nil
                     case .line(let line):
-                        if let offset = Int(line.line), offset < 0 { problem("hardware.\(key)", "\(offset) is not a line offset: offsets start at 0") }
+                        if let offset = Int(line.line), UInt32(exactly: offset) == nil {
+                            problem("hardware.\(key)", "\(offset) is not a line offset: " + (offset < 0 ? "offsets start at 0" : "no chip has that many lines"))
+                        }
                         configuration.hardware[keyPath: path] = line
                     }
                 }
@@ -172,6 +174,11 @@ public enum ConfigurationReader {
                 }
                 if let value = seconds(hardware, "hardware.debounce", in: 0...0.5) { configuration.hardware.debounce = value }
                 if let value = seconds(hardware, "hardware.long-press", in: 0.2...10) { configuration.hardware.longPress = value }
+                // A press shorter than the debounce window is taken for a glitch: every press would be a long one.
+                if case let (debounce, longPress) = (configuration.hardware.debounce, configuration.hardware.longPress), debounce >= longPress {
+                    problem("hardware.debounce", "\(debounce) s is not shorter than hardware.long-press (\(longPress) s): a press shorter than "
+                            + "the debounce window is ignored, so every press would be long; a few hundredths of a second is enough")
+                }
                 if let value = seconds(hardware, "hardware.escalate-after", in: 0...3600) { configuration.hardware.escalateAfter = value }
                 if let value = seconds(hardware, "hardware.prompt-duration", in: NodeStatus.authorizationPromptRange) { configuration.hardware.promptDuration = value }
             }
@@ -200,7 +207,7 @@ public enum ConfigurationReader {
             let known = known ?? Self.knownKeys[path] ?? []
             for key in table.keys where !known.contains(key) {
                 let name = path.isEmpty ? key : "\(path).\(key)"
-                let meant = nearest(to: key, among: known)
+                let meant = Self.nearest(to: key, among: known)
                 if let home = Self.knownKeys.first(where: { !$0.key.isEmpty && $0.key != path && $0.value.contains(key) })?.key {
                     problem(name, "belongs under [\(home)]" + (meant.map { ", or did you mean '\($0)'?" } ?? ": move it there"))
                 } else {
@@ -212,7 +219,7 @@ public enum ConfigurationReader {
         /// The name among `names` that `text` may have meant: one ending in `-text` (`topic-prefix`
         /// for `prefix`), else the nearest if near enough; the first in alphabetical order of those
         /// alike, so that each run says the same.
-        private func nearest(to text: String, among names: some Collection<String>) -> String? {
+        private static func nearest(to text: String, among names: some Collection<String>) -> String? {
             let names = names.sorted()
             return names.first { $0.hasSuffix("-" + text) }
                 ?? names.min { distance($0, text) < distance($1, text) }.flatMap { distance($0, text) <= max(2, min(3, text.count / 2)) ? $0 : nil }
@@ -284,7 +291,7 @@ public enum ConfigurationReader {
             let value = T(rawValue: text)
             if value == nil {
                 problem(path, "'\(text)' is not one of: \(T.allCases.map { "\"\($0.rawValue)\"" }.joined(separator: ", "))"
-                              + (nearest(to: text, among: T.allCases.map(\.rawValue)).map { " (did you mean '\($0)'?)" } ?? ""))
+                              + (Self.nearest(to: text, among: T.allCases.map(\.rawValue)).map { " (did you mean '\($0)'?)" } ?? ""))
             }
             return value
         }
@@ -337,13 +344,16 @@ public enum ConfigurationReader {
             // A pull-down is a button wired to 3.3 V: pressed reads high, unless the table says otherwise.
             if nested["active-low"] == nil, nested["bias"]?.string == "pull-down" { result.activeLow = false }
             if let activeLow = bool(nested, "\(path).active-low") { result.activeLow = activeLow }
-            if let bias = string(nested, "\(path).bias", valid: ["pull-up", "pull-down", "disabled", "as-is"].contains,
-                                 otherwise: { "'\($0)' is not one of: \"pull-up\", \"pull-down\", \"disabled\", \"as-is\"" }) { result.bias = bias }
+            let biases = ["pull-up", "pull-down", "disabled", "as-is"]
+            if let bias = string(nested, "\(path).bias", valid: biases.contains, otherwise: { text in
+                "'\(text)' is not one of: \(biases.map { "\"\($0)\"" }.joined(separator: ", "))"
+                    + (Self.nearest(to: text, among: biases).map { " (did you mean '\($0)'?)" } ?? "")
+            }) { result.bias = bias }
             return .line(result)
         }
 
         /// Edit distance, for suggesting the key a typo meant.
-        private func distance(_ a: String, _ b: String) -> Int {
+        private static func distance(_ a: String, _ b: String) -> Int {
             let a = Array(a), b = Array(b)
             var row = Array(0...b.count)
             for i in 1...max(a.count, 1) where !a.isEmpty {
