@@ -81,37 +81,52 @@ public final class GPIOChip: Sendable {
         try handle.withLock { (pointer) throws(Failure) -> Result in try body(pointer) }
     }
 
-    /// Finds the line (`gpiod_chip_get_line` or `gpiod_chip_find_line`) and requests it with
-    /// `request`; on `EBUSY` it reads who holds it (`gpiod_line_update`, `gpiod_line_consumer`).
+    /// Looks a line up without requesting it, as `check-config` does: its offset and kernel name,
+    /// and who holds it, if anyone (`gpiod_line_update`, `gpiod_line_consumer`).
+    public func lineInfo(_ selector: GPIOLineSelector) throws(GPIOError) -> GPIOLineInfo {
+        try withLock { (chip) throws(GPIOError) -> GPIOLineInfo in
+            let (line, description) = try find(selector, on: chip)
+            return GPIOLineInfo(offset: description.offset, name: description.name, description: description.description,
+                                consumer: consumer(of: line))
+        }
+    }
+
+    /// Finds the line (`gpiod_chip_get_line` for an offset, `gpiod_chip_find_line` for a name);
+    /// called holding the chip's mutex.
+    private func find(_ selector: GPIOLineSelector, on chip: OpaquePointer) throws(GPIOError) -> (OpaquePointer, LineDescription) {
+        let found: OpaquePointer? = switch selector {
+        case .offset(let offset): gpiod_chip_get_line(chip, offset)
+        case .name(let lineName): gpiod_chip_find_line(chip, lineName)
+        }
+        guard let line = found else {
+            throw switch selector {
+            case .offset(let offset): GPIOError.from(errno: errno, during: .getLine(chip: name, offset: offset, lineCount: lineCount))
+            case .name(let lineName): GPIOError.from(errno: errno, during: .findLine(chip: name, name: lineName))
+            }
+        }
+        return (line, LineDescription(chip: name, offset: gpiod_line_offset(line), name: gpiod_line_name(line).map { String(cString: $0) }))
+    }
+
+    /// Who holds the line as the kernel says now (`unnamed` for a holder without a name), or nil
+    /// when no one does.
+    private func consumer(of line: OpaquePointer) -> String? {
+        guard gpiod_line_update(line) == 0, gpiod_line_is_used(line) else { return nil }
+        return gpiod_line_consumer(line).map { String(cString: $0) } ?? "unnamed"
+    }
+
+    /// Finds the line and requests it with `request`; on `EBUSY` it says who holds it.
     private func request(
         _ configuration: GPIOLineConfiguration, consumer: String,
         _ request: (OpaquePointer, Int32) -> Int32
     ) throws(GPIOError) -> (LineHandle, LineDescription) {
         try withLock { (chip) throws(GPIOError) -> (LineHandle, LineDescription) in
-            let line: OpaquePointer
-            switch configuration.line {
-            case .offset(let offset):
-                guard let found = gpiod_chip_get_line(chip, offset) else {
-                    throw GPIOError.from(errno: errno, during: .getLine(chip: name, offset: offset, lineCount: lineCount))
-                }
-                line = found
-            case .name(let lineName):
-                guard let found = gpiod_chip_find_line(chip, lineName) else {
-                    throw GPIOError.from(errno: errno, during: .findLine(chip: name, name: lineName))
-                }
-                line = found
-            }
-            let description = LineDescription(
-                chip: name, offset: gpiod_line_offset(line), name: gpiod_line_name(line).map { String(cString: $0) })
+            let (line, description) = try find(configuration.line, on: chip)
             guard request(line, Self.flags(for: configuration)) == 0 else {
                 let code = errno
-                var holder: String?
-                if code == EBUSY, gpiod_line_update(line) == 0, let consumer = gpiod_line_consumer(line) {
-                    holder = String(cString: consumer)
-                }
                 throw GPIOError.from(
                     errno: code,
-                    during: .request(description, settings: configuration.settingsDescription, consumer: holder))
+                    during: .request(description, settings: configuration.settingsDescription,
+                                     consumer: code == EBUSY ? self.consumer(of: line) : nil))
             }
             return (LineHandle(pointer: line), description)
         }
@@ -134,3 +149,15 @@ public final class GPIOChip: Sendable {
 /// `GPIOChip.withLock`, which serializes every call on that chip; the chip outlives it because
 /// `GPIOOutput`/`GPIOInput` hold the chip.
 struct LineHandle: @unchecked Sendable { let pointer: OpaquePointer }
+
+/// A line as found on its chip, not requested.
+public struct GPIOLineInfo: Sendable, Hashable {
+    /// The line's offset on its chip.
+    public var offset: UInt32
+    /// The line's name as the device tree sets it, e.g. `GPIO17`.
+    public var name: String?
+    /// The line as messages name it: `line 17 'GPIO17' on gpiochip0`.
+    public var description: String
+    /// Who holds the line now (a process's consumer name, a driver), or nil when it is free.
+    public var consumer: String?
+}

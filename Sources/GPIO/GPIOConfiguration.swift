@@ -81,7 +81,8 @@ public struct GPIOLineConfiguration: Sendable, Hashable {
         self.bias = bias
     }
 
-    var settingsDescription: String {
+    /// The settings as messages name them: `active-low, pull-up` or `default settings`.
+    public var settingsDescription: String {
         var parts = activeLow ? ["active-low"] : []
         switch bias {
         case .asIs: break

@@ -42,6 +42,7 @@ enum GPIOOperation: Sendable {
     /// `consumer` is who holds the line, when the kernel says.
     case request(LineDescription, settings: String, consumer: String?)
     case setValue(LineDescription)
+    case readValue(LineDescription)
     case readEvents(LineDescription)
     case waitForEvents
     case startEventThread
@@ -61,7 +62,7 @@ extension GPIOError {
                              "permission denied opening the GPIO chips to look for label '\(label)': \(permissionAdvice)")
             case .openChip(let selector):
                 return error(.permissionDenied, "permission denied opening GPIO chip \(selector): \(permissionAdvice)")
-            case .request(let line, _, _), .setValue(let line), .readEvents(let line):
+            case .request(let line, _, _), .setValue(let line), .readValue(let line), .readEvents(let line):
                 return error(.permissionDenied, "permission denied on \(line): \(permissionAdvice)")
             case .getLine(let chip, _, _), .findLine(let chip, _):
                 return error(.permissionDenied, "permission denied on GPIO chip \(chip): \(permissionAdvice)")
@@ -103,6 +104,8 @@ extension GPIOError {
             }
         case .setValue(let line):
             return error(.io, "cannot set \(line): \(reason)")
+        case .readValue(let line):
+            return error(.io, "cannot read \(line): \(reason)")
         case .readEvents(let line):
             return error(.io, "cannot read edge events of \(line): \(reason)")
         case .waitForEvents:

@@ -73,6 +73,14 @@ public final class GPIOInput: Sendable, CustomStringConvertible {
     /// The line as messages name it: `line 17 'GPIO17' on gpiochip0`.
     public var description: String { named.description }
 
+    /// Whether the line is active now (`gpiod_line_get_value`; active-low applied by the kernel):
+    /// a button that reads pressed while no one touches it is wired or configured the wrong way.
+    public func isActive() throws(GPIOError) -> Bool {
+        let (value, code) = chip.withLock { _ in (gpiod_line_get_value(line.pointer), errno) }
+        guard value >= 0 else { throw GPIOError.from(errno: code, during: .readValue(named)) }
+        return value == 1
+    }
+
     /// Reads the pending edges without blocking (`gpiod_line_event_read_fd_multiple`); empty when
     /// none are pending. Timestamps are the kernel's, in `CLOCK_MONOTONIC` nanoseconds.
     public func readEvents() throws(GPIOError) -> [GPIOEdgeEvent] {

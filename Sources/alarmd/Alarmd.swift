@@ -145,9 +145,17 @@ extension Alarmd {
         func run() throws {
             do {
                 let configuration = try ConfigurationReader.read(path: file)
-                print("\(file) is valid: node \(configuration.node.id), broker \(configuration.broker.host):\(configuration.broker.port), hardware \(configuration.hardware.mode.rawValue)")
+                let hardware = HardwareParts.check(configuration.hardware, logger: Logger(label: "alarmd"))
+                guard !hardware.refused else {
+                    StandardStream.error.write("\(file): hardware: \(hardware.report)\n")
+                    throw ExitCode(2)
+                }
+                print("\(file) is valid: node \(configuration.node.id), broker \(configuration.broker.host):\(configuration.broker.port)")
+                print("hardware (\(configuration.hardware.mode.rawValue)): \(hardware.report)")
                 let allowed = ["\(configuration.topics.base)/intents/#"] + configuration.intents.allow
                 print("intents may publish to: \(allowed.joined(separator: ", ")) (never a node's cmd/, sim/, ha/, status, alarms/ or events)")
+            } catch let exit as ExitCode {
+                throw exit
             } catch {
                 StandardStream.error.write("\(error)\n")
                 throw ExitCode(2)

@@ -59,7 +59,26 @@ struct HardwarePartsTests {
                 try HardwareParts.make(Self.configuration(mode: .gpio), deviceDirectory: dev, logger: Self.logger)
             }
         }
-        #expect(try #require(error).message.contains("this machine has no GPIO chip: set hardware.mode = \"simulated\""))
+        let message = try #require(error).message
+        #expect(message.hasPrefix("no GPIO chip labelled 'alarmd-test-no-such-chip': this machine has no GPIO chip (no /dev/gpiochip*)"))
+        #expect(message.contains("set hardware.mode = \"simulated\" (or \"auto\"), or start alarmd with --simulate-hardware"))
+        #expect(!message.contains("gpiodetect"), "there is no chip to list")
+    }
+
+    @Test("check-config's report: the simulation and why, or a chip that is not there, refused as alarmd would refuse it")
+    func check() throws {
+        let none = try Self.withDevices([]) { dev in
+            (auto: HardwareParts.check(Self.configuration(mode: .auto), deviceDirectory: dev, logger: Self.logger),
+             gpio: HardwareParts.check(Self.configuration(mode: .gpio), deviceDirectory: dev, logger: Self.logger))
+        }
+        #expect(none.auto == ("simulated: this machine has no GPIO chip", false))
+        #expect(none.gpio.refused && none.gpio.report.contains("this machine has no GPIO chip"))
+        let some = try Self.withDevices(["gpiochip0"]) { dev in
+            (simulated: HardwareParts.check(Self.configuration(mode: .simulated), deviceDirectory: dev, logger: Self.logger),
+             auto: HardwareParts.check(Self.configuration(mode: .auto), deviceDirectory: dev, logger: Self.logger))
+        }
+        #expect(some.simulated == ("simulated, on a machine with GPIO chips: no buzzer will sound", false))
+        #expect(some.auto.refused && some.auto.report.contains("this machine has gpiochip0: set hardware.chip"))
     }
 
     @Test("The simulation has one button when no snooze button is configured")

@@ -86,6 +86,11 @@ public struct NodeConfiguration: Sendable, Hashable {
         /// Seconds.
         public var debounce: TimeInterval = 0.030
         public var longPress: TimeInterval = 1.5
+        /// The configured parts by their keys in the file, in the file's order.
+        public var parts: [(key: String, line: Line)] {
+            [("buzzer", buzzer), ("led", led), ("stop-button", stopButton), ("snooze-button", snoozeButton)]
+                .compactMap { key, line in line.map { (key, $0) } }
+        }
         /// Seconds of alerting before the buzzer pattern gets denser.
         public var escalateAfter: TimeInterval = 60
         /// Seconds the authorization prompt waits for a button.

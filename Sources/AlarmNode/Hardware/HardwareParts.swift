@@ -30,13 +30,17 @@ public enum HardwareParts {
     public static func make(
         _ configuration: NodeConfiguration.Hardware, deviceDirectory: String = "/dev", logger: Logger
     ) throws(StartupError) -> (parts: NodeHardware.Parts, simulation: Simulation?) {
+        if configuration.mode == .simulated, case let chips = GPIOChip.deviceNames(in: deviceDirectory), !chips.isEmpty {
+            logger.warning("hardware.mode is simulated on a machine with GPIO chips: no buzzer will sound",
+                           metadata: ["chips": "\(chips.joined(separator: ", "))"])
+        }
         if configuration.mode != .simulated {
             do {
                 return (try openGPIO(configuration, logger: logger), nil)
             } catch let error where error.code == .chipNotFound {
                 let chips = GPIOChip.deviceNames(in: deviceDirectory)
                 guard configuration.mode == .auto, chips.isEmpty else {
-                    throw StartupError(chipNotFoundMessage(error, chips: chips, mode: configuration.mode))
+                    throw StartupError(chipNotFoundMessage(error, chips: chips, configuration))
                 }
                 logger.notice("no GPIO chip on this machine; using simulated hardware", metadata: ["chip": "\(configuration.chip)"])
             } catch { throw StartupError(error.message) }
@@ -49,12 +53,57 @@ public enum HardwareParts {
     }
 
     /// The chip error, with the chips this machine has and how to choose.
-    static func chipNotFoundMessage(_ error: GPIOError, chips: [String], mode: NodeConfiguration.Hardware.Mode) -> String {
+    static func chipNotFoundMessage(_ error: GPIOError, chips: [String], _ configuration: NodeConfiguration.Hardware) -> String {
         guard !chips.isEmpty else {
-            return "\(error.message); this machine has no GPIO chip: set hardware.mode = \"simulated\" (or \"auto\") to run without GPIO"
+            return "no GPIO chip \(GPIOChipSelector(configuration.chip)): this machine has no GPIO chip (no /dev/gpiochip*): set "
+                + "hardware.mode = \"simulated\" (or \"auto\"), or start alarmd with --simulate-hardware, to run without GPIO; "
+                + "in a container, pass the /dev/gpiochip* devices through"
         }
-        let simulation = mode == .auto ? "" : ", or hardware.mode = \"simulated\" to run without GPIO"
+        let simulation = configuration.mode == .auto ? "" : ", or hardware.mode = \"simulated\" to run without GPIO"
         return "\(error.message); this machine has \(chips.joined(separator: ", ")): set hardware.chip to one of them (by name, path or label)\(simulation)"
+    }
+
+    /// What `alarmd check-config` says of the parts: the chip and each line as the kernel names it,
+    /// or why the simulation stands in. `refused` when alarmd could not start with them: a chip or
+    /// line that is not there, two parts on one line, a line another program holds. Lines are
+    /// looked up, not requested, so a running alarmd keeps its own.
+    public static func check(_ configuration: NodeConfiguration.Hardware, deviceDirectory: String = "/dev",
+                             logger: Logger) -> (report: String, refused: Bool) {
+        let chips = GPIOChip.deviceNames(in: deviceDirectory)
+        switch configuration.mode {
+        case .simulated:
+            return ("simulated" + (chips.isEmpty ? "" : ", on a machine with GPIO chips: no buzzer will sound"), false)
+        case .auto where chips.isEmpty:
+            return ("simulated: this machine has no GPIO chip", false)
+        case .auto, .gpio:
+            break
+        }
+        do throws(GPIOError) {
+            let chip = try GPIOChip(GPIOChipSelector(configuration.chip), logger: logger)
+            var lines: [String] = [], partsByOffset: [UInt32: String] = [:]
+            for (key, line) in configuration.parts {
+                let info = try chip.lineInfo(GPIOLineSelector(line.line))
+                if let other = partsByOffset[info.offset] {
+                    return ("hardware.\(key) and hardware.\(other) are both \(info.description): give each part a line of its own", true)
+                }
+                // A running alarmd holds its own lines: only another program's hold stops a start.
+                if let holder = info.consumer, !holder.hasPrefix("alarmd-") {
+                    return ("hardware.\(key): '\(holder)' holds \(info.description): free it, or choose another line "
+                            + "(gpioinfo \(chip.name) shows every line's holder)", true)
+                }
+                partsByOffset[info.offset] = key
+                let settings = GPIOLineConfiguration(.offset(info.offset), activeLow: line.activeLow,
+                                                     bias: GPIOBias(rawValue: line.bias) ?? .asIs).settingsDescription
+                lines.append("\(key) line \(info.offset)\(info.name.map { " '\($0)'" } ?? "") (\(settings))")
+            }
+            return ("\(chip.name) [\(chip.label)]: \(lines.joined(separator: "; "))", false)
+        } catch where error.code == .permissionDenied {
+            return ("not checked: \(error.message); or run check-config as the user alarmd runs as (sudo -u alarmd alarmd check-config FILE)", false)
+        } catch where error.code == .chipNotFound {
+            return (chipNotFoundMessage(error, chips: chips, configuration), true)
+        } catch {
+            return (error.message, true)
+        }
     }
 
     private static func openGPIO(_ configuration: NodeConfiguration.Hardware, logger: Logger) throws(GPIOError) -> NodeHardware.Parts {
@@ -71,7 +120,17 @@ public enum HardwareParts {
         let snooze = try configuration.snoozeButton.map { line throws(GPIOError) in
             try chip.requestInput(lineConfiguration(line), consumer: "alarmd-snooze")
         }
-        logger.info("GPIO opened", metadata: ["chip": "\(chip.name)", "label": "\(chip.label)"])
+        logger.notice("GPIO opened", metadata: [
+            "chip": "\(chip.name)", "label": "\(chip.label)",
+            "lines": "\([buzzer, led].compactMap(\.?.description) + [stop, snooze].compactMap(\.?.description))",
+        ])
+        for (key, input) in [("stop-button", stop), ("snooze-button", snooze)] {
+            guard let input, (try? input.isActive()) == true else { continue }
+            logger.warning("button reads pressed at start", metadata: [
+                "button": "\(key)", "line": "\(input.description)",
+                "advice": "unless it is held, its active-low or bias is wrong for its wiring (a button to ground needs active-low = true and bias = \"pull-up\")",
+            ])
+        }
         return NodeHardware.Parts(buzzer: buzzer, led: led, buttons: GPIOButtons(stop: stop, snooze: snooze, logger: logger),
                                   layout: snooze == nil ? .singleButton : .twoButtons)
     }

@@ -194,7 +194,19 @@ stop-button = { line = "stop", active-low = true, bias = "pull-up" }
 snooze-button = "snooze"
 escalate-after = "1h"
 EOF
-"$HIL_BIN" check-config /tmp/alarmd.toml || fail "alarmd check-config rejected the HIL configuration"
+"$HIL_BIN" check-config /tmp/alarmd.toml >/tmp/check-config.out || fail "alarmd check-config rejected the HIL configuration"
+cat /tmp/check-config.out
+check "check-config lists each line as the chip names it, with its settings" grep -q \
+    "buzzer line $(line_offset buzzer) 'buzzer' (default settings); led line $(line_offset led) 'led' (active-low); stop-button line $(line_offset stop) 'stop' (active-low, pull-up)" \
+    /tmp/check-config.out
+# One line written two ways (an offset and a name) is found on the chip, not in the file.
+sed -e "s/^led = .*/led = $(line_offset buzzer)/" /tmp/alarmd.toml >/tmp/alarmd-same-line.toml
+same_line_status=0
+"$HIL_BIN" check-config /tmp/alarmd-same-line.toml >/dev/null 2>/tmp/check-config.err || same_line_status=$?
+check "check-config refuses two parts on one line, written as an offset and a name (exit $same_line_status: 2 expected)" \
+    [ "$same_line_status" -eq 2 ]
+check "the refusal names both parts and the line" \
+    grep -q "hardware.led and hardware.buzzer are both line $(line_offset buzzer) 'buzzer' on $HIL_CHIP" /tmp/check-config.err
 
 # auto mode on a machine that has GPIO chips: a chip name matching none of them is refused (a
 # node that fell back to simulating its buzzer would wake nobody), and the chips are listed.
@@ -205,6 +217,20 @@ timeout 30 "$HIL_BIN" --config /tmp/alarmd-wrong-chip.toml >/dev/null 2>/tmp/ala
 check "auto mode refuses a wrong chip name on a machine with GPIO (exit $wrong_chip_status: 1 expected, 124 = it ran on)" \
     [ "$wrong_chip_status" -eq 1 ]
 check "the refusal lists the machine's chips" grep -q "this machine has gpiochip" /tmp/alarmd-wrong-chip.log
+wrong_chip_status=0
+"$HIL_BIN" check-config /tmp/alarmd-wrong-chip.toml >/dev/null 2>/tmp/check-config.err || wrong_chip_status=$?
+check "check-config refuses it too, before a restart would (exit $wrong_chip_status: 2 expected)" [ "$wrong_chip_status" -eq 2 ]
+check "check-config lists the machine's chips" grep -q "this machine has gpiochip" /tmp/check-config.err
+
+# A button configured active-high on a pull-up reads pressed while untouched: alarmd says so at start.
+sed -e 's/^id = .*/id = "hil-inverted"/' -e 's|^state-directory = .*|state-directory = "/tmp/alarmd-inverted"|' \
+    -e 's/^stop-button = .*/stop-button = { line = "stop", active-low = false, bias = "pull-up" }/' /tmp/alarmd.toml >/tmp/alarmd-inverted.toml
+"$HIL_BIN" --config /tmp/alarmd-inverted.toml >/dev/null 2>/tmp/alarmd-inverted.log &
+inverted=$!
+check "a stop button that reads pressed at start is reported" wait_for /tmp/alarmd-inverted.log "button=stop-button.*button reads pressed at start" 30
+kill -TERM "$inverted"
+wait "$inverted"
+check "a correctly wired snooze button is not reported" sh -c '! grep -q "button=snooze-button" /tmp/alarmd-inverted.log'
 "$HIL_BIN" --config /tmp/alarmd.toml --log-level trace >"$out" 2>"$log" &
 alarmd=$!
 check "alarmd online" wait_for "$events" "^$base/status .*\"state\":\"online\"" 60
