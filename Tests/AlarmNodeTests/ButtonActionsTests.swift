@@ -243,18 +243,27 @@ struct ButtonActionsTests {
         #expect(engine.records[Self.id(1)]?.nextAlertDate == Self.at(200 + 500), "resumed for the 500 s left")
     }
 
-    @Test("Snooze pressed twice: the second press leaves running the snooze the first began", arguments: [ButtonPress.Kind.short, .long])
-    func doublePressAfterSnooze(kind: ButtonPress.Kind) throws {
+    @Test("Snooze pressed again, at once or later: a snoozed alarm counts down on, to ring again", arguments: [ButtonPress.Kind.short, .long])
+    func pressesAfterSnooze(kind: ButtonPress.Kind) throws {
         var engine = Self.engine()
         try Self.alarm(&engine, Self.id(1), alertAt: 60)
         _ = engine.advance(to: Self.at(60))
         _ = try Self.carryOut(ButtonActions.plan(.snooze, kind, engine: engine, now: Self.at(61)), on: &engine, at: 61)
         #expect(Self.state(engine, Self.id(1)) == .countdown, "snoozed")
+        for seconds in [61.4, 62.9, 65, 200] {
+            #expect(ButtonActions.plan(.snooze, kind, engine: engine, now: Self.at(seconds)).isEmpty, "at \(seconds) s")
+        }
+    }
 
-        #expect(ButtonActions.plan(.snooze, kind, engine: engine, now: Self.at(61.4)).isEmpty, "the same press again")
-        #expect(ButtonActions.plan(.snooze, kind, engine: engine, now: Self.at(62.9)).isEmpty)
-        #expect(ButtonActions.plan(.snooze, kind, engine: engine, now: Self.at(63)) == [.perform(.pause, id: Self.id(1))],
-                "2 s on, a press pauses it as any countdown")
+    @Test("A snoozed timer: the same press again does nothing; 2 s on, a press pauses it")
+    func doublePressAfterTimerSnooze() throws {
+        var engine = Self.engine()
+        try Self.timer(&engine, Self.id(1), 60)
+        _ = engine.advance(to: Self.at(60))
+        _ = try Self.carryOut(ButtonActions.plan(.snooze, .short, engine: engine, now: Self.at(61)), on: &engine, at: 61)
+        #expect(Self.state(engine, Self.id(1)) == .countdown, "snoozed")
+        #expect(ButtonActions.plan(.snooze, .short, engine: engine, now: Self.at(62.9)).isEmpty, "the same press again")
+        #expect(ButtonActions.plan(.snooze, .short, engine: engine, now: Self.at(63)) == [.perform(.pause, id: Self.id(1))])
     }
 
     @Test("Snooze pressed twice while another countdown ends sooner: the second press pauses nothing")
@@ -360,13 +369,17 @@ struct ButtonActionsTests {
         #expect(ButtonActions.plan(.stop, .long, engine: engine, now: Self.at(100)).isEmpty)
     }
 
-    @Test("Snooze toggles a scheduled alarm's pre-alert countdown too, when it is the one ending soonest")
-    func snoozeToggleAppliesToPreAlert() throws {
+    @Test("Snooze toggles timers only: never a scheduled alarm's pre-alert, even the one ending soonest, nor a paused alarm")
+    func snoozeTogglesTimersOnly() throws {
         var engine = Self.engine()
         try Self.timer(&engine, Self.id(1), 3000)
         try Self.alarm(&engine, Self.id(2), alertAt: 1000, preAlert: 950)
         _ = engine.advance(to: Self.at(100))
-        #expect(ButtonActions.plan(.snooze, .short, engine: engine, now: Self.at(100)) == [.perform(.pause, id: Self.id(2))])
+        #expect(ButtonActions.plan(.snooze, .short, engine: engine, now: Self.at(100)) == [.perform(.pause, id: Self.id(1))])
+        _ = try engine.cancel(id: Self.id(1), now: Self.at(100))
+        #expect(ButtonActions.plan(.snooze, .short, engine: engine, now: Self.at(100)).isEmpty, "only the alarm's pre-alert runs")
+        _ = try engine.pause(id: Self.id(2), now: Self.at(100))
+        #expect(ButtonActions.plan(.snooze, .short, engine: engine, now: Self.at(110)).isEmpty, "a paused alarm is resumed by command only")
     }
 
     // MARK: A single-button board

@@ -26,9 +26,13 @@ public enum ButtonActions {
     /// The actions a press at `now` calls for (already mapped for a single-button board, ``ButtonLayout``):
     /// - while anything alerts, stop stops every alerting alarm and snooze applies each alerting
     ///   alarm's secondary behaviour;
-    /// - otherwise snooze toggles the countdown that ends soonest (pause it, unless it started
-    ///   a countdown started within ``repeatedPressWindow``; or resume the paused one with the least time left when
-    ///   none runs), and a long stop press cancels every timer.
+    /// - otherwise snooze toggles the timer that ends soonest (pauses the running one, unless a
+    ///   countdown started within ``repeatedPressWindow``; or resumes the paused one with the least
+    ///   time left when none runs), and a long stop press cancels every timer.
+    ///
+    /// Buttons pause, resume and cancel timers (alarms with no schedule) only: a paused alarm never
+    /// rings, and a second tap on snooze, half asleep, must not keep a snoozed wake-up alarm from
+    /// ringing again.
     public static func plan(_ button: Button, _ kind: ButtonPress.Kind, engine: AlarmEngine, now: Date) -> [ButtonAction] {
         let alerting = engine.alerting.map(\.id)
         if !alerting.isEmpty {
@@ -39,16 +43,16 @@ public enum ButtonActions {
         }
         switch (button, kind) {
         case (.snooze, _):
-            let running = engine.records.values.compactMap { record -> (id: UUID, countdown: AlarmRecord.Countdown)? in
+            let running = engine.records.values.compactMap { record -> (record: AlarmRecord, countdown: AlarmRecord.Countdown)? in
                 guard case .countdown(let countdown) = record.phase else { return nil }
-                return (record.id, countdown)
+                return (record, countdown)
             }
-            if let soonest = running.min(by: { $0.countdown.fireDate < $1.countdown.fireDate }) {
-                guard running.allSatisfy({ now.timeIntervalSince($0.countdown.startDate) >= repeatedPressWindow }) else { return [] }
-                return [.perform(.pause, id: soonest.id)]
+            guard running.allSatisfy({ now.timeIntervalSince($0.countdown.startDate) >= repeatedPressWindow }) else { return [] }
+            if let soonest = running.filter({ $0.record.isTimer }).min(by: { $0.countdown.fireDate < $1.countdown.fireDate }) {
+                return [.perform(.pause, id: soonest.record.id)]
             }
             let paused = engine.records.values.compactMap { record -> (UUID, TimeInterval)? in
-                guard case .paused(let total, let elapsed) = record.phase else { return nil }
+                guard record.isTimer, case .paused(let total, let elapsed) = record.phase else { return nil }
                 return (record.id, total - elapsed)
             }
             if let soonest = paused.min(by: { $0.1 < $1.1 }) { return [.perform(.resume, id: soonest.0)] }
@@ -60,10 +64,13 @@ public enum ButtonActions {
 
     /// Cancels every timer that counts down or is paused (a ringing one is stopped instead).
     public static func cancelTimers(engine: AlarmEngine) -> [ButtonAction] {
-        engine.records.values
-            .filter { $0.configuration.schedule == nil && ($0.state == .countdown || $0.state == .paused) }
-            .map { .perform(.cancel, id: $0.id) }
+        engine.records.values.filter { $0.isTimer && ($0.state == .countdown || $0.state == .paused) }.map { .perform(.cancel, id: $0.id) }
     }
+}
+
+extension AlarmRecord {
+    /// A timer: an alarm with no schedule, which only counts down.
+    var isTimer: Bool { configuration.schedule == nil }
 }
 
 extension ButtonActions {
