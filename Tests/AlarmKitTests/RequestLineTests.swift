@@ -25,6 +25,36 @@ struct RequestLineTests {
             == .alarm(.relative(.init(time: .init(hour: 7, minute: 0))), title: "Wake up"))
     }
 
+    @Test("A misspelt day is refused, not taken for the title of an alarm that would ring once", arguments: [
+        ("07:00 weekdys Work", "'weekdys' is not a day: did you mean 'weekdays'? ", "07:00 once weekdys Work)"),
+        ("7am tuesdy", "'tuesdy' is not a day: did you mean 'tuesday'? ", "7am once tuesdy)"),
+        ("07:00 mon,wed,fir Gym", "'fir' is not a day (", "07:00 once mon,wed,fir Gym)"),
+        ("6:30 mon-wed-fri", "'mon-wed-fri' is not a day (", "6:30 once mon-wed-fri)"),
+    ])
+    func misspeltDays(text: String, problem: String, escape: String) {
+        #expect {
+            try RequestLine(parsing: text)
+        } throws: { error in
+            guard case .unreadable(let message)? = error as? HumanSyntaxError else { return false }
+            return message.hasPrefix(problem) && message.hasSuffix(escape)
+        }
+    }
+
+    @Test("Titles unlike a day, titles after once, plural days, and a separate am or pm", arguments: [
+        ("07:00 Sue", nil, "Sue" as String?), ("07:00 Dinner party", nil, "Dinner party"),
+        ("07:00 once weekdys Work", nil, "weekdys Work"), ("07:00 once Daily standup", nil, "Daily standup"), ("07:00 mondays Gym", [Locale.Weekday.monday], "Gym"),
+        ("7 am Wake", nil, "Wake"), ("7 PM", nil, nil),
+    ])
+    func notMisspelt(text: String, days: [Locale.Weekday]?, title: String?) throws {
+        guard case .alarm(.relative(let relative), let written) = try RequestLine(parsing: text) else {
+            Issue.record("not an alarm: \(text)")
+            return
+        }
+        #expect(written == title)
+        #expect(relative.repeats == (days.map { .weekly($0) } ?? .never))
+        #expect(relative.time.hour == (text.hasPrefix("7 PM") ? 19 : 7))
+    }
+
     @Test("Dates: in the node's zone unless written with an offset")
     func dates() throws {
         let eve = try RequestLine(parsing: "2026-12-24T18:00 Eve")

@@ -184,8 +184,25 @@ public enum WeekdayList {
         }
     }
 
-    /// Monday = 0; a full name, or an unambiguous start of one of at least two letters.
+    /// What is wrong with `word`, which ``recurrence(_:)`` refused, when it looks like days: a list
+    /// or range with a day in it (`mon,wed,fir`), or a misspelt day word (`weekdys`); nil otherwise.
+    public static func misspelling(_ word: String) -> String? {
+        let lower = word.lowercased()
+        let parts = lower.split(whereSeparator: { $0 == "," || $0 == "-" }).map(String.init)
+        if parts.count > 1, parts.contains(where: { dayIndex($0) != nil }) {
+            return "'\(parts.first { dayIndex($0) == nil } ?? word)' is not a day"
+        }
+        // Short words are left to be titles: `Sue` is a name, not a misspelt `sun`.
+        guard lower.count >= 4 else { return nil }
+        let words = names + ["daily", "everyday", "weekdays", "weekends"]
+        guard let meant = words.min(by: { EditDistance.between(lower, $0) < EditDistance.between(lower, $1) }),
+              EditDistance.between(lower, meant) <= (lower.count >= 6 ? 2 : 1) else { return nil }
+        return "'\(word)' is not a day: did you mean '\(meant)'?"
+    }
+
+    /// Monday = 0; a full name (`mondays` too), or an unambiguous start of one of at least two letters.
     private static func dayIndex(_ word: String) -> Int? {
+        if word.hasSuffix("s"), let index = names.firstIndex(of: String(word.dropLast())) { return index }
         guard word.count >= 2 else { return nil }
         let matches = names.indices.filter { names[$0].hasPrefix(word) }
         return matches.count == 1 ? matches[0] : nil
@@ -244,5 +261,24 @@ public enum ScheduleExpression: Hashable, Sendable {
         case .relative(let relative): .relative(relative)
         case .fixed(let dateTime): .fixed(dateTime.date(in: timeZone))
         }
+    }
+}
+
+/// How many single-character insertions, deletions and substitutions turn one text into another
+/// (Levenshtein), for the suggestions of error messages ("did you mean …?").
+public enum EditDistance {
+    public static func between(_ a: String, _ b: String) -> Int {
+        let a = Array(a), b = Array(b)
+        var row = Array(0...b.count)
+        for i in 1...max(a.count, 1) where !a.isEmpty {
+            var previous = row[0]
+            row[0] = i
+            for j in stride(from: 1, through: b.count, by: 1) {
+                let current = row[j]
+                row[j] = min(row[j] + 1, row[j - 1] + 1, previous + (a[i - 1] == b[j - 1] ? 0 : 1))
+                previous = current
+            }
+        }
+        return row[b.count]
     }
 }

@@ -32,10 +32,17 @@ public enum RequestLine: Hashable, Sendable {
                 throw .unreadable("'\(words.prefix(dateWords).joined(separator: " "))' is not a date and time: \(Self.acceptedForms)")
             }
             self = .alarm(expression, title: title(after: dateWords))
-        } else if let time = TimeOfDay.parseWritten(first) {
-            var dayWords = 1
-            while dayWords < words.count, (try? WeekdayList.recurrence([words[dayWords]])) != nil { dayWords += 1 }
-            let repeats = (try? WeekdayList.recurrence(Array(words[1..<dayWords]))) ?? .never
+        } else if let (time, timeWords) = Self.time(words) {
+            var dayWords = timeWords
+            // `once` ends the days: the words after it are the title, whatever they are.
+            while dayWords < words.count, dayWords == timeWords || !["once", "never"].contains(words[dayWords - 1].lowercased()),
+                  (try? WeekdayList.recurrence([words[dayWords]])) != nil { dayWords += 1 }
+            // A misspelt day would otherwise start the title, and a weekday alarm would ring once.
+            if dayWords == timeWords, dayWords < words.count, let problem = WeekdayList.misspelling(words[dayWords]) {
+                throw .unreadable("\(problem) (\(WeekdayList.acceptedForms); a title that starts with it goes after once: "
+                                  + "\(words[..<dayWords].joined(separator: " ")) once \(words[dayWords...].joined(separator: " ")))")
+            }
+            let repeats = (try? WeekdayList.recurrence(Array(words[timeWords..<dayWords]))) ?? .never
             self = .alarm(.relative(.init(time: time, repeats: repeats)), title: title(after: dayWords))
         } else {
             // The longest run of leading words that reads as a duration: `10 min Tea` is 10 minutes.
@@ -51,6 +58,15 @@ public enum RequestLine: Hashable, Sendable {
             let duration = try DurationArgument.seconds(words.prefix(durationWords).joined(separator: " "), option: "the duration")
             self = .timer(duration: duration, title: title(after: durationWords))
         }
+    }
+
+    /// The time of day the line starts with and how many words it takes: `7:30`, `7am`, or `7 am`.
+    private static func time(_ words: [String]) -> (Alarm.Schedule.Relative.Time, Int)? {
+        if let time = TimeOfDay.parseWritten(words[0]) { return (time, 1) }
+        guard words.count > 1, ["am", "pm"].contains(words[1].lowercased()), let time = TimeOfDay.parseWritten(words[0] + words[1]) else {
+            return nil
+        }
+        return (time, 2)
     }
 
     /// A timer's seconds and title from `alarmctl timer`'s words: `10m`, `10 minutes`, and without

@@ -221,8 +221,9 @@ public enum ConfigurationReader {
         /// alike, so that each run says the same.
         private static func nearest(to text: String, among names: some Collection<String>) -> String? {
             let names = names.sorted()
+            let closest = names.min { EditDistance.between($0, text) < EditDistance.between($1, text) }
             return names.first { $0.hasSuffix("-" + text) }
-                ?? names.min { distance($0, text) < distance($1, text) }.flatMap { distance($0, text) <= max(2, min(3, text.count / 2)) ? $0 : nil }
+                ?? closest.flatMap { EditDistance.between($0, text) <= max(2, min(3, text.count / 2)) ? $0 : nil }
         }
 
         /// The table `[key]`, its keys checked.
@@ -350,22 +351,6 @@ public enum ConfigurationReader {
                     + (Self.nearest(to: text, among: biases).map { " (did you mean '\($0)'?)" } ?? "")
             }) { result.bias = bias }
             return .line(result)
-        }
-
-        /// Edit distance, for suggesting the key a typo meant.
-        private static func distance(_ a: String, _ b: String) -> Int {
-            let a = Array(a), b = Array(b)
-            var row = Array(0...b.count)
-            for i in 1...max(a.count, 1) where !a.isEmpty {
-                var previous = row[0]
-                row[0] = i
-                for j in stride(from: 1, through: b.count, by: 1) {
-                    let current = row[j]
-                    row[j] = min(row[j] + 1, row[j - 1] + 1, previous + (a[i - 1] == b[j - 1] ? 0 : 1))
-                    previous = current
-                }
-            }
-            return row[b.count]
         }
     }
 }
