@@ -56,15 +56,8 @@ public enum ButtonLayout: String, Sendable, Hashable {
 
     /// Maps a press on the physical buttons to the press the daemon acts on.
     public func map(_ press: ButtonPress) -> ButtonPress {
-        switch self {
-        case .twoButtons:
-            return press
-        case .singleButton:
-            switch press.kind {
-            case .short: return ButtonPress(button: .snooze, kind: .short, at: press.at)
-            case .long: return ButtonPress(button: .stop, kind: .long, at: press.at)
-            }
-        }
+        guard self == .singleButton else { return press }
+        return ButtonPress(button: press.kind == .short ? .snooze : .stop, kind: press.kind, at: press.at)
     }
 }
 

@@ -56,19 +56,14 @@ extension GPIOError {
         let reason = String(cString: strerror(code))
         func error(_ kind: Code, _ message: String) -> GPIOError { GPIOError(code: kind, message: message) }
         if code == EACCES || code == EPERM {
-            switch operation {
-            case .openChip(.label(let label)):
-                return error(.permissionDenied,
-                             "permission denied opening the GPIO chips to look for label '\(label)': \(permissionAdvice)")
-            case .openChip(let selector):
-                return error(.permissionDenied, "permission denied opening GPIO chip \(selector): \(permissionAdvice)")
-            case .request(let line, _, _), .setValue(let line), .readValue(let line), .readEvents(let line):
-                return error(.permissionDenied, "permission denied on \(line): \(permissionAdvice)")
-            case .getLine(let chip, _, _), .findLine(let chip, _):
-                return error(.permissionDenied, "permission denied on GPIO chip \(chip): \(permissionAdvice)")
-            case .waitForEvents, .startEventThread:
-                break
+            let subject: String? = switch operation {
+            case .openChip(.label(let label)): "opening the GPIO chips to look for label '\(label)'"
+            case .openChip(let selector): "opening GPIO chip \(selector)"
+            case .request(let line, _, _), .setValue(let line), .readValue(let line), .readEvents(let line): "on \(line)"
+            case .getLine(let chip, _, _), .findLine(let chip, _): "on GPIO chip \(chip)"
+            case .waitForEvents, .startEventThread: nil
             }
+            if let subject { return error(.permissionDenied, "permission denied \(subject): \(permissionAdvice)") }
         }
         switch operation {
         case .openChip(let selector):

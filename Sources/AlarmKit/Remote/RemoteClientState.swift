@@ -14,11 +14,12 @@ protocol RemoteClientState {
 
 extension Mutex where Value: RemoteClientState {
     /// Creates the client once (later calls do nothing), subscribes to `filters` (QoS 1), connects,
-    /// and hands every message to `receive` on a task of its own until the client's events end or
-    /// `receive` returns false (its owner is gone). A failure is logged: after a failure to create
+    /// and hands every message to `receive` with `owner` on a task of its own until the client's
+    /// events end or `owner` (held weakly) is gone. A failure is logged: after a failure to create
     /// the client, requests fail with it; after one to subscribe or connect, the client keeps trying.
-    func startClient(
-        settings: RemoteNodeSettings, filters: [String], logger: Logger, receive: @escaping @Sendable (MQTTMessage) -> Bool
+    func startClient<Owner: AnyObject & Sendable>(
+        settings: RemoteNodeSettings, filters: [String], logger: Logger, owner: Owner,
+        receive: @escaping @Sendable (Owner, MQTTMessage) -> Void
     ) {
         // Logged after the lock is released: a log handler may deliver the line to observers
         // (alarmctl's connection problems), and nothing is delivered under the lock, which the
@@ -47,8 +48,11 @@ extension Mutex where Value: RemoteClientState {
             } catch {
                 logger.error("MQTT connect failed", metadata: ["error": "\(error)"])
             }
-            let loop = Task { [events = client.events] in
-                for await event in events { if case .message(let message) = event, !receive(message) { return } }
+            let loop = Task { [events = client.events, weak owner] in
+                for await case .message(let message) in events {
+                    guard let owner else { return }
+                    receive(owner, message)
+                }
             }
             withLock { $0.loop = loop }
         case .failure(let error):

@@ -100,10 +100,7 @@ public final class RemoteGroup: Sendable {
     /// Connects now (it also happens on first use).
     public func start() {
         let filters = [NodeTopics.statusFilter(prefix: settings.topicPrefix), replyTopic]
-        state.startClient(settings: settings, filters: filters, logger: logger) { [weak self] message in
-            self?.receive(message)
-            return self != nil
-        }
+        state.startClient(settings: settings, filters: filters, logger: logger, owner: self) { $0.receive($1) }
     }
 
     /// Disconnects.

@@ -251,10 +251,7 @@ public final class RemoteNodeConnection: AlarmNodeConnection {
     public func start() {
         guard !state.withLock({ $0.closed }) else { return }
         let filters = [topics.alarmsFilter, topics.status, topics.events, replyTopic]
-        state.startClient(settings: settings, filters: filters, logger: logger) { [weak self] message in
-            self?.receive(message)
-            return self != nil
-        }
+        state.startClient(settings: settings, filters: filters, logger: logger, owner: self) { $0.receive($1) }
     }
 
     /// Disconnects and ends every stream.

@@ -288,13 +288,15 @@ public enum ConfigurationReader {
         }
 
         mutating func choice<T: RawRepresentable & CaseIterable>(_ table: TOMLTable, _ path: String, _ type: T.Type) -> T? where T.RawValue == String {
-            guard let text = string(table, path) else { return nil }
-            let value = T(rawValue: text)
-            if value == nil {
-                problem(path, "'\(text)' is not one of: \(T.allCases.map { "\"\($0.rawValue)\"" }.joined(separator: ", "))"
-                              + (Self.nearest(to: text, among: T.allCases.map(\.rawValue)).map { " (did you mean '\($0)'?)" } ?? ""))
+            choice(table, path, among: T.allCases.map(\.rawValue)).flatMap(T.init(rawValue:))
+        }
+
+        /// The string at `path` when it is one of `names`; otherwise that is reported, with the name it may have meant.
+        mutating func choice(_ table: TOMLTable, _ path: String, among names: [String]) -> String? {
+            string(table, path, valid: names.contains) { text in
+                "'\(text)' is not one of: \(names.map { "\"\($0)\"" }.joined(separator: ", "))"
+                    + (Self.nearest(to: text, among: names).map { " (did you mean '\($0)'?)" } ?? "")
             }
-            return value
         }
 
         /// `"auto"`, `"5"` (or `5`) or `"3.1.1"`.
@@ -346,10 +348,7 @@ public enum ConfigurationReader {
             if nested["active-low"] == nil, nested["bias"]?.string == "pull-down" { result.activeLow = false }
             if let activeLow = bool(nested, "\(path).active-low") { result.activeLow = activeLow }
             let biases = ["pull-up", "pull-down", "disabled", "as-is"]
-            if let bias = string(nested, "\(path).bias", valid: biases.contains, otherwise: { text in
-                "'\(text)' is not one of: \(biases.map { "\"\($0)\"" }.joined(separator: ", "))"
-                    + (Self.nearest(to: text, among: biases).map { " (did you mean '\($0)'?)" } ?? "")
-            }) { result.bias = bias }
+            if let bias = choice(nested, "\(path).bias", among: biases) { result.bias = bias }
             return .line(result)
         }
     }
