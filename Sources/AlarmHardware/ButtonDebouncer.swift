@@ -105,12 +105,8 @@ public struct ButtonDebouncer: Sendable {
         var best: (Button, UInt64, Bool)?
         for button in Button.allCases {
             guard let state = states[button] else { continue }
-            if let settle = state.settleDeadline(window), best.map({ settle < $0.1 }) ?? true {
-                best = (button, settle, true)
-            }
-            if let long = state.longDeadline(threshold), best.map({ long < $0.1 }) ?? true {
-                best = (button, long, false)
-            }
+            if let settle = state.settleDeadline(window), best.map({ settle < $0.1 }) ?? true { best = (button, settle, true) }
+            if let long = state.longDeadline(threshold), best.map({ long < $0.1 }) ?? true { best = (button, long, false) }
         }
         return best
     }

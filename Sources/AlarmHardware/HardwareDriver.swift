@@ -88,9 +88,7 @@ public final class HardwareDriver<C: Clock>: Sendable where C.Duration == Durati
             }
             do {
                 _ = try apply(at: now, to: &state)
-            } catch {
-                fail(error, &state)
-            }
+            } catch { fail(error, &state) }
         }
         wake.signal()
     }
@@ -167,9 +165,7 @@ public final class HardwareDriver<C: Clock>: Sendable where C.Duration == Durati
             guard let line else { continue }
             do {
                 try line.set(false)
-            } catch {
-                logger.error("cannot switch output off", metadata: ["output": "\(name)", "error": "\(error)"])
-            }
+            } catch { logger.error("cannot switch output off", metadata: ["output": "\(name)", "error": "\(error)"]) }
         }
         state.written = (false, led == nil ? nil : false)
         report(HardwareShown(), &state)

@@ -142,8 +142,6 @@ public final class SimulatedButtons<C: Clock>: ButtonEdgeSource where C.Duration
                 for waiter in waiters { waiter.resume() }
                 if let result { continuation.resume(returning: result) }
             }
-        } onCancel: {
-            finish()
-        }
+        } onCancel: { finish() }
     }
 }

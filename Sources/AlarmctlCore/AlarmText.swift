@@ -31,14 +31,10 @@ public enum AlarmText {
     /// and the next alert's wall-clock time (`tomorrow 07:00`) when scheduled.
     public static func next(of document: AlarmDocument, now: Date, timeZone: TimeZone) -> String {
         switch document.presentationState {
-        case .countdown(let countdown)?:
-            return "in \(clock(countdown.fireDate.timeIntervalSince(now)))"
-        case .paused(let paused)?:
-            return "\(clock(paused.totalCountdownDuration - paused.previouslyElapsedDuration)) left"
-        case .alert?:
-            return "now"
-        case nil:
-            return document.nextAlertDate.map { wallClock($0, now: now, timeZone: timeZone) } ?? "-"
+        case .countdown(let countdown)?: return "in \(clock(countdown.fireDate.timeIntervalSince(now)))"
+        case .paused(let paused)?: return "\(clock(paused.totalCountdownDuration - paused.previouslyElapsedDuration)) left"
+        case .alert?: return "now"
+        case nil: return document.nextAlertDate.map { wallClock($0, now: now, timeZone: timeZone) } ?? "-"
         }
     }
 
@@ -54,8 +50,7 @@ public enum AlarmText {
         case .paused(let paused)?:
             total = paused.totalCountdownDuration
             remaining = paused.totalCountdownDuration - paused.previouslyElapsedDuration
-        default:
-            return nil
+        default: return nil
         }
         guard total > 0 else { return nil }
         let clamped = min(max(remaining, 0), total)
@@ -103,10 +98,8 @@ public enum AlarmText {
     /// The schedule as `alarmctl alarm` takes it: `07:00 mon,wed,fri`, `2026-12-24 18:00 CET`, `-` for a timer.
     public static func schedule(of document: AlarmDocument, timeZone: TimeZone) -> String {
         switch document.configuration.schedule {
-        case nil:
-            return "-"
-        case .fixed(let date)?:
-            return "\(localDate(date, timeZone: timeZone)) (\(AlarmJSON.string(from: date)))"
+        case nil: return "-"
+        case .fixed(let date)?: return "\(localDate(date, timeZone: timeZone)) (\(AlarmJSON.string(from: date)))"
         case .relative(let relative)?:
             let time = TimeOfDay.format(relative.time)
             if case .never = relative.repeats { return "\(time) once" }

@@ -30,9 +30,7 @@ public enum JSONOutput {
     }
 
     /// A failed command: `{"ok":false,"error":{"code":…,"message":…,"exitStatus":…}}`.
-    public static func failure(_ error: AlarmctlError) -> JSONValue {
-        .object(["ok": .bool(false), "error": errorObject(error)])
-    }
+    public static func failure(_ error: AlarmctlError) -> JSONValue { .object(["ok": .bool(false), "error": errorObject(error)]) }
 
     private static func errorObject(_ error: AlarmctlError) -> JSONValue {
         .object(["code": .string(error.code), "message": .string(error.message),

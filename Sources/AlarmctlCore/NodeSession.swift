@@ -123,9 +123,7 @@ public final class NodeSession: Sendable {
         let outcome = await race(watchingOffline: true, deadline: deadline ?? settings.timeout + .seconds(1)) {
             do {
                 return .success(try await request(self.connection))
-            } catch {
-                return .failure(self.translate(NodeFailure(error)))
-            }
+            } catch { return .failure(self.translate(NodeFailure(error))) }
         }
         return try (outcome ?? .failure(.unreachable("node '\(settings.node)' did not answer within \(settings.timeout)"))).get()
     }

@@ -155,9 +155,7 @@ public struct CompanionServer: Sendable {
     private static func body(of request: inout Request) async throws(CompanionError) -> Data {
         do {
             return Data(buffer: try await request.collectBody(upTo: CompanionRequests.maximumBodySize))
-        } catch {
-            throw .tooLarge
-        }
+        } catch { throw .tooLarge }
     }
 
     // MARK: Responses

@@ -68,12 +68,9 @@ extension GPIOError {
         switch operation {
         case .openChip(let selector):
             switch code {
-            case ENOENT:
-                return error(.chipNotFound, "no GPIO chip \(selector): list chips with gpiodetect")
-            case ENODEV, ENOTTY:
-                return error(.chipNotFound, "'\(selector.text)' is not a GPIO chip: list chips with gpiodetect")
-            default:
-                return error(.io, "cannot open GPIO chip \(selector): \(reason)")
+            case ENOENT: return error(.chipNotFound, "no GPIO chip \(selector): list chips with gpiodetect")
+            case ENODEV, ENOTTY: return error(.chipNotFound, "'\(selector.text)' is not a GPIO chip: list chips with gpiodetect")
+            default: return error(.io, "cannot open GPIO chip \(selector): \(reason)")
             }
         case .getLine(let chip, let offset, let lineCount):
             if code == EINVAL || code == ENOENT {
@@ -94,19 +91,13 @@ extension GPIOError {
             case EINVAL, EOPNOTSUPP:
                 return error(.unsupported,
                              "the kernel refused \(line) with \(settings): bias needs Linux 5.5 or later and a chip that supports it; check the line's configuration")
-            default:
-                return error(.io, "cannot request \(line): \(reason)")
+            default: return error(.io, "cannot request \(line): \(reason)")
             }
-        case .setValue(let line):
-            return error(.io, "cannot set \(line): \(reason)")
-        case .readValue(let line):
-            return error(.io, "cannot read \(line): \(reason)")
-        case .readEvents(let line):
-            return error(.io, "cannot read edge events of \(line): \(reason)")
-        case .waitForEvents:
-            return error(.io, "waiting for GPIO edge events failed: \(reason)")
-        case .startEventThread:
-            return error(.io, "cannot start the GPIO event thread: \(reason)")
+        case .setValue(let line): return error(.io, "cannot set \(line): \(reason)")
+        case .readValue(let line): return error(.io, "cannot read \(line): \(reason)")
+        case .readEvents(let line): return error(.io, "cannot read edge events of \(line): \(reason)")
+        case .waitForEvents: return error(.io, "waiting for GPIO edge events failed: \(reason)")
+        case .startEventThread: return error(.io, "cannot start the GPIO event thread: \(reason)")
         }
     }
 

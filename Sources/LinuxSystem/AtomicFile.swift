@@ -29,9 +29,7 @@ public enum AtomicFile {
         try systemCall("closing the temporary file for \(path)", subject: location.directory, retryingOnInterrupt: false) {
             close(descriptor)
         }
-        try systemCall("replacing \(path) with its new version (rename)", subject: location.directory) {
-            rename(temporary, path)
-        }
+        try systemCall("replacing \(path) with its new version (rename)", subject: location.directory) { rename(temporary, path) }
         renamed = true
         try syncDirectory(location.directory)
     }
@@ -78,16 +76,12 @@ public enum AtomicFile {
     /// The whole contents of the file at `path` (`open(2)`, `read(2)`). A missing file fails
     /// with code `ENOENT`.
     public static func read(_ path: String) throws(SystemError) -> Data {
-        let descriptor = try systemCall("opening \(path) to read it", subject: path) {
-            open(path, O_RDONLY | O_CLOEXEC)
-        }
+        let descriptor = try systemCall("opening \(path) to read it", subject: path) { open(path, O_RDONLY | O_CLOEXEC) }
         defer { _ = close(descriptor) }
         var contents = Data()
         var chunk = [UInt8](repeating: 0, count: 64 * 1024)
         while true {
-            let count = try systemCall("reading \(path)", subject: path) {
-                Glibc.read(descriptor, &chunk, chunk.count)
-            }
+            let count = try systemCall("reading \(path)", subject: path) { Glibc.read(descriptor, &chunk, chunk.count) }
             if count == 0 { return contents }
             contents.append(contentsOf: chunk[..<count])
         }

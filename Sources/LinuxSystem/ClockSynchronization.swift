@@ -11,9 +11,7 @@ public enum ClockSynchronization {
     public static func isSynchronized() throws(SystemError) -> Bool {
         var reading = timex()
         reading.modes = 0
-        let state = try systemCall("reading the clock's synchronization state with adjtimex") {
-            adjtimex(&reading)
-        }
+        let state = try systemCall("reading the clock's synchronization state with adjtimex") { adjtimex(&reading) }
         return state != TIME_ERROR && reading.status & STA_UNSYNC == 0
     }
 }

@@ -31,9 +31,7 @@ public struct KernelEventIterator<Element: Sendable>: AsyncIteratorProtocol {
     init<Source: ReadinessSource>(preparing prepare: () throws(SystemError) -> Source) where Source.Event == Element {
         do {
             events = try WatchThread.start(watching: try prepare())
-        } catch {
-            failure = error
-        }
+        } catch { failure = error }
     }
 
     public mutating func next() async throws(SystemError) -> Element? { try await next(isolation: nil) }

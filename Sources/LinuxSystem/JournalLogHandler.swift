@@ -52,9 +52,7 @@ public struct JournalLogHandler: LogHandler {
             ("LOGGER", label), ("CODE_FILE", event.file), ("CODE_LINE", String(event.line)), ("CODE_FUNC", event.function),
         ]
         fields += sortedKeys.map { (Self.fieldName($0), "\(merged[$0]!)") }
-        if !journal.send(Self.encode(fields)) {
-            StandardStream.error.write("\(event.level) \(label): \(text)\n")
-        }
+        if !journal.send(Self.encode(fields)) { StandardStream.error.write("\(event.level) \(label): \(text)\n") }
     }
 
     /// syslog's priority for a swift-log level.

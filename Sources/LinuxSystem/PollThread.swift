@@ -65,9 +65,7 @@ public final class PollThread: Sendable {
             for index in descriptors.indices { descriptors[index].revents = 0 }
             do {
                 try systemCall(waitingAction) { poll(&descriptors, nfds_t(descriptors.count), -1) }
-            } catch {
-                return error
-            }
+            } catch { return error }
             if descriptors[watched.count].revents != 0 { return nil }
             for index in watched.indices where descriptors[index].revents != 0 {
                 let readiness: Readiness = descriptors[index].revents & readable != 0 ? .readable : .failed

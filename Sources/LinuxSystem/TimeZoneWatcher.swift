@@ -34,9 +34,7 @@ public enum SystemTimeZone {
         let link = String(decoding: target[..<length].map { UInt8(bitPattern: $0) }, as: UTF8.self)
         guard let marker = link.ranges(of: "zoneinfo/").last else { return nil }
         var identifier = String(link[marker.upperBound...])
-        for variant in ["posix/", "right/"] where identifier.hasPrefix(variant) {
-            identifier.removeFirst(variant.count)
-        }
+        for variant in ["posix/", "right/"] where identifier.hasPrefix(variant) { identifier.removeFirst(variant.count) }
         return TimeZone(identifier: identifier) != nil ? identifier : nil
     }
 }

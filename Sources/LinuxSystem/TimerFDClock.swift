@@ -30,10 +30,8 @@ public struct TimerFDClock: Clock {
     /// the earliest deadline); throws `CancellationError` when the task is cancelled.
     public func sleep(until deadline: Instant, tolerance: Duration? = nil) async throws {
         switch TimerThread.shared {
-        case .success(let thread):
-            try await thread.sleep(until: deadline)
-        case .failure:
-            try await ContinuousClock().sleep(until: deadline, tolerance: .zero)
+        case .success(let thread): try await thread.sleep(until: deadline)
+        case .failure: try await ContinuousClock().sleep(until: deadline, tolerance: .zero)
         }
     }
 }
@@ -145,9 +143,7 @@ final class TimerThread: Sendable {
         if let earliest {
             setting.it_value = timespec(tv_sec: Int(earliest / 1_000_000_000), tv_nsec: Int(earliest % 1_000_000_000))
         }
-        try systemCall("arming the timer's timerfd") {
-            timerfd_settime(timer.raw, CLINUX_TFD_TIMER_ABSTIME, &setting, nil)
-        }
+        try systemCall("arming the timer's timerfd") { timerfd_settime(timer.raw, CLINUX_TFD_TIMER_ABSTIME, &setting, nil) }
         state.armedFor = earliest
     }
 

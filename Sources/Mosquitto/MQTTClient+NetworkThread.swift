@@ -20,8 +20,7 @@ extension MQTTClient {
             if result == MOSQ_ERR_SUCCESS.rawValue { continue }
             let failure = MQTTError(mosquittoCode: result, errno: loopErrno, during: .connectionEnded, broker: configuration.brokerAddress)
             switch state.withLock({ $0.machine.connectionRoundFailed(failure, at: .now) }) {
-            case .stopNetworkThread:
-                break connectionLoop
+            case .stopNetworkThread: break connectionLoop
             case .fallBackToMQTT311(let dropped):
                 logger.notice(dropped ? "MQTT broker dropped the MQTT 5 CONNECT; trying MQTT 3.1.1" : "MQTT broker refused MQTT 5; falling back to MQTT 3.1.1")
             case .waitBeforeReconnect(let delay, let report):
@@ -98,9 +97,7 @@ extension MQTTClient {
         }
         if ready & Int16(POLLIN | POLLERR | POLLHUP) != 0 {
             let result = readAvailable(socket)
-            if result != MOSQ_ERR_SUCCESS.rawValue || mosquitto_socket(handle.pointer) < 0 {
-                return result
-            }
+            if result != MOSQ_ERR_SUCCESS.rawValue || mosquitto_socket(handle.pointer) < 0 { return result }
         }
         if descriptors[1].revents != 0 { networkWake.clear() }
         // Reading may have queued acknowledgements; a wake-up means packets were queued.
@@ -144,9 +141,7 @@ extension MQTTClient {
         let size = socklen_t(MemoryLayout<Int32>.size)
         _ = setsockopt(socket, Int32(IPPROTO_TCP), TCP_CORK, &on, size)
         let result = mosquitto_loop_write(handle.pointer, 1)
-        if mosquitto_socket(handle.pointer) == socket {
-            _ = setsockopt(socket, Int32(IPPROTO_TCP), TCP_CORK, &off, size)
-        }
+        if mosquitto_socket(handle.pointer) == socket { _ = setsockopt(socket, Int32(IPPROTO_TCP), TCP_CORK, &off, size) }
         return result
     }
 
@@ -164,19 +159,13 @@ extension MQTTClient {
             var resubscriptions: Set<Int32> = []
             for case .send(let subscription, let noLocal) in setup.subscriptions {
                 do throws(MQTTError) {
-                    if let messageID = try send(subscription, noLocal: noLocal) {
-                        resubscriptions.insert(messageID)
-                    }
-                } catch {
-                    failures.append(error)
-                }
+                    if let messageID = try send(subscription, noLocal: noLocal) { resubscriptions.insert(messageID) }
+                } catch { failures.append(error) }
             }
             for message in setup.messages {
                 do throws(MQTTError) {
                     _ = try handOver(message, protocolVersion: setup.protocolVersion)
-                } catch {
-                    failures.append(error)
-                }
+                } catch { failures.append(error) }
             }
             return (setup, state.withLock { $0.machine.connectionSetUp(resubscriptions: resubscriptions, at: .now) })
         }

@@ -153,9 +153,7 @@ public final class MQTTClient: Sendable {
     /// - Throws: ``MQTTError`` with ``MQTTError/Code/invalidArgument`` for a malformed topic or QoS, or a
     ///   message that cannot be encoded; ``MQTTError/Code/clientClosed`` after ``disconnect()``.
     public func publish(_ message: MQTTMessage) throws(MQTTError) {
-        if try sendLock.withLock({ _ throws(MQTTError) in try enqueue(message) }) {
-            networkWake.signal()
-        }
+        if try sendLock.withLock({ _ throws(MQTTError) in try enqueue(message) }) { networkWake.signal() }
     }
 
     /// Takes back the messages published while disconnected that `isWithdrawn` picks, if they
@@ -179,9 +177,7 @@ public final class MQTTClient: Sendable {
             for message in messages {
                 do throws(MQTTError) {
                     if try enqueue(message) { handedOver = true }
-                } catch {
-                    failures.append((message, error))
-                }
+                } catch { failures.append((message, error)) }
             }
             return handedOver
         }
@@ -231,18 +227,15 @@ public final class MQTTClient: Sendable {
     /// Messages still buffered are discarded (and counted in the log). ``events`` finishes.
     public func disconnect() async {
         switch state.withLock({ $0.machine.disconnectRequested() }) {
-        case .none:
-            return
-        case .finishEvents(let discarding):
-            finishEvents(discarding: discarding)
+        case .none: return
+        case .finishEvents(let discarding): finishEvents(discarding: discarding)
         case .stopNetworkThread:
             await waitForAcknowledgements()
             mosquitto_disconnect(handle.pointer)
             networkWake.signal()
             reconnectWaitInterrupt.signal()
             await waitForNetworkThread()
-        case .awaitNetworkThread:
-            await waitForNetworkThread()
+        case .awaitNetworkThread: await waitForNetworkThread()
         }
     }
 

@@ -98,12 +98,10 @@ struct MQTTConnectionStateMachine {
     /// ``MQTTClient/connect()``: the caller starts the network thread unless this throws.
     mutating func connectRequested() throws(MQTTError) {
         switch lifecycle {
-        case .idle:
-            lifecycle = .running
+        case .idle: lifecycle = .running
         case .running:
             throw MQTTError(code: .alreadyConnected, message: "connect() was called twice on the client for \(broker): call it once; the client reconnects by itself")
-        case .stopping, .stopped:
-            throw closedError
+        case .stopping, .stopped: throw closedError
         }
     }
 
@@ -142,10 +140,8 @@ struct MQTTConnectionStateMachine {
         case .running:
             lifecycle = .stopping
             return .stopNetworkThread
-        case .stopping:
-            return .awaitNetworkThread
-        case .stopped:
-            return .none
+        case .stopping: return .awaitNetworkThread
+        case .stopped: return .none
         }
     }
 
@@ -175,9 +171,7 @@ struct MQTTConnectionStateMachine {
     }
 
     /// The publisher no longer wants the buffered messages `isWithdrawn` picks sent.
-    mutating func publishWithdrawn(where isWithdrawn: (MQTTMessage) -> Bool) -> Bool {
-        outgoing.withdraw(where: isWithdrawn)
-    }
+    mutating func publishWithdrawn(where isWithdrawn: (MQTTMessage) -> Bool) -> Bool { outgoing.withdraw(where: isWithdrawn) }
 
     enum HandOverOutcome: Equatable {
         case accepted(messageID: Int32)
@@ -187,10 +181,8 @@ struct MQTTConnectionStateMachine {
 
     mutating func publishHandedOver(_ message: MQTTMessage, outcome: HandOverOutcome) {
         switch outcome {
-        case .accepted(let messageID):
-            if message.qos > 0 { unacknowledgedPublishes.insert(messageID) }
-        case .notConnected:
-            outgoing.append(message)
+        case .accepted(let messageID): if message.qos > 0 { unacknowledgedPublishes.insert(messageID) }
+        case .notConnected: outgoing.append(message)
         }
     }
 
@@ -214,9 +206,7 @@ struct MQTTConnectionStateMachine {
         return .send(subscription, noLocal: subscription.noLocal && protocolVersion == .v5)
     }
 
-    mutating func subscriptionSent(filter: String, messageID: Int32) {
-        subscriptionsAwaitingAcknowledgement[messageID] = filter
-    }
+    mutating func subscriptionSent(filter: String, messageID: Int32) { subscriptionsAwaitingAcknowledgement[messageID] = filter }
 
     // MARK: - Callbacks
 

@@ -67,16 +67,14 @@ extension MQTTError {
             mosquittoCode = MOSQ_ERR_CONN_LOST.rawValue
         }
         switch operation {
-        case .connack:
-            self = Self.connackRefusal(mosquittoCode, broker: broker)
+        case .connack: self = Self.connackRefusal(mosquittoCode, broker: broker)
         case .connectionEnded where mosquittoCode >= 128:
             let reason = String(cString: mosquitto_reason_string(mosquittoCode))
             self.init(code: .connectionFailed, message: "broker \(broker) closed the connection (\(reason)); reconnecting",
                       mosquittoCode: mosquittoCode)
         case .connectionEnded where mosquittoCode == MOSQ_ERR_SUCCESS.rawValue:
             self.init(code: .clientClosed, message: "disconnected from broker \(broker) by the client", mosquittoCode: mosquittoCode)
-        default:
-            self = Self.returnCode(mosquittoCode, errno: errno, during: operation, broker: broker)
+        default: self = Self.returnCode(mosquittoCode, errno: errno, during: operation, broker: broker)
         }
     }
 
@@ -88,8 +86,7 @@ extension MQTTError {
         let advice = switch UInt32(result) {
         case CONNACK_REFUSED_PROTOCOL_VERSION.rawValue, MQTT_RC_UNSUPPORTED_PROTOCOL_VERSION.rawValue:
             "the broker does not speak this MQTT version"
-        case CONNACK_REFUSED_IDENTIFIER_REJECTED.rawValue, MQTT_RC_CLIENTID_NOT_VALID.rawValue:
-            "choose another client id"
+        case CONNACK_REFUSED_IDENTIFIER_REJECTED.rawValue, MQTT_RC_CLIENTID_NOT_VALID.rawValue: "choose another client id"
         case CONNACK_REFUSED_BAD_USERNAME_PASSWORD.rawValue, MQTT_RC_BAD_USERNAME_OR_PASSWORD.rawValue,
              CONNACK_REFUSED_NOT_AUTHORIZED.rawValue, MQTT_RC_NOT_AUTHORIZED.rawValue,
              MQTT_RC_BAD_AUTHENTICATION_METHOD.rawValue:
@@ -97,10 +94,8 @@ extension MQTTError {
         case CONNACK_REFUSED_SERVER_UNAVAILABLE.rawValue, MQTT_RC_SERVER_UNAVAILABLE.rawValue,
              MQTT_RC_SERVER_BUSY.rawValue:
             "the broker is not ready; retrying"
-        case MQTT_RC_BANNED.rawValue:
-            "the broker has banned this client; ask its administrator"
-        default:
-            "see the broker's log"
+        case MQTT_RC_BANNED.rawValue: "the broker has banned this client; ask its administrator"
+        default: "see the broker's log"
         }
         return MQTTError(code: .connectionRefused, message: "broker \(broker) refused the connection (\(text)): \(advice)",
                          mosquittoCode: result)
@@ -130,8 +125,7 @@ extension MQTTError {
                 return error(.connectionFailed, "broker \(broker) is unreachable (\(text)): check the network and the configured broker host")
             case ENOENT, EACCES:
                 return error(.invalidConfiguration, "\(subject) failed (\(text)): check that the file exists and is readable")
-            default:
-                return error(.connectionFailed, "\(subject) failed (\(text))")
+            default: return error(.connectionFailed, "\(subject) failed (\(text))")
             }
         case MOSQ_ERR_EAI.rawValue, MOSQ_ERR_LOOKUP.rawValue:
             return error(.connectionFailed, "could not resolve the host of broker \(broker) (\(text)): check the host name and that DNS is up")
@@ -148,18 +142,15 @@ extension MQTTError {
         case MOSQ_ERR_INVAL.rawValue:
             let code: Code = if case .configure = operation { .invalidConfiguration } else { .invalidArgument }
             return error(code, "\(subject) failed (\(text)): check the value")
-        case MOSQ_ERR_MALFORMED_UTF8.rawValue:
-            return error(.invalidArgument, "\(subject) failed: not valid UTF-8")
+        case MOSQ_ERR_MALFORMED_UTF8.rawValue: return error(.invalidArgument, "\(subject) failed: not valid UTF-8")
         case MOSQ_ERR_PAYLOAD_SIZE.rawValue, MOSQ_ERR_OVERSIZE_PACKET.rawValue:
             return error(.invalidArgument, "\(subject) failed (\(text)): the message is larger than MQTT or the broker allows")
         case MOSQ_ERR_QOS_NOT_SUPPORTED.rawValue:
             return error(.notSupported, "\(subject) failed (\(text)): the broker does not allow this QoS")
         case MOSQ_ERR_NOT_SUPPORTED.rawValue:
             return error(.notSupported, "\(subject) failed (\(text)): libmosquitto or this protocol version cannot do it")
-        case MOSQ_ERR_NOMEM.rawValue:
-            return error(.outOfMemory, "\(subject) failed: out of memory")
-        default:
-            return error(.libraryFailure, "\(subject) failed (libmosquitto: \(text))")
+        case MOSQ_ERR_NOMEM.rawValue: return error(.outOfMemory, "\(subject) failed: out of memory")
+        default: return error(.libraryFailure, "\(subject) failed (libmosquitto: \(text))")
         }
     }
 

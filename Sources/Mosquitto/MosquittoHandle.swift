@@ -36,9 +36,7 @@ struct MosquittoHandle: @unchecked Sendable {
 
     private static func validate(_ configuration: MQTTConfiguration) throws(MQTTError) {
         func invalid(_ message: String) -> MQTTError { MQTTError(code: .invalidConfiguration, message: message) }
-        guard !configuration.host.isEmpty else {
-            throw invalid("the MQTT broker host is empty: set a host name or address")
-        }
+        guard !configuration.host.isEmpty else { throw invalid("the MQTT broker host is empty: set a host name or address") }
         guard (1...65535).contains(configuration.port) else {
             throw invalid("MQTT broker port \(configuration.port) is out of range: use 1...65535 (usually 1883, or 8883 for TLS)")
         }
@@ -115,9 +113,7 @@ extension MosquittoHandle {
     func publish(_ message: MQTTMessage, protocolVersion: MQTTProtocolVersion, broker: String) throws(MQTTError) -> MQTTConnectionStateMachine.HandOverOutcome {
         var properties: OpaquePointer?
         defer { mosquitto_property_free_all(&properties) }
-        if protocolVersion == .v5 {
-            try Self.addProperties(of: message, to: &properties, broker: broker)
-        }
+        if protocolVersion == .v5 { try Self.addProperties(of: message, to: &properties, broker: broker) }
         var messageID: Int32 = 0
         let result = message.payload.withUnsafeBytes { payload in
             mosquitto_publish_v5(
@@ -126,14 +122,12 @@ extension MosquittoHandle {
             )
         }
         switch result {
-        case MOSQ_ERR_SUCCESS.rawValue:
-            return .accepted(messageID: messageID)
+        case MOSQ_ERR_SUCCESS.rawValue: return .accepted(messageID: messageID)
         case MOSQ_ERR_NO_CONN.rawValue:
             // The connection dropped a moment ago: libmosquitto has queued a QoS 1/2 message and
             // sends it after reconnecting, but not a QoS 0 one.
             return message.qos == 0 ? .notConnected : .accepted(messageID: messageID)
-        default:
-            throw MQTTError(mosquittoCode: result, during: .publish(topic: message.topic), broker: broker)
+        default: throw MQTTError(mosquittoCode: result, during: .publish(topic: message.topic), broker: broker)
         }
     }
 
@@ -161,12 +155,9 @@ extension MosquittoHandle {
             ? mosquitto_subscribe_v5(pointer, &messageID, subscription.filter, Int32(subscription.qos), Int32(MQTT_SUB_OPT_NO_LOCAL.rawValue), nil)
             : mosquitto_subscribe(pointer, &messageID, subscription.filter, Int32(subscription.qos))
         switch result {
-        case MOSQ_ERR_SUCCESS.rawValue:
-            return messageID
-        case MOSQ_ERR_NO_CONN.rawValue:
-            return nil
-        default:
-            throw MQTTError(mosquittoCode: result, during: .subscribe(filter: subscription.filter), broker: broker)
+        case MOSQ_ERR_SUCCESS.rawValue: return messageID
+        case MOSQ_ERR_NO_CONN.rawValue: return nil
+        default: throw MQTTError(mosquittoCode: result, during: .subscribe(filter: subscription.filter), broker: broker)
         }
     }
 

@@ -56,18 +56,14 @@ struct Companion: AsyncParsableCommand {
             settings = try brokerOptions.settings(environment: environment)
         } catch let error as AlarmctlError {
             throw ValidationError(error.message)
-        } catch let error as CompanionError {
-            throw ValidationError(error.message)
-        }
+        } catch let error as CompanionError { throw ValidationError(error.message) }
 
         var logger = Logger(label: "alarmd-companion")
         logger.logLevel = verbose ? .debug : .info
         let fleet = RemoteFleet(settings: settings, nodes: node, logger: logger)
         do {
             try fleet.start()
-        } catch {
-            throw ValidationError(error.message)
-        }
+        } catch { throw ValidationError(error.message) }
         let hub = CompanionHub(broker: "\(settings.host):\(settings.port)")
         let control = FleetControl(fleet: fleet)
         let server = CompanionServer(hub: hub, access: CompanionAccess(password: launch.password), control: control)

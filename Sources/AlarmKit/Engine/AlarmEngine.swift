@@ -114,10 +114,8 @@ public struct AlarmEngine: Sendable {
             .countdown(.init(totalCountdownDuration: countdown.totalCountdownDuration,
                              previouslyElapsedDuration: countdown.previouslyElapsedDuration,
                              startDate: countdown.startDate, fireDate: countdown.fireDate))
-        case .paused(let total, let elapsed):
-            .paused(.init(totalCountdownDuration: total, previouslyElapsedDuration: elapsed))
-        case .alerting(_, let alertDate):
-            .alert(.init(time: alertTime(of: record, alertDate: alertDate)))
+        case .paused(let total, let elapsed): .paused(.init(totalCountdownDuration: total, previouslyElapsedDuration: elapsed))
+        case .alerting(_, let alertDate): .alert(.init(time: alertTime(of: record, alertDate: alertDate)))
         }
         return AlarmDocument(id: record.id, state: record.state, configuration: record.configuration,
                              presentationState: presentation, nextAlertDate: record.nextAlertDate, group: record.group)
@@ -197,8 +195,7 @@ public struct AlarmEngine: Sendable {
             // A timer: validation guarantees a preAlert.
             phase = .countdown(.starting(at: Self.countdownOrigin(sentAt: sentAt, now: now),
                                          total: configuration.countdownDuration?.preAlert ?? 0))
-        case .fixed(let date)?:
-            phase = scheduledPhase(alertDate: date, configuration: configuration, now: now)
+        case .fixed(let date)?: phase = scheduledPhase(alertDate: date, configuration: configuration, now: now)
         case .relative(let relative)?:
             guard let next = ScheduleMath.nextOccurrence(of: relative, after: now, in: self.configuration.timeZone) else {
                 throw AlarmNodeError.invalidConfiguration(field: "configuration.schedule", reason: "never occurs")
@@ -279,12 +276,9 @@ public struct AlarmEngine: Sendable {
     public mutating func secondaryAction(id: UUID, now: Date) throws(AlarmNodeError) -> [AlarmEffect] {
         let record = try existing(id, in: .alerting, for: "the secondary action")
         switch record.configuration.attributes.presentation.alert.secondaryButtonBehavior {
-        case .countdown?:
-            return try countdown(id: id, now: now)
-        case .custom?:
-            return record.configuration.secondaryIntent.map { intentEffects($0, record: record, now: now) } ?? []
-        case nil:
-            return []
+        case .countdown?: return try countdown(id: id, now: now)
+        case .custom?: return record.configuration.secondaryIntent.map { intentEffects($0, record: record, now: now) } ?? []
+        case nil: return []
         }
     }
 
@@ -355,8 +349,7 @@ public struct AlarmEngine: Sendable {
                 } else if case .countdown(let countdown) = record.phase {
                     record.phase = scheduledPhase(alertDate: countdown.fireDate, configuration: record.configuration, now: now)
                 }
-            case .paused:
-                break
+            case .paused: break
             }
             if record != before { effects += replace(before, with: record, now: now) }
         }
@@ -441,14 +434,10 @@ public struct AlarmEngine: Sendable {
     /// When `advance` must next look at this record (held or not).
     private static func deadline(of record: AlarmRecord, alertTimeout: TimeInterval) -> Date? {
         switch record.phase {
-        case .scheduled(let alertDate):
-            alertDate - (record.configuration.countdownDuration?.preAlert ?? 0)
-        case .countdown(let countdown):
-            countdown.fireDate
-        case .paused:
-            nil
-        case .alerting(let since, _):
-            since + alertTimeout
+        case .scheduled(let alertDate): alertDate - (record.configuration.countdownDuration?.preAlert ?? 0)
+        case .countdown(let countdown): countdown.fireDate
+        case .paused: nil
+        case .alerting(let since, _): since + alertTimeout
         }
     }
 
@@ -510,14 +499,10 @@ public struct AlarmEngine: Sendable {
             var next = record
             next.phase = scheduledPhase(alertDate: alertDate, configuration: record.configuration, now: now)
             return replace(record, with: next, now: now)
-        case .scheduled(let alertDate):
-            return reachAlert(record, dueAt: alertDate, now: now)
-        case .countdown(let countdown):
-            return reachAlert(record, dueAt: countdown.fireDate, now: now)
-        case .alerting(let since, _):
-            return silence(record, timedOutAt: since + configuration.alertTimeout, now: now)
-        case .paused:
-            return []
+        case .scheduled(let alertDate): return reachAlert(record, dueAt: alertDate, now: now)
+        case .countdown(let countdown): return reachAlert(record, dueAt: countdown.fireDate, now: now)
+        case .alerting(let since, _): return silence(record, timedOutAt: since + configuration.alertTimeout, now: now)
+        case .paused: return []
         }
     }
 

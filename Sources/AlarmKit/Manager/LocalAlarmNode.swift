@@ -137,9 +137,7 @@ public actor LocalAlarmNode {
     /// Returns once the change is on disk.
     ///
     /// - Throws: `AlarmManager.AlarmError.maximumLimitReached`, or an ``AlarmNodeError``.
-    public func schedule(
-        id: UUID, configuration: AlarmManager.AlarmConfiguration<JSONValue>
-    ) async throws -> AlarmDocument {
+    public func schedule(id: UUID, configuration: AlarmManager.AlarmConfiguration<JSONValue>) async throws -> AlarmDocument {
         let submission = await submit(.schedule(id: id, configuration: configuration, group: nil))
         switch await waitUntilDurable(submission) {
         case .alarm(let document?): return document
@@ -184,9 +182,7 @@ public actor LocalAlarmNode {
         for step in plan(engine, now) {
             do throws(AlarmNodeError) {
                 effects += try apply(&engine, step, now).caused(by: source)
-            } catch {
-                refusals.append((step, error))
-            }
+            } catch { refusals.append((step, error)) }
         }
         commit(effects, awaited: false)
         return refusals
@@ -230,12 +226,9 @@ public actor LocalAlarmNode {
                 let decision = await requestAuthorization()
                 // Written again, with whatever a failed write left unsaved.
                 return Submission(reply: .authorization(decision), write: startWrite())
-            case .list:
-                return Submission(reply: .alarms(engine.documents), write: nil, earlierWrite: latestWrite)
+            case .list: return Submission(reply: .alarms(engine.documents), write: nil, earlierWrite: latestWrite)
             }
-        } catch {
-            return Submission(reply: .failure(NodeFailure(error)), write: nil)
-        }
+        } catch { return Submission(reply: .failure(NodeFailure(error)), write: nil) }
     }
 
     /// Waits until every change applied so far is on disk (before shutting down, say), writing

@@ -37,20 +37,16 @@ public enum AlarmNodeError: Error, Sendable, Hashable, CustomStringConvertible {
     /// What went wrong and what to do.
     public var message: String {
         switch self {
-        case .notFound(let id):
-            "no alarm has id \(id.uuidString): list the node's alarms to find the right id"
-        case .invalidState(let reason), .unavailable(let reason), .internal(let reason):
-            reason
-        case .invalidConfiguration(let field, let reason):
-            "\(field): \(reason)"
+        case .notFound(let id): "no alarm has id \(id.uuidString): list the node's alarms to find the right id"
+        case .invalidState(let reason), .unavailable(let reason), .internal(let reason): reason
+        case .invalidConfiguration(let field, let reason): "\(field): \(reason)"
         case .unauthorized(let state):
             "this node has not authorized scheduling (authorization is \(state.rawValue)): "
                 + (state == .denied
                     ? "run alarmd reset-authorization on the node (alarmd stopped) and request authorization again, "
                     : "request authorization and press the node's stop button during the prompt, ")
                 + "or set authorization = \"authorized\" in its config"
-        case .badRequest(let field, let reason):
-            field.map { "\($0): \(reason)" } ?? reason
+        case .badRequest(let field, let reason): field.map { "\($0): \(reason)" } ?? reason
         }
     }
 
@@ -107,8 +103,7 @@ extension AlarmNodeError {
         case is Bool.Type: "true or false"
         case is Int.Type, is Double.Type, is Float.Type: "a number"
         case is UUID.Type: "a UUID string"
-        default:
-            String(describing: type).contains("Array") ? "an array" : "a JSON object"
+        default: String(describing: type).contains("Array") ? "an array" : "a JSON object"
         }
     }
 }

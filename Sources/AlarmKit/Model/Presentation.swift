@@ -19,9 +19,7 @@ public struct Color: Sendable, Hashable, Codable, CustomStringConvertible {
     public init?(hex: String) {
         var digits = Substring(hex)
         if digits.hasPrefix("#") { digits = digits.dropFirst() }
-        guard digits.count == 6, digits.allSatisfy(\.isHexDigit), let value = UInt32(digits, radix: 16) else {
-            return nil
-        }
+        guard digits.count == 6, digits.allSatisfy(\.isHexDigit), let value = UInt32(digits, radix: 16) else { return nil }
         self.init(red: UInt8(value >> 16), green: UInt8((value >> 8) & 0xFF), blue: UInt8(value & 0xFF))
     }
 
@@ -95,9 +93,7 @@ public struct AlarmPresentation: Sendable, Hashable, Codable {
 
         /// An alert with the node's stop button (``defaultStopButton``) and, optionally, a
         /// secondary button, as AlarmKit's initializer of iOS 26.1.
-        public init(
-            title: String, secondaryButton: AlarmButton? = nil, secondaryButtonBehavior: SecondaryButtonBehavior? = nil
-        ) {
+        public init(title: String, secondaryButton: AlarmButton? = nil, secondaryButtonBehavior: SecondaryButtonBehavior? = nil) {
             self.title = title
             self.stopButton = Self.defaultStopButton
             self.secondaryButton = secondaryButton

@@ -153,9 +153,7 @@ struct CommandEnvelope: Decodable {
                 guard fields.contains(key) else { throw .badRequest(field: "configuration", reason: "this field is required") }
                 do {
                     return .schedule(id: alarmID, configuration: try fields.decode(AlarmManager.AlarmConfiguration<JSONValue>.self, forKey: key), group: group)
-                } catch {
-                    throw AlarmNodeError(decoding: error)
-                }
+                } catch { throw AlarmNodeError(decoding: error) }
             case .cancel, .stop, .countdown, .pause, .resume:
                 guard let alarmID = try readID() else { throw .badRequest(field: "id", reason: "this field is required: the alarm's UUID") }
                 return .alarm(operation.alarmOperation!, id: alarmID)

@@ -45,9 +45,7 @@ extension Mutex where Value: RemoteClientState {
             do {
                 for filter in filters { try client.subscribe(filter, qos: 1) }
                 try client.connect()
-            } catch {
-                logger.error("MQTT connect failed", metadata: ["error": "\(error)"])
-            }
+            } catch { logger.error("MQTT connect failed", metadata: ["error": "\(error)"]) }
             let loop = Task { [events = client.events, weak owner] in
                 for await case .message(let message) in events {
                     guard let owner else { return }
@@ -55,10 +53,8 @@ extension Mutex where Value: RemoteClientState {
                 }
             }
             withLock { $0.loop = loop }
-        case .failure(let error):
-            logger.error("MQTT client not created", metadata: ["error": "\(error)"])
-        case nil:
-            break
+        case .failure(let error): logger.error("MQTT client not created", metadata: ["error": "\(error)"])
+        case nil: break
         }
     }
 
@@ -94,7 +90,5 @@ extension MQTTMessage {
 func scheduleFields(id: UUID, configuration: AlarmManager.AlarmConfiguration<JSONValue>) throws(AlarmNodeError) -> [String: JSONValue] {
     do {
         return ["id": .string(id.uuidString), "configuration": try JSONValue(encoding: configuration)]
-    } catch {
-        throw .invalidConfiguration(field: "configuration", reason: "cannot be written as JSON: \(error)")
-    }
+    } catch { throw .invalidConfiguration(field: "configuration", reason: "cannot be written as JSON: \(error)") }
 }

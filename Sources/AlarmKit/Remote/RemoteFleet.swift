@@ -46,9 +46,7 @@ public final class RemoteFleet: Sendable {
             client = try MQTTClient(configuration: settings.mqttConfiguration(), logger: logger)
             if chosenNodes == nil { try client.subscribe(NodeTopics.statusFilter(prefix: settings.topicPrefix), qos: 1) }
             try client.connect()
-        } catch {
-            throw .unavailable("cannot set up a connection to the broker \(settings.brokerDescription): \(error)")
-        }
+        } catch { throw .unavailable("cannot set up a connection to the broker \(settings.brokerDescription): \(error)") }
         let prefix = settings.topicPrefix
         // One task reads the client's events, so nodes are added one at a time.
         let loop = Task { [weak self] in

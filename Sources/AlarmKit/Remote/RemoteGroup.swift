@@ -125,9 +125,7 @@ public final class RemoteGroup: Sendable {
         let command = MQTTMessage.command(topic: topics.command(operation), fields: fields, replyTopic: replyTopic, correlation: correlation)
         do {
             try client.publish(command)
-        } catch {
-            throw .unavailable("the request could not be sent to group '\(group)': \(error)")
-        }
+        } catch { throw .unavailable("the request could not be sent to group '\(group)': \(error)") }
         let answered = await collect(replies, collector: collector, alarmID: alarmID)
         // Still buffered if the broker was never reached: then it must never be, as the caller hears nobody answered.
         client.withdrawUnsent { $0.correlationData == command.correlationData }

@@ -308,17 +308,13 @@ public final class RemoteNodeConnection: AlarmNodeConnection {
         let reply: NodeReply
         do {
             reply = try NodeReply.decode(answer, alarmID: alarmID)
-        } catch {
-            throw AlarmNodeError.internal("the node's reply could not be read: \(error)")
-        }
+        } catch { throw AlarmNodeError.internal("the node's reply could not be read: \(error)") }
         switch reply {
         case .failure(.node(.unauthorized)):
             // A reply's `unauthorized` does not carry the decision; the node's status does.
             throw AlarmNodeError.unauthorized(authorization.value)
-        case .failure(let failure):
-            throw failure.error
-        default:
-            return reply
+        case .failure(let failure): throw failure.error
+        default: return reply
         }
     }
 

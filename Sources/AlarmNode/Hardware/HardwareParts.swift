@@ -73,10 +73,8 @@ public enum HardwareParts {
         switch configuration.mode {
         case .simulated:
             return ("simulated" + (chips.isEmpty ? "" : ", on a machine with GPIO chips: no buzzer will sound"), false)
-        case .auto where chips.isEmpty:
-            return ("simulated: this machine has no GPIO chip", false)
-        case .auto, .gpio:
-            break
+        case .auto where chips.isEmpty: return ("simulated: this machine has no GPIO chip", false)
+        case .auto, .gpio: break
         }
         do throws(GPIOError) {
             let chip = try GPIOChip(GPIOChipSelector(configuration.chip), logger: logger)
@@ -101,9 +99,7 @@ public enum HardwareParts {
             return ("not checked: \(error.message); or run check-config as the user alarmd runs as (sudo -u alarmd alarmd check-config FILE)", false)
         } catch where error.code == .chipNotFound {
             return (chipNotFoundMessage(error, chips: chips, configuration), true)
-        } catch {
-            return (error.message, true)
-        }
+        } catch { return (error.message, true) }
     }
 
     private static func openGPIO(_ configuration: NodeConfiguration.Hardware, logger: Logger) throws(GPIOError) -> NodeHardware.Parts {

@@ -69,9 +69,7 @@ public final class AlarmDaemon: Sendable {
         let client: MQTTClient
         do {
             client = try MQTTClient(configuration: try mqttConfiguration(configuration, topics: topics, onlineSince: started), logger: logger)
-        } catch {
-            throw StartupError("cannot set up the MQTT client: \(error)")
-        }
+        } catch { throw StartupError("cannot set up the MQTT client: \(error)") }
         let simulation = hardwareParts.simulation
         let status = NodeStatus(
             state: "online", version: AlarmdVersion.current, since: started, timeZone: timeZone.identifier,

@@ -84,15 +84,11 @@ public final class StateStore: Sendable {
             saved.withLock { $0.lock = lock }
         } catch where error.code == EWOULDBLOCK {
             throw StateError(message: "another alarmd is using the state in \(directory): stop it first (systemctl stop alarmd), or give this one another state directory")
-        } catch {
-            throw StateError(message: "cannot lock the state directory \(directory): \(error)")
-        }
+        } catch { throw StateError(message: "cannot lock the state directory \(directory): \(error)") }
         for folder in [directory, alarmsDirectory] {
             do {
                 try AtomicFile.removeLeftoverTemporaryFiles(in: folder)
-            } catch {
-                logger.warning("leftover temporary state files not removed", metadata: ["error": "\(error)"])
-            }
+            } catch { logger.warning("leftover temporary state files not removed", metadata: ["error": "\(error)"]) }
         }
         let keptEarlier = [directory, alarmsDirectory].flatMap { folder in
             ((try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []).filter { $0.contains(".damaged-") }.map { "\(folder)/\($0)" }
@@ -203,9 +199,7 @@ public final class StateStore: Sendable {
             return try AlarmJSON.decoder.decode(Value.self, from: AtomicFile.read(path))
         } catch let error as SystemError {
             try keepAside(path, reason: "cannot be read (\(error))", problems: &problems)
-        } catch {
-            try keepAside(path, reason: "is damaged (\(AlarmNodeError(decoding: error).message))", problems: &problems)
-        }
+        } catch { try keepAside(path, reason: "is damaged (\(AlarmNodeError(decoding: error).message))", problems: &problems) }
         return nil
     }
 

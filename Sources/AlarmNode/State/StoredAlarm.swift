@@ -34,8 +34,7 @@ struct StoredAlarm: Codable {
         }
         let phase: AlarmRecord.Phase
         switch try container.decode(Alarm.State.self, forKey: .phase) {
-        case .scheduled:
-            phase = .scheduled(alertDate: try date(.alertDate))
+        case .scheduled: phase = .scheduled(alertDate: try date(.alertDate))
         case .countdown:
             let (total, elapsed) = try countdownDurations()
             phase = .countdown(.init(
@@ -45,16 +44,13 @@ struct StoredAlarm: Codable {
         case .paused:
             let (total, elapsed) = try countdownDurations()
             phase = .paused(totalCountdownDuration: total, previouslyElapsedDuration: elapsed)
-        case .alerting:
-            phase = .alerting(since: try date(.since), alertDate: try date(.alertDate))
+        case .alerting: phase = .alerting(since: try date(.since), alertDate: try date(.alertDate))
         }
         let configuration = try container.decode(AlarmManager.AlarmConfiguration<JSONValue>.self, forKey: .configuration)
         do {
             // Any instant will do: a fixed date in the past is a missed alarm, not a damaged file.
             try configuration.validate(now: .distantPast)
-        } catch {
-            throw DecodingError.dataCorruptedError(forKey: .configuration, in: container, debugDescription: error.message)
-        }
+        } catch { throw DecodingError.dataCorruptedError(forKey: .configuration, in: container, debugDescription: error.message) }
         record = AlarmRecord(
             id: try container.decode(UUID.self, forKey: .id),
             configuration: configuration,
@@ -73,8 +69,7 @@ struct StoredAlarm: Codable {
         try container.encodeIfPresent(record.group, forKey: .group)
         try container.encode(record.state, forKey: .phase)
         switch record.phase {
-        case .scheduled(let alertDate):
-            try container.encodeDate(alertDate, forKey: .alertDate)
+        case .scheduled(let alertDate): try container.encodeDate(alertDate, forKey: .alertDate)
         case .countdown(let countdown):
             try container.encode(countdown.totalCountdownDuration, forKey: .totalCountdownDuration)
             try container.encode(countdown.previouslyElapsedDuration, forKey: .previouslyElapsedDuration)
