@@ -82,6 +82,10 @@ public struct MQTTConfiguration: Sendable {
     /// Which version to speak; `.auto` (the default) tries MQTT 5 and falls back to 3.1.1.
     public var protocolSetting: MQTTProtocolSetting
     public var will: Will?
+    /// The topic of the birth message, the will's counterpart: the latest retained message
+    /// published on it goes first after every connection, before what was buffered meanwhile, so
+    /// that subscribers hear the client is back before they hear what it did while away.
+    public var birthTopic: String?
     /// The wait before the first reconnect attempt; it doubles after each failed attempt...
     public var reconnectDelay: Duration
     /// ...up to this cap while the broker cannot be reached (1 s by default): an attempt that is
@@ -104,6 +108,7 @@ public struct MQTTConfiguration: Sendable {
         keepAlive: Int = 15,
         protocolSetting: MQTTProtocolSetting = .auto,
         will: Will? = nil,
+        birthTopic: String? = nil,
         reconnectDelay: Duration = .milliseconds(500),
         maximumReconnectDelay: Duration = .seconds(1),
         maximumDelayAfterShortConnections: Duration = .seconds(5),
@@ -118,6 +123,7 @@ public struct MQTTConfiguration: Sendable {
         self.keepAlive = keepAlive
         self.protocolSetting = protocolSetting
         self.will = will
+        self.birthTopic = birthTopic
         self.reconnectDelay = reconnectDelay
         self.maximumReconnectDelay = maximumReconnectDelay
         self.maximumDelayAfterShortConnections = maximumDelayAfterShortConnections

@@ -62,6 +62,9 @@ struct MQTTConnectionStateMachine {
     /// delivered once the broker has acknowledged them all.
     private var connectedEventAwaitingSubscriptions: (sessionPresent: Bool, messageIDs: Set<Int32>)?
     private(set) var outgoing: OutgoingBuffer
+    private let birthTopic: String?
+    /// The latest retained message published on `birthTopic`: the first message of every connection.
+    private(set) var birth: MQTTMessage?
     /// Message ids of QoS 1 and 2 publishes handed to libmosquitto and not acknowledged yet.
     private(set) var unacknowledgedPublishes: Set<Int32> = []
     /// Why the current connection attempt failed, as the callbacks saw it (a CONNACK refusal
@@ -82,6 +85,7 @@ struct MQTTConnectionStateMachine {
         protocolSetting = configuration.protocolSetting
         protocolVersion = configuration.protocolSetting.firstVersion
         outgoing = OutgoingBuffer(limit: configuration.outgoingBufferLimit)
+        birthTopic = configuration.birthTopic
     }
 
     var isConnected: Bool { link == .up }
@@ -163,8 +167,11 @@ struct MQTTConnectionStateMachine {
 
     mutating func publishRequested(_ message: MQTTMessage) throws(MQTTError) -> PublishAction {
         guard !isClosing else { throw closedError }
+        let isBirth = message.retain && message.topic == birthTopic
+        if isBirth { birth = message }
         guard link == .up else {
-            outgoing.append(message)
+            // The birth message leaves first at the next connection, not from the buffer.
+            if !isBirth { outgoing.append(message) }
             return .buffered
         }
         return .handOver(protocolVersion)
@@ -262,7 +269,8 @@ struct MQTTConnectionStateMachine {
         let sessionPresent: Bool
         /// Send each (``SubscribeAction/send(_:noLocal:)``), in this order.
         let subscriptions: [SubscribeAction]
-        /// Hand over each, in publish order (``PublishAction/handOver(_:)``).
+        /// Hand over each, in this order (``PublishAction/handOver(_:)``): the birth message, then
+        /// what was buffered, in publish order.
         let messages: [MQTTMessage]
         /// Non-retained messages the bounded buffer dropped while down.
         let droppedCount: Int
@@ -278,7 +286,7 @@ struct MQTTConnectionStateMachine {
         return ConnectionSetup(
             sessionPresent: sessionPresent,
             subscriptions: subscriptions.map { .send($0, noLocal: $0.noLocal && protocolVersion == .v5) },
-            messages: messages,
+            messages: (birth.map { [$0] } ?? []) + messages,
             droppedCount: dropped,
             protocolVersion: protocolVersion
         )

@@ -164,6 +164,14 @@ struct DaemonResilienceTests {
             try await node.waitForMessage("status republished", after: mark) {
                 $0.topic == node.topics.status && NodeClient.object($0.payload)?["state"] == .string("online")
             }
+            // Online first, then what the node did while away: a subscriber such as Home Assistant
+            // drops an event that arrives while the node still looks offline.
+            let order = node.received(after: mark).compactMap { message -> String? in
+                guard let object = NodeClient.object(message.payload) else { return nil }
+                if message.topic == node.topics.status { return object["state"] == .string("online") ? "online" : nil }
+                return message.topic == node.topics.events && object["event"] == .string("alerting") ? "alerting" : nil
+            }
+            #expect(order.first == "online" && order.contains("alerting"), "\(order)")
             for other in others {
                 _ = try await node.document(other, after: mark) { $0.state == .countdown }
             }

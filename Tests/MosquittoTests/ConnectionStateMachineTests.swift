@@ -125,6 +125,28 @@ struct ConnectionStateMachineTests {
         #expect(machine.outgoing.isEmpty)
     }
 
+    @Test("the birth message, the latest retained on its topic, leads every setup: before what was buffered while down")
+    func birthFirst() throws {
+        var machine = Machine(configuration: MQTTConfiguration(host: "pi", clientID: "node", birthTopic: "status"))
+        try machine.connectRequested()
+        func publish(_ message: MQTTMessage) throws -> Machine.PublishAction { try machine.publishRequested(message) }
+        #expect(try publish(MQTTMessage(topic: "events", string: "rang")) == .buffered)
+        #expect(try publish(MQTTMessage(topic: "status", string: "online 1", retain: true)) == .buffered)
+        for (round, expected) in [["online 1", "rang"], ["online 2", "rang again"]].enumerated() {
+            machine.connectionAcknowledged(sessionPresent: false, refusal: nil)
+            let started = machine.connectionSetupStarting()
+            let setup = try #require(started)
+            #expect(setup.messages.map(\.payloadString) == expected)
+            _ = machine.connectionSetUp(resubscriptions: [], at: start)
+            guard round == 0 else { break }
+            // Published while up, it is handed over as any message, and leads the next connection.
+            #expect(try publish(MQTTMessage(topic: "status", string: "online 2", retain: true)) == .handOver(.v5))
+            _ = machine.connectionEnded(reason: lost())
+            _ = machine.connectionRoundFailed(lost(), at: start)
+            #expect(try publish(MQTTMessage(topic: "events", string: "rang again")) == .buffered)
+        }
+    }
+
     @Test("subscriptions are sent again on every setup; .connected waits for their SUBACKs")
     func resubscriptionsAwaitSubacks() throws {
         var machine = machine()

@@ -10,6 +10,7 @@ the MQTT integration through the REST API (the config flow the UI uses), then ch
 - Home Assistant's Stop, Snooze and Cancel-all-timers buttons act on the node, as `home-assistant`;
 - the text entity schedules on the node, and shows an error for a line it cannot read;
 - SIGTERM and SIGKILL of alarmd make the entities unavailable, and a restart brings them back;
+- a timer due while alarmd was down rings at its start, and the documented automation sees it;
 - after Home Assistant restarts with the retained discovery topics wiped, the node re-announces.
 
 Prints "ha-test: ok <check>" per check; exits 1 on the first failure (with the logs' tails).
@@ -466,6 +467,26 @@ def run(args, work):
             if home_assistant.state(light)["state"] != "on":
                 raise Failure(f"the bedside-stop automation switched the light off again after {name} of alarmd")
         ok("SIGTERM and SIGKILL of alarmd make the entities unavailable; a restart brings them back and triggers no automation")
+
+        # A timer that fell due while alarmd was down rings as it starts: the node says it is
+        # online before that alerting event, so the automation (which leaves out changes from
+        # unavailable) sees the event and turns the light on.
+        home_assistant.call("input_boolean", "turn_off", entity_id=light)
+        wait_for("the light off by hand", lambda: home_assistant.state(light)["state"] == "off")
+        home_assistant.call("text", "set_value", entity_id=ENTITIES["schedule"], value="4s Late")
+        wait_for("the late timer scheduled", lambda: home_assistant.state_is("schedule", lambda s: s["state"].startswith("scheduled: Late")))
+        daemon.signal(signal.SIGTERM)
+        wait_for("unavailable while alarmd is down", lambda: home_assistant.state_is("ringing", lambda s: s["state"] == "unavailable"))
+        time.sleep(5)
+        if home_assistant.state(light)["state"] != "off":
+            raise Failure("the late timer rang before alarmd stopped: the host was too slow for this check")
+        seen = watcher.count()
+        daemon.start()
+        late = wait_for("the late timer rings at the start", lambda: watcher.event("alerting", after=seen), timeout=20)
+        wait_for("the automation turned the light on for it", lambda: home_assistant.state(light)["state"] == "on")
+        home_assistant.call("button", "press", entity_id=ENTITIES["stop"])
+        wait_for("the late timer stopped", lambda: watcher.event("stopped", after=seen, alarmID=late["alarmID"]))
+        ok("a timer due while alarmd was down rings at its start, and the automation turns the light on for it")
 
         # Home Assistant restarts while the retained discovery is wiped: the node re-announces.
         home_assistant.stop()

@@ -48,6 +48,8 @@ public final class MQTTBridge: Service, Sendable {
     }
 
     /// - Parameters:
+    ///   - client: configured with `topics.status` as its birth topic, which republishes the
+    ///     status first on every connection.
     ///   - status: the initial status (version, start time, zone, authorization, problems, groups).
     ///   - groups: the groups whose commands the node takes as its own, `groups` of `status`.
     ///   - onSimulatedPress: set in simulation mode: `<base>/sim/press` is then subscribed.
@@ -171,6 +173,9 @@ public final class MQTTBridge: Service, Sendable {
         try client.subscribe(topics.alarmsFilter, qos: 1, noLocal: true)
         if onSimulatedPress != nil { try client.subscribe(topics.simulatedPress, qos: 1) }
         if announcesToHomeAssistant { for filter in homeAssistant.commandTopics { try client.subscribe(filter, qos: 1) } }
+        // The status is the client's birth message: it goes first on every connection, so that
+        // subscribers hear the node is online before the events of what it did while away.
+        status.withLock { publishStatus($0) }
         try client.connect()
         await withDiscardingTaskGroup { group in
             if announcesToHomeAssistant { group.addTask { await self.homeAssistantMirror.run { self.send($0) } } }
@@ -245,7 +250,8 @@ public final class MQTTBridge: Service, Sendable {
     /// How many documents `republishEverything` sends per turn on the node's actor.
     static let republishChunk = 25
 
-    /// After a (re)connect the broker may have lost everything: status and every alarm again.
+    /// After a (re)connect the broker may have lost everything: every alarm again (the client sent
+    /// the status first, as its birth message).
     ///
     /// The documents go out a chunk at a time, each chunk read and sent in one turn on the node's
     /// actor: a change published meanwhile is never overtaken by an older copy of its document,
@@ -256,7 +262,6 @@ public final class MQTTBridge: Service, Sendable {
         let ids: [UUID] = await node.withEngine { engine in
             let ids = Array(engine.records.keys)
             knownAlarms.withLock { $0 = Set(ids) }
-            status.withLock { publishStatus($0) }
             return ids
         }
         for start in stride(from: 0, to: ids.count, by: Self.republishChunk) {

@@ -144,7 +144,8 @@ public final class AlarmDaemon: Sendable {
         return MQTTConfiguration(
             host: broker.host, port: broker.port, clientID: broker.clientID ?? "alarmd-\(configuration.node.id)",
             username: broker.username, password: password, tls: tls, keepAlive: broker.keepAlive,
-            protocolSetting: broker.protocolSetting, will: MQTTBridge.will(for: topics, onlineSince: onlineSince,
-                                                                                groups: configuration.node.groups.isEmpty ? nil : configuration.node.groups), outgoingBufferLimit: broker.outgoingBufferLimit)
+            protocolSetting: broker.protocolSetting,
+            will: MQTTBridge.will(for: topics, onlineSince: onlineSince, groups: configuration.node.groups.isEmpty ? nil : configuration.node.groups),
+            birthTopic: topics.status, outgoingBufferLimit: broker.outgoingBufferLimit)
     }
 }
