@@ -7,9 +7,7 @@ public enum AlarmSelection {
     /// The alarm whose id is `text` or starts with it (any case, hyphens optional), or whose
     /// title is `text` (any case).
     public static func resolve(_ text: String, among documents: [AlarmDocument]) throws(AlarmctlError) -> AlarmDocument {
-        let wanted = normalized(text)
-        let byID = wanted.isEmpty || !wanted.allSatisfy(\.isHexDigit) ? []
-            : documents.filter { normalized($0.id.uuidString).hasPrefix(wanted) }
+        let byID = documents.filter { $0.id.starts(withIDText: text) }
         let byTitle = documents.filter { document in
             !byID.contains { $0.id == document.id }
                 && document.configuration.attributes.presentation.alert.title.lowercased() == text.lowercased()
@@ -57,5 +55,4 @@ public enum AlarmSelection {
         return Dictionary(ids.map { ($0, String($0.uuidString.prefix(length))) }, uniquingKeysWith: { first, _ in first })
     }
 
-    private static func normalized(_ text: String) -> String { text.uppercased().filter { $0 != "-" } }
 }

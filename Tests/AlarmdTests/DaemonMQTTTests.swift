@@ -354,7 +354,7 @@ struct HomeAssistantDaemonTests {
         }
     }
 
-    @Test("The text entity cancels by title or id, in the order lines arrive: cancel, then the same alarm again")
+    @Test("The text entity cancels by title or id, or the start of an id, in the order lines arrive: cancel, then the same alarm again")
     func textEntityCancels() async throws {
         try await withDaemon { _, _, node in
             let base = node.topics.base
@@ -382,8 +382,10 @@ struct HomeAssistantDaemonTests {
             let work = try #require(alarms.first { $0["schedule"] != .null })
             #expect(work["schedule"]?["relative"]?["repeats"]?["weekly"] != nil)
             guard case .string(let teaID)? = alarms.first(where: { $0["id"] != work["id"] })?["id"] else { Issue.record("no Tea"); return }
-            #expect(try await write("cancel \(teaID.lowercased())") == "cancelled: Tea", "by id: the title shows what went")
-            #expect(try await write("cancel Nothing").hasPrefix("error: no alarm is titled 'Nothing'"))
+            #expect(try await write("cancel \(teaID.prefix(3))").hasPrefix("error: no alarm has the title or id '\(teaID.prefix(3))'"),
+                    "3 characters are too few to stand for an id")
+            #expect(try await write("cancel \(teaID.prefix(8).lowercased())") == "cancelled: Tea", "by id, as alarmctl shows it: the title shows what went")
+            #expect(try await write("cancel Nothing").hasPrefix("error: no alarm has the title or id 'Nothing'"))
             #expect(try await write("cancel").hasPrefix("error: cancel needs an alarm: write cancel and a title or an id"))
             guard case .array(let left)? = try await node.request("list")["alarms"] else { Issue.record("no alarms"); return }
             #expect(left.count == 1)

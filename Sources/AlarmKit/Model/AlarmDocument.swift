@@ -51,3 +51,12 @@ public struct AlarmDocument: Identifiable, Sendable, Hashable, Codable {
         try container.encodeIfPresent(group, forKey: .group)
     }
 }
+
+extension UUID {
+    /// Whether `text` is this id or a start of it, in any case, with or without hyphens: how
+    /// people copy an id (alarmctl shows its first 8 characters).
+    public func starts(withIDText text: String) -> Bool {
+        let wanted = text.uppercased().filter { $0 != "-" }
+        return !wanted.isEmpty && wanted.allSatisfy(\.isHexDigit) && uuidString.filter { $0 != "-" }.hasPrefix(wanted)
+    }
+}

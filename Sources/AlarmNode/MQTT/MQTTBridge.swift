@@ -360,18 +360,21 @@ public final class MQTTBridge: Service, Sendable {
         }
     }
 
-    /// `cancel Work`: cancels every alarm titled `target` (in any case), or the one whose id it is.
+    /// `cancel Work`: cancels every alarm titled `target` (in any case); else the one whose id it
+    /// is or starts with (at least 4 characters, so that a short word cancels nothing by chance).
     private func cancelFromHomeAssistant(_ line: String, naming target: String) async -> @Sendable () async -> HomeAssistantScheduleResult {
-        let matches = await node.withEngine { engine in
-            engine.records.values.filter { record in
-                record.id.uuidString == target.uppercased()
-                    || record.configuration.attributes.presentation.alert.title.lowercased() == target.lowercased()
-            }.map { ($0.id, $0.configuration.attributes.presentation.alert.title) }
+        let (titled, byID) = await node.withEngine { engine in
+            let records = engine.records.values.map { ($0.id, $0.configuration.attributes.presentation.alert.title) }
+            return (records.filter { $0.1.lowercased() == target.lowercased() }, records.filter { $0.0.starts(withIDText: target) })
         }
+        let matches = titled.isEmpty && target.count >= 4 ? byID : titled
         let ids = matches.map(\.0), title = matches.first?.1 ?? target
-        guard !target.isEmpty, !ids.isEmpty else {
-            let problem = target.isEmpty ? "cancel needs an alarm" : "no alarm is titled '\(target)'"
-            return { .refused(line, message: "\(problem): write cancel and a title or an id, as the Alarms sensor lists them") }
+        let problem = target.isEmpty ? "cancel needs an alarm"
+            : ids.isEmpty ? "no alarm has the title or id '\(target)'"
+            : titled.isEmpty && ids.count > 1 ? "'\(target)' starts \(ids.count) alarms' ids: write more of the id"
+            : nil
+        if let problem {
+            return { .refused(line, message: "\(problem): write cancel and a title or an id (its first 8 characters are enough), as the Alarms sensor lists them") }
         }
         var submissions: [(UUID, LocalAlarmNode.Submission)] = []
         for id in ids { submissions.append((id, await node.submit(.alarm(.cancel, id: id), source: .homeAssistant))) }
