@@ -41,7 +41,8 @@ struct RequestLineTests {
     }
 
     @Test("Titles unlike a day, titles after once, plural days, and a separate am or pm", arguments: [
-        ("07:00 Sue", nil, "Sue" as String?), ("07:00 Dinner party", nil, "Dinner party"),
+        ("07:00 Sue", nil, "Sue" as String?), ("07:00 Dinner party", nil, "Dinner party"), ("07:00 Fridge defrost", nil, "Fridge defrost"),
+        ("07:00 Weekly review", nil, "Weekly review"),
         ("07:00 once weekdys Work", nil, "weekdys Work"), ("07:00 once Daily standup", nil, "Daily standup"), ("07:00 mondays Gym", [Locale.Weekday.monday], "Gym"),
         ("7 am Wake", nil, "Wake"), ("7 PM", nil, nil),
     ])

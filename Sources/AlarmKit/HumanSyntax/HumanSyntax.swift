@@ -196,7 +196,7 @@ public enum WeekdayList {
         guard lower.count >= 4 else { return nil }
         let words = names + ["daily", "everyday", "weekdays", "weekends"]
         guard let meant = words.min(by: { EditDistance.between(lower, $0) < EditDistance.between(lower, $1) }),
-              EditDistance.between(lower, meant) <= (lower.count >= 6 ? 2 : 1) else { return nil }
+              EditDistance.between(lower, meant) <= (lower.count >= 8 ? 2 : 1) else { return nil }
         return "'\(word)' is not a day: did you mean '\(meant)'?"
     }
 
