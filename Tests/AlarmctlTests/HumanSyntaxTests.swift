@@ -67,6 +67,8 @@ struct HumanSyntaxTests {
         // The ISO forms of a date stay 24-hour; alarmctl and the line syntax take the 12-hour ones.
         #expect(TimeOfDay.parse("7am") == nil)
         #expect(try ScheduleExpression.parse(["7am", "weekdays"]) == .relative(.init(time: .init(hour: 7, minute: 0), repeats: .weekly(WeekdayList.week.prefix(5).map { $0 }))))
+        #expect(try ScheduleExpression.parse(["7", "am", "mondays"]) == .relative(.init(time: .init(hour: 7, minute: 0), repeats: .weekly([.monday]))),
+                "alarmctl alarm 7 am mondays: the words as the shell splits them")
         #expect(try RequestLine(parsing: "6:45pm Dinner") == .alarm(.relative(.init(time: .init(hour: 18, minute: 45))), title: "Dinner"))
     }
 

@@ -123,6 +123,13 @@ public enum TimeOfDay {
         return .init(hour: time.hour % 12 + (half == "pm" ? 12 : 0), minute: time.minute)
     }
 
+    /// The time of day `words` start with and how many words it takes: `7:30`, `7am`, or `7 am`.
+    public static func leading(_ words: [String]) -> (Alarm.Schedule.Relative.Time, Int)? {
+        if let time = words.first.flatMap(parseWritten) { return (time, 1) }
+        guard words.count > 1, ["am", "pm"].contains(words[1].lowercased()), let time = parseWritten(words[0] + words[1]) else { return nil }
+        return (time, 2)
+    }
+
     /// `07:00`.
     public static func format(_ time: Alarm.Schedule.Relative.Time) -> String {
         "\(zeroPadded(time.hour, 2)):\(zeroPadded(time.minute, 2))"
@@ -219,7 +226,7 @@ public enum ScheduleExpression: Hashable, Sendable {
     public static let acceptedForms = """
           HH:MM [DAYS]      a time of day in the node's time zone, once or on DAYS:
                             07:00   7:30 mon,wed,fri   06:45 weekdays   9:00 daily
-                            (or 12-hour: 7am, 6:45pm)
+                            (or 12-hour: 7am, 7 am, 6:45pm)
           DAYS              mon,tue,wed,thu,fri,sat,sun (or full names), mon-fri,
                             weekdays, weekends, daily, once
           YYYY-MM-DDTHH:MM  a fixed date in the node's time zone: 2026-12-24T18:00
@@ -246,10 +253,10 @@ public enum ScheduleExpression: Hashable, Sendable {
             }
             return .fixed(dateTime)
         }
-        guard let time = TimeOfDay.parseWritten(first) else {
+        guard let (time, timeWords) = TimeOfDay.leading(tokens) else {
             throw .unreadable("'\(first)' is not a time of day or a date; accepted forms:\n\(acceptedForms)")
         }
-        return .relative(.init(time: time, repeats: try WeekdayList.recurrence(Array(tokens.dropFirst()))))
+        return .relative(.init(time: time, repeats: try WeekdayList.recurrence(Array(tokens.dropFirst(timeWords)))))
     }
 
     /// Whether the schedule needs the node's time zone to become an instant: a fixed date without offset.

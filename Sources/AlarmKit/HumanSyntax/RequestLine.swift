@@ -32,7 +32,7 @@ public enum RequestLine: Hashable, Sendable {
                 throw .unreadable("'\(words.prefix(dateWords).joined(separator: " "))' is not a date and time: \(Self.acceptedForms)")
             }
             self = .alarm(expression, title: title(after: dateWords))
-        } else if let (time, timeWords) = Self.time(words) {
+        } else if let (time, timeWords) = TimeOfDay.leading(words) {
             var dayWords = timeWords
             // `once` ends the days: the words after it are the title, whatever they are.
             while dayWords < words.count, dayWords == timeWords || !["once", "never"].contains(words[dayWords - 1].lowercased()),
@@ -58,15 +58,6 @@ public enum RequestLine: Hashable, Sendable {
             let duration = try DurationArgument.seconds(words.prefix(durationWords).joined(separator: " "), option: "the duration")
             self = .timer(duration: duration, title: title(after: durationWords))
         }
-    }
-
-    /// The time of day the line starts with and how many words it takes: `7:30`, `7am`, or `7 am`.
-    private static func time(_ words: [String]) -> (Alarm.Schedule.Relative.Time, Int)? {
-        if let time = TimeOfDay.parseWritten(words[0]) { return (time, 1) }
-        guard words.count > 1, ["am", "pm"].contains(words[1].lowercased()), let time = TimeOfDay.parseWritten(words[0] + words[1]) else {
-            return nil
-        }
-        return (time, 2)
     }
 
     /// A timer's seconds and title from `alarmctl timer`'s words: `10m`, `10 minutes`, and without
