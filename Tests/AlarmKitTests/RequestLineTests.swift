@@ -28,6 +28,7 @@ struct RequestLineTests {
     @Test("A misspelt day is refused, not taken for the title of an alarm that would ring once", arguments: [
         ("07:00 weekdys Work", "'weekdys' is not a day: did you mean 'weekdays'? ", "07:00 once weekdys Work)"),
         ("7am tuesdy", "'tuesdy' is not a day: did you mean 'tuesday'? ", "7am once tuesdy)"),
+        ("7 am wendsday", "'wendsday' is not a day: did you mean 'wednesday'? ", "7 am once wendsday)"),
         ("07:00 mon,wed,fir Gym", "'fir' is not a day (", "07:00 once mon,wed,fir Gym)"),
         ("6:30 mon-wed-fri", "'mon-wed-fri' is not a day (", "6:30 once mon-wed-fri)"),
     ])
@@ -44,7 +45,8 @@ struct RequestLineTests {
         ("07:00 Sue", nil, "Sue" as String?), ("07:00 Dinner party", nil, "Dinner party"), ("07:00 Fridge defrost", nil, "Fridge defrost"),
         ("07:00 Weekly review", nil, "Weekly review"),
         ("07:00 once weekdys Work", nil, "weekdys Work"), ("07:00 once Daily standup", nil, "Daily standup"), ("07:00 mondays Gym", [Locale.Weekday.monday], "Gym"),
-        ("7 am Wake", nil, "Wake"), ("7 PM", nil, nil),
+        ("7 am Wake", nil, "Wake"), ("7 PM", nil, nil), ("07:00 Daisy", nil, "Daisy"), ("07:00 Monday's run", nil, "Monday's run"),
+        ("07:00 Sun-salutation", nil, "Sun-salutation"),
     ])
     func notMisspelt(text: String, days: [Locale.Weekday]?, title: String?) throws {
         guard case .alarm(.relative(let relative), let written) = try RequestLine(parsing: text) else {
@@ -54,6 +56,16 @@ struct RequestLineTests {
         #expect(written == title)
         #expect(relative.repeats == (days.map { .weekly($0) } ?? .never))
         #expect(relative.time.hour == (text.hasPrefix("7 PM") ? 19 : 7))
+    }
+
+    @Test("An am or pm after the time belongs to it, written apart too: 6:45 pm is 18:45, never 06:45")
+    func meridiemApart() throws {
+        for (text, hour, minute) in [("6:45 pm Dinner", 18, 45), ("12:30 am", 0, 30), ("10 PM Bed", 22, 0)] {
+            guard case .alarm(.relative(let relative), _) = try RequestLine(parsing: text) else { Issue.record("\(text)"); continue }
+            #expect(relative.time == .init(hour: hour, minute: minute), "\(text)")
+        }
+        #expect(throws: HumanSyntaxError.self) { try RequestLine(parsing: "19:00 pm Late") }
+        #expect(throws: HumanSyntaxError.self) { try RequestLine(parsing: "07:00 weekdays once Work") }
     }
 
     @Test("Dates: in the node's zone unless written with an offset")

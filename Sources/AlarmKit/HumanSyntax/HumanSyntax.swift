@@ -124,10 +124,10 @@ public enum TimeOfDay {
     }
 
     /// The time of day `words` start with and how many words it takes: `7:30`, `7am`, or `7 am`.
+    /// An `am` or `pm` after the time belongs to it: `6:45 pm` is 18:45, and `19:00 pm` is no time.
     public static func leading(_ words: [String]) -> (Alarm.Schedule.Relative.Time, Int)? {
-        if let time = words.first.flatMap(parseWritten) { return (time, 1) }
-        guard words.count > 1, ["am", "pm"].contains(words[1].lowercased()), let time = parseWritten(words[0] + words[1]) else { return nil }
-        return (time, 2)
+        guard words.count > 1, ["am", "pm"].contains(words[1].lowercased()) else { return words.first.flatMap(parseWritten).map { ($0, 1) } }
+        return parseWritten(words[0] + words[1]).map { ($0, 2) }
     }
 
     /// `07:00`.
@@ -195,13 +195,15 @@ public enum WeekdayList {
     /// or range with a day in it (`mon,wed,fir`), or a misspelt day word (`weekdys`); nil otherwise.
     public static func misspelling(_ word: String) -> String? {
         let lower = word.lowercased()
-        let parts = lower.split(whereSeparator: { $0 == "," || $0 == "-" }).map(String.init)
-        if parts.count > 1, parts.contains(where: { dayIndex($0) != nil }) {
-            return "'\(parts.first { dayIndex($0) == nil } ?? word)' is not a day"
-        }
-        // Short words are left to be titles: `Sue` is a name, not a misspelt `sun`.
-        guard lower.count >= 4 else { return nil }
         let words = names + ["daily", "everyday", "weekdays", "weekends"]
+        let parts = lower.split(whereSeparator: { $0 == "," || $0 == "-" }).map(String.init)
+        // A list of days with a short one that does not read (`mon,wed,fir`); not `Sun-salutation`.
+        if parts.count > 1, parts.contains(where: { dayIndex($0) != nil }),
+           parts.allSatisfy({ $0.count <= 3 || dayIndex($0) != nil || words.contains($0) }) {
+            return "'\(parts.first { dayIndex($0) == nil && !words.contains($0) } ?? word)' is not a day"
+        }
+        // Short words (`Sue`, `Daisy`) and possessives (`Monday's`) are left to be titles.
+        guard lower.count >= 6, !lower.contains("'") else { return nil }
         guard let meant = words.min(by: { EditDistance.between(lower, $0) < EditDistance.between(lower, $1) }),
               EditDistance.between(lower, meant) <= (lower.count >= 8 ? 2 : 1) else { return nil }
         return "'\(word)' is not a day: did you mean '\(meant)'?"

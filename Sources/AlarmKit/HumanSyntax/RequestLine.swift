@@ -42,7 +42,7 @@ public enum RequestLine: Hashable, Sendable {
                 throw .unreadable("\(problem) (\(WeekdayList.acceptedForms); a title that starts with it goes after once: "
                                   + "\(words[..<dayWords].joined(separator: " ")) once \(words[dayWords...].joined(separator: " ")))")
             }
-            let repeats = (try? WeekdayList.recurrence(Array(words[timeWords..<dayWords]))) ?? .never
+            let repeats = try WeekdayList.recurrence(Array(words[timeWords..<dayWords]))
             self = .alarm(.relative(.init(time: time, repeats: repeats)), title: title(after: dayWords))
         } else {
             // The longest run of leading words that reads as a duration: `10 min Tea` is 10 minutes.
