@@ -382,7 +382,7 @@ struct HomeAssistantDaemonTests {
             let work = try #require(alarms.first { $0["schedule"] != .null })
             #expect(work["schedule"]?["relative"]?["repeats"]?["weekly"] != nil)
             guard case .string(let teaID)? = alarms.first(where: { $0["id"] != work["id"] })?["id"] else { Issue.record("no Tea"); return }
-            #expect(try await write("cancel \(teaID.prefix(3))").hasPrefix("error: no alarm has the title or id '\(teaID.prefix(3))'"),
+            #expect(try await write("cancel \(teaID.prefix(3))").hasPrefix("error: '\(teaID.prefix(3))' is too short for an id"),
                     "3 characters are too few to stand for an id")
             #expect(try await write("cancel \(teaID.prefix(8).lowercased())") == "cancelled: Tea", "by id, as alarmctl shows it: the title shows what went")
             #expect(try await write("cancel Nothing").hasPrefix("error: no alarm has the title or id 'Nothing'"))

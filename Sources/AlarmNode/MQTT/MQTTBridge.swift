@@ -367,9 +367,11 @@ public final class MQTTBridge: Service, Sendable {
             let records = engine.records.values.map { ($0.id, $0.configuration.attributes.presentation.alert.title) }
             return (records.filter { $0.1.lowercased() == target.lowercased() }, records.filter { $0.0.starts(withIDText: target) })
         }
-        let matches = titled.isEmpty && target.count >= 4 ? byID : titled
+        let longEnough = target.filter { $0 != "-" }.count >= 4
+        let matches = titled.isEmpty && longEnough ? byID : titled
         let ids = matches.map(\.0), title = matches.first?.1 ?? target
         let problem = target.isEmpty ? "cancel needs an alarm"
+            : ids.isEmpty && !byID.isEmpty ? "'\(target)' is too short for an id: write at least 4 of its characters"
             : ids.isEmpty ? "no alarm has the title or id '\(target)'"
             : titled.isEmpty && ids.count > 1 ? "'\(target)' starts \(ids.count) alarms' ids: write more of the id"
             : nil
