@@ -152,6 +152,7 @@ extension Alarmd {
                 }
                 print("\(file) is valid: node \(configuration.node.id), broker \(configuration.broker.host):\(configuration.broker.port)")
                 print("hardware (\(configuration.hardware.mode.rawValue)): \(hardware.report)")
+                if let problem = configuration.hardware.timingProblem { print("warning: \(problem)") }
                 let allowed = ["\(configuration.topics.base)/intents/#"] + configuration.intents.allow
                 print("intents may publish to: \(allowed.joined(separator: ", ")) (never a node's cmd/, sim/, ha/, status, alarms/ or events)")
             } catch let exit as ExitCode {

@@ -174,11 +174,6 @@ public enum ConfigurationReader {
                 }
                 if let value = seconds(hardware, "hardware.debounce", in: 0...0.5) { configuration.hardware.debounce = value }
                 if let value = seconds(hardware, "hardware.long-press", in: 0.2...10) { configuration.hardware.longPress = value }
-                // A press shorter than the debounce window is taken for a glitch: every press would be a long one.
-                if case let (debounce, longPress) = (configuration.hardware.debounce, configuration.hardware.longPress), debounce >= longPress {
-                    problem("hardware.debounce", "\(debounce) s is not shorter than hardware.long-press (\(longPress) s): a press shorter than "
-                            + "the debounce window is ignored, so every press would be long; a few hundredths of a second is enough")
-                }
                 if let value = seconds(hardware, "hardware.escalate-after", in: 0...3600) { configuration.hardware.escalateAfter = value }
                 if let value = seconds(hardware, "hardware.prompt-duration", in: NodeStatus.authorizationPromptRange) { configuration.hardware.promptDuration = value }
             }

@@ -86,6 +86,15 @@ public struct NodeConfiguration: Sendable, Hashable {
         /// Seconds.
         public var debounce: TimeInterval = 0.030
         public var longPress: TimeInterval = 1.5
+        /// Why every press would be long: a press shorter than the debounce window is taken for a
+        /// glitch. A warning, not a refusal: such a file ran before, and a node that does not start
+        /// rings nothing.
+        public var timingProblem: String? {
+            guard debounce >= longPress else { return nil }
+            return "hardware.debounce (\(debounce) s) is not shorter than hardware.long-press (\(longPress) s): a press shorter than "
+                + "the debounce window is ignored, so every press is long; a few hundredths of a second is enough"
+        }
+
         /// The configured parts by their keys in the file, in the file's order.
         public var parts: [(key: String, line: Line)] {
             [("buzzer", buzzer), ("led", led), ("stop-button", stopButton), ("snooze-button", snoozeButton)]

@@ -30,6 +30,7 @@ public enum HardwareParts {
     public static func make(
         _ configuration: NodeConfiguration.Hardware, deviceDirectory: String = "/dev", logger: Logger
     ) throws(StartupError) -> (parts: NodeHardware.Parts, simulation: Simulation?) {
+        if let problem = configuration.timingProblem { logger.warning("every button press is long", metadata: ["problem": "\(problem)"]) }
         if configuration.mode == .simulated, case let chips = GPIOChip.deviceNames(in: deviceDirectory), !chips.isEmpty {
             logger.warning("hardware.mode is simulated on a machine with GPIO chips: no buzzer will sound",
                            metadata: ["chips": "\(chips.joined(separator: ", "))"])
