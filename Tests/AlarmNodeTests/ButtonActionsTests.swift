@@ -255,15 +255,18 @@ struct ButtonActionsTests {
         }
     }
 
-    @Test("A snoozed timer: the same press again does nothing; 2 s on, a press pauses it")
-    func doublePressAfterTimerSnooze() throws {
+    @Test("A snoozed timer (a nap's, say) is never paused by a press; a timer counting down beside it is")
+    func pressesAfterTimerSnooze() throws {
         var engine = Self.engine()
         try Self.timer(&engine, Self.id(1), 60)
         _ = engine.advance(to: Self.at(60))
         _ = try Self.carryOut(ButtonActions.plan(.snooze, .short, engine: engine, now: Self.at(61)), on: &engine, at: 61)
         #expect(Self.state(engine, Self.id(1)) == .countdown, "snoozed")
-        #expect(ButtonActions.plan(.snooze, .short, engine: engine, now: Self.at(62.9)).isEmpty, "the same press again")
-        #expect(ButtonActions.plan(.snooze, .short, engine: engine, now: Self.at(63)) == [.perform(.pause, id: Self.id(1))])
+        for seconds in [62.9, 65.0, 100.0] {
+            #expect(ButtonActions.plan(.snooze, .short, engine: engine, now: Self.at(seconds)).isEmpty, "at \(seconds) s")
+        }
+        try Self.timer(&engine, Self.id(2), 600, at: 100)
+        #expect(ButtonActions.plan(.snooze, .short, engine: engine, now: Self.at(110)) == [.perform(.pause, id: Self.id(2))])
     }
 
     @Test("Snooze pressed twice while another countdown ends sooner: the second press pauses nothing")

@@ -474,9 +474,10 @@ public struct AlarmEngine: Sendable {
         (countdownStarted ? [.event(AlarmEvent(.countdown, alarmID: record.id, at: now))] : []) + [.changed(document(for: record))]
     }
 
+    /// Starts a snooze: the countdown after an alert.
     private mutating func startCountdown(_ record: AlarmRecord, duration: TimeInterval, from start: Date, now: Date) -> [AlarmEffect] {
         var record = record
-        record.phase = .countdown(.starting(at: start, total: duration))
+        record.phase = .countdown(.starting(at: start, total: duration, isSnooze: true))
         store(record)
         return changeEffects(record, countdownStarted: true, now: now)
     }

@@ -33,20 +33,25 @@ public struct AlarmRecord: Identifiable, Sendable, Hashable {
         /// True for the pre-alert countdown of a scheduled alarm, which ends at the scheduled
         /// wall-clock instant; false for timers and snoozes, which run on the monotonic clock.
         public var isPreAlert: Bool
+        /// True for a snooze: the countdown after an alert, toward ringing again.
+        public var isSnooze: Bool
 
         public init(totalCountdownDuration: TimeInterval, previouslyElapsedDuration: TimeInterval,
-                    startDate: Date, fireDate: Date, isPreAlert: Bool) {
+                    startDate: Date, fireDate: Date, isPreAlert: Bool, isSnooze: Bool = false) {
             self.totalCountdownDuration = totalCountdownDuration
             self.previouslyElapsedDuration = previouslyElapsedDuration
             self.startDate = startDate
             self.fireDate = fireDate
             self.isPreAlert = isPreAlert
+            self.isSnooze = isSnooze
         }
 
-        /// A countdown of `total` seconds of which `elapsed` have passed, counting from `start`: it ends `total - elapsed` seconds after it.
-        static func starting(at start: Date, total: TimeInterval, elapsed: TimeInterval = 0, isPreAlert: Bool = false) -> Self {
+        /// A countdown of `total` seconds of which `elapsed` have passed, counting from `start`: it
+        /// ends `total - elapsed` seconds after it.
+        static func starting(at start: Date, total: TimeInterval, elapsed: TimeInterval = 0, isPreAlert: Bool = false,
+                             isSnooze: Bool = false) -> Self {
             Countdown(totalCountdownDuration: total, previouslyElapsedDuration: elapsed, startDate: start,
-                      fireDate: start.addingTimeInterval(total - elapsed), isPreAlert: isPreAlert)
+                      fireDate: start.addingTimeInterval(total - elapsed), isPreAlert: isPreAlert, isSnooze: isSnooze)
         }
     }
 

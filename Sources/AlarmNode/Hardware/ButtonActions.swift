@@ -30,9 +30,9 @@ public enum ButtonActions {
     ///   countdown started within ``repeatedPressWindow``; or resumes the paused one with the least
     ///   time left when none runs), and a long stop press cancels every timer.
     ///
-    /// Buttons pause, resume and cancel timers (alarms with no schedule) only: a paused alarm never
-    /// rings, and a second tap on snooze, half asleep, must not keep a snoozed wake-up alarm from
-    /// ringing again.
+    /// Buttons pause, resume and cancel timers (alarms with no schedule) only, and pause none while
+    /// snoozed: a paused alarm never rings, and a second tap on snooze, half asleep, must not keep
+    /// a snoozed alarm or nap timer from ringing again.
     public static func plan(_ button: Button, _ kind: ButtonPress.Kind, engine: AlarmEngine, now: Date) -> [ButtonAction] {
         let alerting = engine.alerting.map(\.id)
         if !alerting.isEmpty {
@@ -48,7 +48,8 @@ public enum ButtonActions {
                 return (record, countdown)
             }
             guard running.allSatisfy({ now.timeIntervalSince($0.countdown.startDate) >= repeatedPressWindow }) else { return [] }
-            if let soonest = running.filter({ $0.record.isTimer }).min(by: { $0.countdown.fireDate < $1.countdown.fireDate }) {
+            let timers = running.filter { $0.record.isTimer && !$0.countdown.isSnooze }
+            if let soonest = timers.min(by: { $0.countdown.fireDate < $1.countdown.fireDate }) {
                 return [.perform(.pause, id: soonest.record.id)]
             }
             let paused = engine.records.values.compactMap { record -> (UUID, TimeInterval)? in
@@ -64,7 +65,8 @@ public enum ButtonActions {
 
     /// Cancels every timer that counts down or is paused (a ringing one is stopped instead).
     public static func cancelTimers(engine: AlarmEngine) -> [ButtonAction] {
-        engine.records.values.filter { $0.isTimer && ($0.state == .countdown || $0.state == .paused) }.map { .perform(.cancel, id: $0.id) }
+        engine.records.values.filter { $0.isTimer && ($0.state == .countdown || $0.state == .paused) }
+            .map { .perform(.cancel, id: $0.id) }
     }
 }
 

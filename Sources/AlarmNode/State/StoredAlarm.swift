@@ -11,7 +11,7 @@ struct StoredAlarm: Codable {
 
     private enum CodingKeys: String, CodingKey {
         case id, configuration, phase, alertDate, totalCountdownDuration, previouslyElapsedDuration,
-             startDate, fireDate, isPreAlert, since, pendingOccurrenceDay, lastOccurrenceDay, group
+             startDate, fireDate, isPreAlert, isSnooze, since, pendingOccurrenceDay, lastOccurrenceDay, group
     }
 
     init(from decoder: any Decoder) throws {
@@ -40,7 +40,8 @@ struct StoredAlarm: Codable {
             phase = .countdown(.init(
                 totalCountdownDuration: total, previouslyElapsedDuration: elapsed,
                 startDate: try date(.startDate), fireDate: try date(.fireDate),
-                isPreAlert: try container.decode(Bool.self, forKey: .isPreAlert)))
+                isPreAlert: try container.decode(Bool.self, forKey: .isPreAlert),
+                isSnooze: try container.decodeIfPresent(Bool.self, forKey: .isSnooze) ?? false))
         case .paused:
             let (total, elapsed) = try countdownDurations()
             phase = .paused(totalCountdownDuration: total, previouslyElapsedDuration: elapsed)
@@ -76,6 +77,8 @@ struct StoredAlarm: Codable {
             try container.encodeDate(countdown.startDate, forKey: .startDate)
             try container.encodeDate(countdown.fireDate, forKey: .fireDate)
             try container.encode(countdown.isPreAlert, forKey: .isPreAlert)
+            // Written only for a snooze, so that other records read as they always did.
+            if countdown.isSnooze { try container.encode(true, forKey: .isSnooze) }
         case .paused(let total, let elapsed):
             try container.encode(total, forKey: .totalCountdownDuration)
             try container.encode(elapsed, forKey: .previouslyElapsedDuration)
