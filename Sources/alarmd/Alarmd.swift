@@ -143,24 +143,20 @@ extension Alarmd {
         var file: String
 
         func run() throws {
-            do {
-                let configuration = try ConfigurationReader.read(path: file)
-                let hardware = HardwareParts.check(configuration.hardware, logger: Logger(label: "alarmd"))
-                guard !hardware.refused else {
-                    StandardStream.error.write("\(file): hardware: \(hardware.report)\n")
-                    throw ExitCode(2)
-                }
-                print("\(file) is valid: node \(configuration.node.id), broker \(configuration.broker.host):\(configuration.broker.port)")
-                print("hardware (\(configuration.hardware.mode.rawValue)): \(hardware.report)")
-                if let problem = configuration.hardware.timingProblem { print("warning: \(problem)") }
-                let allowed = ["\(configuration.topics.base)/intents/#"] + configuration.intents.allow
-                print("intents may publish to: \(allowed.joined(separator: ", ")) (never a node's cmd/, sim/, ha/, status, alarms/ or events)")
-            } catch let exit as ExitCode {
-                throw exit
-            } catch {
-                StandardStream.error.write("\(error)\n")
-                throw ExitCode(2)
-            }
+            let configuration: NodeConfiguration
+            do { configuration = try ConfigurationReader.read(path: file) } catch { fail("\(error)") }
+            let hardware = HardwareParts.check(configuration.hardware, logger: Logger(label: "alarmd"))
+            if hardware.refused { fail("\(file): hardware: \(hardware.report)") }
+            print("\(file) is valid: node \(configuration.node.id), broker \(configuration.broker.host):\(configuration.broker.port)")
+            print("hardware (\(configuration.hardware.mode.rawValue)): \(hardware.report)")
+            if let problem = configuration.hardware.timingProblem { print("warning: \(problem)") }
+            let allowed = ["\(configuration.topics.base)/intents/#"] + configuration.intents.allow
+            print("intents may publish to: \(allowed.joined(separator: ", ")) (never a node's cmd/, sim/, ha/, status, alarms/ or events)")
+        }
+
+        private func fail(_ message: String) -> Never {
+            StandardStream.error.write("\(message)\n")
+            Glibc.exit(2)
         }
     }
 

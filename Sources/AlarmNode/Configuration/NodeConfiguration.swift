@@ -86,9 +86,8 @@ public struct NodeConfiguration: Sendable, Hashable {
         /// Seconds.
         public var debounce: TimeInterval = 0.030
         public var longPress: TimeInterval = 1.5
-        /// Why every press would be long: a press shorter than the debounce window is taken for a
-        /// glitch. A warning, not a refusal: such a file ran before, and a node that does not start
-        /// rings nothing.
+        /// Why every press would be long (a shorter one is taken for a glitch); a warning, not a
+        /// refusal: such a file ran before, and a node that does not start rings nothing.
         public var timingProblem: String? {
             guard debounce >= longPress else { return nil }
             return "hardware.debounce (\(debounce) s) is not shorter than hardware.long-press (\(longPress) s): a press shorter than "

@@ -65,23 +65,21 @@ public enum HardwareParts {
     }
 
     /// What `alarmd check-config` says of the parts: the chip and each line as the kernel names it,
-    /// or why the simulation stands in. `refused` when alarmd could not start with them: a chip or
-    /// line that is not there, two parts on one line, a line another program holds. Lines are
-    /// looked up, not requested, so a running alarmd keeps its own.
+    /// or why the simulation stands in. `refused` when alarmd could not start with them (a chip or
+    /// line not there, two parts on one line, a line another program holds). Lines are only looked up.
     public static func check(_ configuration: NodeConfiguration.Hardware, deviceDirectory: String = "/dev",
                              logger: Logger) -> (report: String, refused: Bool) {
         let chips = GPIOChip.deviceNames(in: deviceDirectory)
-        switch configuration.mode {
-        case .simulated:
+        if configuration.mode == .simulated {
             return ("simulated" + (chips.isEmpty ? "" : ", on a machine with GPIO chips: no buzzer will sound"), false)
-        case .auto where chips.isEmpty: return ("simulated: this machine has no GPIO chip", false)
-        case .auto, .gpio: break
         }
+        if configuration.mode == .auto, chips.isEmpty { return ("simulated: this machine has no GPIO chip", false) }
         do throws(GPIOError) {
             let chip = try GPIOChip(GPIOChipSelector(configuration.chip), logger: logger)
             var lines: [String] = [], partsByOffset: [UInt32: String] = [:]
             for (key, line) in configuration.parts {
-                let info = try chip.lineInfo(GPIOLineSelector(line.line))
+                let settings = lineConfiguration(line)
+                let info = try chip.lineInfo(settings.line)
                 if let other = partsByOffset[info.offset] {
                     return ("hardware.\(key) and hardware.\(other) are both \(info.description): give each part a line of its own", true)
                 }
@@ -91,9 +89,7 @@ public enum HardwareParts {
                             + "(gpioinfo \(chip.name) shows every line's holder)", true)
                 }
                 partsByOffset[info.offset] = key
-                let settings = GPIOLineConfiguration(.offset(info.offset), activeLow: line.activeLow,
-                                                     bias: GPIOBias(rawValue: line.bias) ?? .asIs).settingsDescription
-                lines.append("\(key) line \(info.offset)\(info.name.map { " '\($0)'" } ?? "") (\(settings))")
+                lines.append("\(key) line \(info.offset)\(info.name.map { " '\($0)'" } ?? "") (\(settings.settingsDescription))")
             }
             return ("\(chip.name) [\(chip.label)]: \(lines.joined(separator: "; "))", false)
         } catch where error.code == .permissionDenied {
@@ -103,11 +99,12 @@ public enum HardwareParts {
         } catch { return (error.message, true) }
     }
 
+    private static func lineConfiguration(_ line: NodeConfiguration.Hardware.Line) -> GPIOLineConfiguration {
+        GPIOLineConfiguration(GPIOLineSelector(line.line), activeLow: line.activeLow, bias: GPIOBias(rawValue: line.bias) ?? .asIs)
+    }
+
     private static func openGPIO(_ configuration: NodeConfiguration.Hardware, logger: Logger) throws(GPIOError) -> NodeHardware.Parts {
         let chip = try GPIOChip(GPIOChipSelector(configuration.chip), logger: logger)
-        func lineConfiguration(_ line: NodeConfiguration.Hardware.Line) -> GPIOLineConfiguration {
-            GPIOLineConfiguration(GPIOLineSelector(line.line), activeLow: line.activeLow, bias: GPIOBias(rawValue: line.bias) ?? .asIs)
-        }
         // The configuration reader guarantees a buzzer and a stop button.
         let buzzer = try chip.requestOutput(lineConfiguration(configuration.buzzer!), consumer: "alarmd-buzzer")
         let led = try configuration.led.map { line throws(GPIOError) in
