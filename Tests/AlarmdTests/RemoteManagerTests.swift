@@ -2,6 +2,7 @@ import AlarmKit
 import Foundation
 import Mosquitto
 import MosquittoTestSupport
+import Synchronization
 import Testing
 
 /// AlarmKit's remote `AlarmManager` against a real alarmd.
@@ -78,6 +79,34 @@ struct RemoteManagerTests {
                     #expect(second.authorizationState == .authorized)
                 }
             }
+        }
+    }
+
+    @Test("An alarm removed while an observer was cut off leaves its list when it reconnects, and no list comes twice in a row")
+    func removedWhileCutOff() async throws {
+        try await withDaemon { broker, daemon, node in
+            let link = try TCPProxy(upstreamPort: broker.port)
+            defer { link.close() }
+            let connection = RemoteNodeConnection(settings: RemoteNodeSettings(host: broker.host, port: link.port, node: daemon.node))
+            let manager = AlarmManager(connection: connection)
+            let attributes = AlarmAttributes<CookingData>(presentation: .init(alert: .init(title: "Tea")), tintColor: .blue)
+            let (keep, gone) = (UUID(), UUID())
+            for id in [keep, gone] { try await manager.schedule(id: id, configuration: .timer(duration: 600, attributes: attributes)) }
+            let lists = Mutex<[[UUID]]>([])
+            let recorder = Task { for await alarms in manager.alarmUpdates { lists.withLock { $0.append(alarms.map(\.id)) } } }
+            defer { recorder.cancel() }
+            _ = try await firstValue(of: manager.alarmUpdates, "both alarms") { $0.count == 2 }
+            link.acceptsConnections = false
+            link.cutConnections()
+            while connection.isConnectedToBroker { try await Task.sleep(for: .milliseconds(20)) }
+            _ = try await node.request("cancel", ["id": .string(gone.uuidString)])
+            link.acceptsConnections = true
+            _ = try await firstValue(of: manager.alarmUpdates, "the list without the alarm cancelled meanwhile", within: .seconds(10)) {
+                $0.map(\.id) == [keep]
+            }
+            let seen = lists.withLock { $0 }
+            #expect(zip(seen, seen.dropFirst()).allSatisfy { $0 != $1 }, "\(seen)")
+            await connection.close()
         }
     }
 

@@ -14,12 +14,12 @@ protocol RemoteClientState {
 
 extension Mutex where Value: RemoteClientState {
     /// Creates the client once (later calls do nothing), subscribes to `filters` (QoS 1), connects,
-    /// and hands every message to `receive` with `owner` on a task of its own until the client's
+    /// and hands every event to `receive` with `owner` on a task of its own until the client's
     /// events end or `owner` (held weakly) is gone. A failure is logged: after a failure to create
     /// the client, requests fail with it; after one to subscribe or connect, the client keeps trying.
     func startClient<Owner: AnyObject & Sendable>(
         settings: RemoteNodeSettings, filters: [String], logger: Logger, owner: Owner,
-        receive: @escaping @Sendable (Owner, MQTTMessage) -> Void
+        receive: @escaping @Sendable (Owner, MQTTEvent) -> Void
     ) {
         // Logged after the lock is released: a log handler may deliver the line to observers
         // (alarmctl's connection problems), and nothing is delivered under the lock, which the
@@ -47,9 +47,9 @@ extension Mutex where Value: RemoteClientState {
                 try client.connect()
             } catch { logger.error("MQTT connect failed", metadata: ["error": "\(error)"]) }
             let loop = Task { [events = client.events, weak owner] in
-                for await case .message(let message) in events {
+                for await event in events {
                     guard let owner else { return }
-                    receive(owner, message)
+                    receive(owner, event)
                 }
             }
             withLock { $0.loop = loop }

@@ -100,7 +100,9 @@ public final class RemoteGroup: Sendable {
     /// Connects now (it also happens on first use).
     public func start() {
         let filters = [NodeTopics.statusFilter(prefix: settings.topicPrefix), replyTopic]
-        state.startClient(settings: settings, filters: filters, logger: logger, owner: self) { $0.receive($1) }
+        state.startClient(settings: settings, filters: filters, logger: logger, owner: self) { owner, event in
+            if case .message(let message) = event { owner.receive(message) }
+        }
     }
 
     /// Disconnects.

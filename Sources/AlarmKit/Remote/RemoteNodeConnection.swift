@@ -157,6 +157,9 @@ public final class RemoteNodeConnection: AlarmNodeConnection {
         var pending: [String: AwaitedAnswer<[UInt8]>] = [:]
         var documents: OrderedDictionary<UUID, AlarmDocument> = [:]
         var mirrored = false
+        /// From a lost connection to the retained status that the next subscription replays: the
+        /// alarms replayed (or changed) since. The others were removed meanwhile, and go then.
+        var replayed: Set<UUID>?
         var closed = false
         /// Present until the first request, which alone waits for the node's status.
         var firstRequest: Void? = ()
@@ -230,8 +233,14 @@ public final class RemoteNodeConnection: AlarmNodeConnection {
             state.documents = OrderedDictionary(uniqueKeysWithValues: documents.map { ($0.id, $0) })
             state.mirrored = true
         }
-        self.documents.send(documents)
+        send(documents)
         return documents
+    }
+
+    /// Delivers the list to the observers when it changed: a replay or a fetch that finds the
+    /// same alarms is no update.
+    private func send(_ mirror: [AlarmDocument]) {
+        if !documents.isKnown || documents.value != mirror { documents.send(mirror) }
     }
 
     /// The node's events from now on (`<base>/events`), for as long as the stream is iterated.
@@ -251,7 +260,13 @@ public final class RemoteNodeConnection: AlarmNodeConnection {
     public func start() {
         guard !state.withLock({ $0.closed }) else { return }
         let filters = [topics.alarmsFilter, topics.status, topics.events, replyTopic]
-        state.startClient(settings: settings, filters: filters, logger: logger, owner: self) { $0.receive($1) }
+        state.startClient(settings: settings, filters: filters, logger: logger, owner: self) { owner, event in
+            switch event {
+            case .message(let message): owner.receive(message)
+            case .disconnected: owner.state.withLock { if $0.mirrored { $0.replayed = [] } }
+            case .connected: break
+            }
+        }
     }
 
     /// Disconnects and ends every stream.
@@ -340,18 +355,25 @@ public final class RemoteNodeConnection: AlarmNodeConnection {
             // change, where a broker keeps no retained status for this client) the list is not whole.
             let mirror = state.withLock { state in
                 state.documents[id] = document
+                state.replayed?.insert(id)
                 state.mirrored = state.mirrored || !message.retain
                 return state.mirrored ? Array(state.documents.values) : nil
             }
-            if let mirror { documents.send(mirror) }
+            if let mirror { send(mirror) }
         } else if message.topic == topics.status {
             guard let status = try? AlarmJSON.decoder.decode(NodeStatus.self, from: Data(message.payload)) else { return }
-            let mirror = state.withLock { state in
+            let mirror = state.withLock { state -> [AlarmDocument]? in
                 defer { state.mirrored = true }
+                // Retained: the end of the replay at a new subscription (the documents come first).
+                if let replayed = state.replayed, message.retain {
+                    state.replayed = nil
+                    state.documents = state.documents.filter { replayed.contains($0.key) }
+                    return Array(state.documents.values)
+                }
                 return state.mirrored ? nil : Array(state.documents.values)
             }
             // The list first: an observer that waits for the status then finds it whole.
-            if let mirror { documents.send(mirror) }
+            if let mirror { send(mirror) }
             statuses.send(status)
             // An offline status names no decision: the last known one stands.
             let decision = status.authorization ?? authorization.value
