@@ -17,11 +17,9 @@ extension Alarmctl {
         @OptionGroup var output: OutputOptions
 
         func run() async throws {
-            var groupFailure: AlarmctlError?
-            try await output.run { () async throws(AlarmctlError) in
+            try await output.runWithGroupFailure { () async throws(AlarmctlError) in
                 if let group = connection.group {
-                    groupFailure = try await connection.onGroup(group, output: output) { group throws(AlarmNodeError) in [(nil, try await group.list())] }
-                    return
+                    return try await connection.onGroup(group, output: output) { group throws(AlarmNodeError) in [(nil, try await group.list())] }
                 }
                 try await connection.withSession { session throws(AlarmctlError) in
                     let documents = try await session.documents()
@@ -34,8 +32,8 @@ extension Alarmctl {
                         Terminal.printError("alarmctl: warning: \(warning)")
                     }
                 }
+                return nil
             }
-            try exitForGroup(groupFailure)
         }
     }
 

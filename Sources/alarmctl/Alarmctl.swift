@@ -90,6 +90,16 @@ struct OutputOptions: ParsableArguments {
         }
     }
 
+    /// ``run(_:)`` for a command that may go to a `--group`: `body` returns what went wrong on the
+    /// group, which then ends the command with its exit status, said on standard error.
+    func runWithGroupFailure(_ body: () async throws(AlarmctlError) -> AlarmctlError?) async throws {
+        var failure: AlarmctlError?
+        try await run { () async throws(AlarmctlError) in failure = try await body() }
+        guard let failure else { return }
+        Terminal.printError("alarmctl: \(failure.message)")
+        throw ExitCode(failure.exitStatus.rawValue)
+    }
+
     /// Reports a failed command: `text` on standard error, and with `json` the error as JSON on standard output.
     static func report(_ error: AlarmctlError, json: Bool, text: String) {
         if json { Terminal.print(JSONOutput.pretty(JSONOutput.failure(error))) }

@@ -30,25 +30,17 @@ extension ConnectionOptions {
     }
 }
 
-/// Ends a `--group` command with the exit status of what went wrong, said on standard error.
-func exitForGroup(_ failure: AlarmctlError?) throws {
-    guard let failure else { return }
-    Terminal.printError("alarmctl: \(failure.message)")
-    throw ExitCode(failure.exitStatus.rawValue)
-}
-
 extension OperationTarget {
     /// `stop`, `cancel`… with `--group`: the members' alarms (a `list` to the group) pick the
     /// targets, then each operation goes to the group; a member that does not hold an alarm has
     /// nothing to do. `--all` means the group's alarms (scheduled through it), never a member's own,
     /// in the state the operation needs on any member (a member where it is not has nothing to do).
     func runOnGroup(_ name: String, _ operation: AlarmOperation) async throws {
-        var failure: AlarmctlError?
-        try await output.run { () async throws(AlarmctlError) in
+        try await output.runWithGroupFailure { () async throws(AlarmctlError) in
             let ids = self.ids, all = self.all
             // One group for the list and the operations: with no member known from a retained status,
             // the operations await the members that answered the list.
-            failure = try await connection.withGroup(name) { group throws(AlarmctlError) -> AlarmctlError? in
+            return try await connection.withGroup(name) { group throws(AlarmctlError) -> AlarmctlError? in
                 let replies = try await AlarmctlError.asking { () async throws(AlarmNodeError) in try await group.list() }
                 // Resolved before the requests, so that a bad id is a usage error, not a member's answer.
                 let eachMembers = GroupReport.documents(of: replies, eachMember: true).filter { $0.group == name }
@@ -68,6 +60,5 @@ extension OperationTarget {
                 }
             }
         }
-        try exitForGroup(failure)
     }
 }

@@ -53,8 +53,7 @@ extension Alarmctl {
         @OptionGroup var output: OutputOptions
 
         func run() async throws {
-            var groupFailure: AlarmctlError?
-            try await output.run { () async throws(AlarmctlError) in
+            try await output.runWithGroupFailure { () async throws(AlarmctlError) in
                 let configuration = try AlarmctlError.reading { () throws(HumanSyntaxError) in
                     let timer = try RequestLine.timer(duration, title: alert.title)
                     return try AlarmRequest.timer(
@@ -63,9 +62,8 @@ extension Alarmctl {
                         snooze: try snooze.map { text throws(HumanSyntaxError) in try DurationArgument.seconds(text, option: "--snooze") },
                         sound: alert.sound)
                 }
-                groupFailure = try await connection.schedule(id: try alert.alarmID(), output: output) { _ in configuration }
+                return try await connection.schedule(id: try alert.alarmID(), output: output) { _ in configuration }
             }
-            try exitForGroup(groupFailure)
         }
     }
 
@@ -105,8 +103,7 @@ extension Alarmctl {
         @OptionGroup var output: OutputOptions
 
         func run() async throws {
-            var groupFailure: AlarmctlError?
-            try await output.run { () async throws(AlarmctlError) in
+            try await output.runWithGroupFailure { () async throws(AlarmctlError) in
                 let expression = try AlarmctlError.reading { () throws(HumanSyntaxError) in try ScheduleExpression.parse(when) }
                 if noSnooze, snooze != nil { throw .usage("--snooze and --no-snooze exclude each other: choose one") }
                 let snoozeSeconds = noSnooze
@@ -126,18 +123,17 @@ extension Alarmctl {
                 }
                 // Mistakes show before connecting, unless the date needs the node's time zone.
                 if !expression.needsTimeZone { _ = try configuration(.current) }
-                groupFailure = try await connection.schedule(id: id, output: output, inNodeTimeZone: expression.needsTimeZone, configuration)
+                return try await connection.schedule(id: id, output: output, inNodeTimeZone: expression.needsTimeZone, configuration)
             }
-            try exitForGroup(groupFailure)
         }
     }
 }
 
 extension ConnectionOptions {
     /// Schedules alarm `id` on every member of `--group`, or on the node, and prints what was
-    /// scheduled; returns a group's failure, for ``exitForGroup(_:)``. `configuration` is made in
-    /// this machine's time zone, or in the node's when `inNodeTimeZone`; for a group always in
-    /// this machine's (members may be in different zones).
+    /// scheduled; returns a group's failure, for ``OutputOptions/runWithGroupFailure(_:)``.
+    /// `configuration` is made in this machine's time zone, or in the node's when `inNodeTimeZone`;
+    /// for a group always in this machine's (members may be in different zones).
     func schedule(
         id: UUID, output: OutputOptions, inNodeTimeZone: Bool = false,
         _ configuration: (TimeZone) throws(AlarmctlError) -> AlarmManager.AlarmConfiguration<JSONValue>
