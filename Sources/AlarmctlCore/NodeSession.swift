@@ -1,5 +1,6 @@
 import AlarmKit
 import Foundation
+import LinuxSystem
 import Logging
 import Synchronization
 
@@ -173,19 +174,16 @@ public final class NodeSession: Sendable {
     private func translate(_ failure: NodeFailure) -> AlarmctlError {
         guard case .node(.unavailable) = failure else { return AlarmctlError(failure) }
         if let problem = connectionProblems.value { return unreachable(problem) }
-        // The connection's own message then says that the broker never completed the MQTT connection.
-        if !connection.isConnectedToBroker { return AlarmctlError(failure) }
-        if connection.statusUpdates.value == nil {
-            return .unreachable("node '\(settings.node)' did not answer, and has no status on broker \(settings.brokerDescription): "
-                + "check the node id (--node or ALARMD_NODE) and that alarmd runs with this broker")
-        }
-        return AlarmctlError(failure)
+        // Not connected: the connection's own message then says that the broker never completed the MQTT connection.
+        guard connection.isConnectedToBroker, connection.statusUpdates.value == nil else { return AlarmctlError(failure) }
+        return .unreachable("node '\(settings.node)' did not answer, and has no status on broker \(settings.brokerDescription): "
+            + "check the node id (--node or ALARMD_NODE) and that alarmd runs with this broker")
     }
 }
 
 /// Keeps the MQTT client's warnings and errors as the session's connection problem, and writes the
 /// whole log to `forwardTo` when there is one (`--verbose`).
-struct ConnectionProblemLogHandler: LogHandler {
+struct ConnectionProblemLogHandler: StoredMetadataLogHandler {
     let problems: Broadcast<String?>
     var forwardTo: (any LogHandler)?
     var metadata: Logger.Metadata = [:] { didSet { forwardTo?.metadata = metadata } }
@@ -195,11 +193,6 @@ struct ConnectionProblemLogHandler: LogHandler {
         self.problems = problems
         self.forwardTo = forwardTo
         logLevel = forwardTo == nil ? .warning : .debug
-    }
-
-    subscript(metadataKey key: String) -> Logger.Metadata.Value? {
-        get { metadata[key] }
-        set { metadata[key] = newValue }
     }
 
     func log(event: LogEvent) {

@@ -11,7 +11,7 @@ import Logging
 /// metadata as `key=value`, as the plain log reads), `SYSLOG_IDENTIFIER`, `LOGGER` (the logger's
 /// label) and `CODE_FILE`, `CODE_LINE`, `CODE_FUNC`. An entry the journal does not take is
 /// written to standard error instead.
-public struct JournalLogHandler: LogHandler {
+public struct JournalLogHandler: StoredMetadataLogHandler {
     public var logLevel: Logger.Level = .info
     public var metadata: Logger.Metadata = [:]
     public var metadataProvider: Logger.MetadataProvider?
@@ -34,11 +34,6 @@ public struct JournalLogHandler: LogHandler {
         self.label = label
         self.identifier = identifier
         self.journal = journal
-    }
-
-    public subscript(metadataKey key: String) -> Logger.Metadata.Value? {
-        get { metadata[key] }
-        set { metadata[key] = newValue }
     }
 
     public func log(event: LogEvent) {

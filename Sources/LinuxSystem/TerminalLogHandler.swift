@@ -5,17 +5,12 @@ import Logging
 /// <message>`), stamped to the millisecond from `CLOCK_REALTIME`. swift-log's own handler reads
 /// `time()`, the kernel's coarse clock, which still shows the last second a few milliseconds into
 /// the next: an alert on the minute was logged a second early.
-public struct TerminalLogHandler: LogHandler {
+public struct TerminalLogHandler: StoredMetadataLogHandler {
     public var logLevel: Logger.Level = .info
     public var metadata: Logger.Metadata = [:]
     private let label: String
 
     public init(label: String) { self.label = label }
-
-    public subscript(metadataKey key: String) -> Logger.Metadata.Value? {
-        get { metadata[key] }
-        set { metadata[key] = newValue }
-    }
 
     public func log(event: LogEvent) {
         let merged = metadata.merging(event.metadata ?? [:]) { _, new in new }
@@ -33,5 +28,15 @@ public struct TerminalLogHandler: LogHandler {
         strftime(&date, date.count, "%Y-%m-%dT%H:%M:%S", &parts)
         strftime(&zone, zone.count, "%z", &parts)
         return "\(String(cString: date)).\(String(1000 + now.tv_nsec / 1_000_000).dropFirst())\(String(cString: zone))"
+    }
+}
+
+/// A handler whose metadata is its `metadata` property, which the subscript swift-log requires reads and writes.
+public protocol StoredMetadataLogHandler: LogHandler {}
+
+extension StoredMetadataLogHandler {
+    public subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+        get { metadata[key] }
+        set { metadata[key] = newValue }
     }
 }

@@ -136,14 +136,14 @@ public struct NodeStatus: Sendable, Hashable, Codable {
         return prompts ? replyWaitWhilePrompting(status, timeout: timeout) : timeout
     }
 
-    /// The offline status of a clean shutdown at `date`.
-    public static func offline(since date: Date) -> NodeStatus { NodeStatus(state: "offline", since: date) }
+    /// The offline status of a clean shutdown at `date`, of a node in `groups`.
+    public static func offline(since date: Date, groups: [String]? = nil) -> NodeStatus {
+        NodeStatus(state: "offline", since: date, groups: groups)
+    }
 
-    /// The will of a node online since `date`.
-    public static func will(lastOnline date: Date) -> NodeStatus {
-        var status = NodeStatus(state: "offline")
-        status.lastOnline = date
-        return status
+    /// The will of a node in `groups`, online since `date`.
+    public static func will(lastOnline date: Date, groups: [String]? = nil) -> NodeStatus {
+        NodeStatus(state: "offline", groups: groups, lastOnline: date)
     }
 
     /// The state and since when, in words: `online since …`, `offline since …`, or for a lost
@@ -157,8 +157,9 @@ public struct NodeStatus: Sendable, Hashable, Codable {
     public init(state: String, version: String? = nil, since: Date? = nil, timeZone: String? = nil,
                 clockSynchronized: Bool? = nil, authorization: AlarmManager.AuthorizationState? = nil,
                 alarms: Int? = nil, stateFileProblem: String? = nil, authorizationPrompt: TimeInterval? = nil,
-                groups: [String]? = nil) {
+                groups: [String]? = nil, lastOnline: Date? = nil) {
         self.groups = groups
+        self.lastOnline = lastOnline
         self.state = state
         self.version = version
         self.since = since

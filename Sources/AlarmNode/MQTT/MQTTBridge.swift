@@ -78,9 +78,8 @@ public final class MQTTBridge: Service, Sendable {
     /// for a node whose online status began at `onlineSince`, with its groups (a requester still
     /// counts it among the members).
     public static func will(for topics: NodeTopics, onlineSince: Date, groups: [String]?) -> MQTTConfiguration.Will {
-        var status = NodeStatus.will(lastOnline: onlineSince)
-        status.groups = groups
-        return MQTTConfiguration.Will(topic: topics.status, payload: encode(status), qos: 1, retain: true)
+        MQTTConfiguration.Will(topic: topics.status, payload: encode(NodeStatus.will(lastOnline: onlineSince, groups: groups)),
+                               qos: 1, retain: true)
     }
 
     // MARK: Publishing
@@ -239,11 +238,7 @@ public final class MQTTBridge: Service, Sendable {
     /// Publishes the offline status and disconnects cleanly (which suppresses the will).
     private func shutDown() async {
         logger.info("going offline")
-        updateStatus { status in
-            let groups = status.groups
-            status = NodeStatus.offline(since: Date())
-            status.groups = groups
-        }
+        updateStatus { $0 = .offline(since: Date(), groups: $0.groups) }
         await client.disconnect()
     }
 
