@@ -1,8 +1,5 @@
 /// One of the board's two buttons.
-public enum Button: String, Sendable, Hashable, CaseIterable {
-    case stop
-    case snooze
-}
+public enum Button: String, Sendable, Hashable, CaseIterable { case stop, snooze }
 
 /// A raw edge from a button line, as the kernel reported it.
 ///
@@ -64,9 +61,7 @@ public enum ButtonLayout: String, Sendable, Hashable {
 /// An on/off output the daemon drives: the buzzer or the LED.
 ///
 /// `on` is the logical state; an implementation applies active-low itself.
-public protocol OutputLine: Sendable {
-    func set(_ on: Bool) throws
-}
+public protocol OutputLine: Sendable { func set(_ on: Bool) throws }
 
 /// A source of raw button edges: real GPIO lines or the simulation.
 public protocol ButtonEdgeSource: AsyncSequence, Sendable where Element == ButtonEdge {}

@@ -41,8 +41,7 @@ public enum AlarmText {
     /// The share of the running or paused countdown that has elapsed (0…1), the seconds left and
     /// the countdown's length; nil when no countdown runs.
     public static func progress(of document: AlarmDocument, now: Date) -> (fraction: Double, remaining: TimeInterval, total: TimeInterval)? {
-        let total: TimeInterval
-        let remaining: TimeInterval
+        let total: TimeInterval, remaining: TimeInterval
         switch document.presentationState {
         case .countdown(let countdown)?:
             total = countdown.totalCountdownDuration

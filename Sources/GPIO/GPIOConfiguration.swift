@@ -22,11 +22,7 @@ public enum GPIOChipSelector: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// The name, path or label as written.
-    var text: String {
-        switch self {
-        case .name(let text), .path(let text), .label(let text): return text
-        }
-    }
+    var text: String { switch self { case .name(let text), .path(let text), .label(let text): text } }
 
     public var description: String {
         switch self {

@@ -22,9 +22,7 @@ struct MQTTConnectionStateMachine {
         let noLocal: Bool
     }
 
-    enum Lifecycle: Equatable {
-        case idle, running, stopping, stopped
-    }
+    enum Lifecycle: Equatable { case idle, running, stopping, stopped }
 
     enum Link: Equatable {
         /// No connection, or connecting.

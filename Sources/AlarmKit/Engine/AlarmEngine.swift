@@ -518,8 +518,7 @@ public struct AlarmEngine: Sendable {
         let lateDetail: [String: JSONValue] = ["late": .number((late * 1000).rounded() / 1000)]
         if late > configuration.missedAfter {
             store(record)
-            var details = lateDetail
-            details["alertDate"] = .string(AlarmJSON.string(from: alertDate))
+            let details = lateDetail.merging(["alertDate": .string(AlarmJSON.string(from: alertDate))]) { $1 }
             return [.event(AlarmEvent(.missed, alarmID: record.id, at: now, details: details))]
                 + finishOccurrence(of: record, now: now)
         }

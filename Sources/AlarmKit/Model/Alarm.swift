@@ -19,9 +19,7 @@ public struct Alarm: Identifiable, Sendable, Hashable, Codable {
     }
 
     /// The state of an alarm, as AlarmKit names it.
-    public enum State: String, Sendable, Hashable, Codable, CaseIterable {
-        case scheduled, countdown, paused, alerting
-    }
+    public enum State: String, Sendable, Hashable, Codable, CaseIterable { case scheduled, countdown, paused, alerting }
 
     /// The countdowns around an alert, in seconds.
     public struct CountdownDuration: Sendable, Hashable, Codable {

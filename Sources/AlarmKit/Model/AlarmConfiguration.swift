@@ -162,9 +162,7 @@ extension AlarmManager {
     }
 
     /// Whether this node lets apps schedule alarms (AlarmKit's per-app consent).
-    public enum AuthorizationState: String, Sendable, Hashable, Codable {
-        case notDetermined, denied, authorized
-    }
+    public enum AuthorizationState: String, Sendable, Hashable, Codable { case notDetermined, denied, authorized }
 }
 
 /// What a device shows for an alarm right now (AlarmKit's `AlarmPresentationState`).

@@ -27,9 +27,7 @@ public struct AlarmDocument: Identifiable, Sendable, Hashable, Codable {
         Alarm(id: id, schedule: configuration.schedule, countdownDuration: configuration.countdownDuration, state: state)
     }
 
-    private enum CodingKeys: String, CodingKey {
-        case id, state, presentationState, nextAlertDate, group
-    }
+    private enum CodingKeys: String, CodingKey { case id, state, presentationState, nextAlertDate, group }
 
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)

@@ -85,9 +85,7 @@ public struct NodeTopics: Sendable, Hashable {
 }
 
 /// alarmd's version (its tools and AlarmKit share it), published in the node status.
-public enum AlarmdVersion {
-    public static let current = "0.1.0"
-}
+public enum AlarmdVersion { public static let current = "0.1.0" }
 
 /// The node's retained status document.
 public struct NodeStatus: Sendable, Hashable, Codable {

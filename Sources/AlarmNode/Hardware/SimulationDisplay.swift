@@ -30,10 +30,7 @@ final class SimulationDisplay: Sendable {
         var realtime: Int64
     }
 
-    private struct Outputs: Equatable {
-        var buzzer: Bool
-        var led: Bool
-    }
+    private struct Outputs: Equatable { var buzzer, led: Bool }
 
     private let bridge: MQTTBridge
     private let topics: NodeTopics
