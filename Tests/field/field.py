@@ -179,11 +179,11 @@ def boot(arguments):
         entry = {}
     fields = sorted(key for key in entry if not key.startswith("_"))
     print("    journal fields of 'GPIO opened': " + " ".join(fields), flush=True)
-    report.check(entry.get("_SYSTEMD_UNIT") == "alarmd.service" and entry.get("PRIORITY") == "6"
+    report.check(entry.get("_SYSTEMD_UNIT") == "alarmd.service" and entry.get("PRIORITY") == "5"
                  and entry.get("SYSLOG_IDENTIFIER") == "alarmd" and entry.get("LABEL") == "alarmd-field"
-                 and "CHIP" in entry and "CODE_FILE" in entry,
+                 and "CHIP" in entry and "'buzzer'" in entry.get("LINES", "") and "CODE_FILE" in entry,
                  "journalctl -u alarmd -o json: the entry 'GPIO opened' has its metadata as fields (CHIP, "
-                 "LABEL=alarmd-field), PRIORITY=6, SYSLOG_IDENTIFIER=alarmd, CODE_FILE")
+                 "LABEL=alarmd-field, LINES naming each part's line), PRIORITY=5 (notice), SYSLOG_IDENTIFIER=alarmd, CODE_FILE")
 
     def same(before, after, what):
         if before not in data or after not in data:
