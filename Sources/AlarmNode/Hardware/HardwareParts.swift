@@ -118,10 +118,9 @@ public enum HardwareParts {
         let snooze = try configuration.snoozeButton.map { line throws(GPIOError) in
             try chip.requestInput(lineConfiguration(line), consumer: "alarmd-snooze")
         }
-        logger.notice("GPIO opened", metadata: [
-            "chip": "\(chip.name)", "label": "\(chip.label)",
-            "lines": "\([buzzer, led].compactMap(\.?.description) + [stop, snooze].compactMap(\.?.description))",
-        ])
+        let lines = [buzzer, led].compactMap(\.?.description) + [stop, snooze].compactMap(\.?.description)
+        logger.notice("GPIO opened",
+                      metadata: ["chip": "\(chip.name)", "label": "\(chip.label)", "lines": "\(lines.joined(separator: ", "))"])
         for (key, input) in [("stop-button", stop), ("snooze-button", snooze)] {
             guard let input, (try? input.isActive()) == true else { continue }
             logger.warning("button reads pressed at start", metadata: [
