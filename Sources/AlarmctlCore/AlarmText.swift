@@ -70,35 +70,20 @@ public enum AlarmText {
     public static func wallClock(_ date: Date, now: Date, timeZone: TimeZone) -> String {
         let day = ScheduleMath.localDay(of: date, in: timeZone)
         let days = day.daysSinceEpoch - ScheduleMath.localDay(of: now, in: timeZone).daysSinceEpoch
-        let time = timeOfDay(date, timeZone: timeZone)
+        let time = ScheduleMath.timeOfDayText(of: date, in: timeZone)
         switch days {
         case 0: return "today \(time)"
         case 1: return "tomorrow \(time)"
-        case 2..<7: return "\(weekdayNames[day.weekdayIndex]) \(time)"
+        case 2..<7: return "\(LocalDay.weekdayAbbreviations[day.weekdayIndex]) \(time)"
         default: return "\(day) \(time)"
         }
-    }
-
-    /// A full local date with its zone's abbreviation: `Mon 2026-11-23 07:00 CET`.
-    public static func localDate(_ date: Date, timeZone: TimeZone) -> String {
-        let day = ScheduleMath.localDay(of: date, in: timeZone)
-        let zone = timeZone.abbreviation(for: date) ?? timeZone.identifier
-        return "\(weekdayNames[day.weekdayIndex]) \(day) \(timeOfDay(date, timeZone: timeZone)) \(zone)"
-    }
-
-    /// `07:00`, or `07:00:30` when the seconds are not zero or `withSeconds` is set.
-    static func timeOfDay(_ date: Date, timeZone: TimeZone, withSeconds: Bool = false) -> String {
-        let local = date.timeIntervalSince1970 + TimeInterval(timeZone.secondsFromGMT(for: date))
-        let secondOfDay = Int(local - (local / 86_400).rounded(.down) * 86_400)
-        let text = "\(zeroPadded(secondOfDay / 3600, 2)):\(zeroPadded(secondOfDay % 3600 / 60, 2))"
-        return secondOfDay % 60 == 0 && !withSeconds ? text : "\(text):\(zeroPadded(secondOfDay % 60, 2))"
     }
 
     /// The schedule as `alarmctl alarm` takes it: `07:00 mon,wed,fri`, `2026-12-24 18:00 CET`, `-` for a timer.
     public static func schedule(of document: AlarmDocument, timeZone: TimeZone) -> String {
         switch document.configuration.schedule {
         case nil: return "-"
-        case .fixed(let date)?: return "\(localDate(date, timeZone: timeZone)) (\(AlarmJSON.string(from: date)))"
+        case .fixed(let date)?: return "\(ScheduleMath.localText(of: date, in: timeZone)) (\(AlarmJSON.string(from: date)))"
         case .relative(let relative)?:
             let time = TimeOfDay.format(relative.time)
             if case .never = relative.repeats { return "\(time) once" }
@@ -106,5 +91,4 @@ public enum AlarmText {
         }
     }
 
-    static let weekdayNames = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"]
 }

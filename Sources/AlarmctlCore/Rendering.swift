@@ -67,7 +67,7 @@ public enum Rendering {
             ("next", AlarmText.next(of: document, now: now, timeZone: timeZone)),
         ]
         if let date = document.nextAlertDate {
-            lines.append(("next alert", "\(AlarmText.localDate(date, timeZone: timeZone)) (\(AlarmJSON.string(from: date)))"))
+            lines.append(("next alert", "\(ScheduleMath.localText(of: date, in: timeZone)) (\(AlarmJSON.string(from: date)))"))
         }
         if let progress = AlarmText.progress(of: document, now: now) {
             lines.append(("countdown", "\(AlarmText.clock(progress.remaining)) of \(AlarmText.clock(progress.total)) left"))
@@ -107,7 +107,7 @@ public enum Rendering {
     public static func preview(_ dates: [Date], timeZone: TimeZone) -> String {
         guard !dates.isEmpty else { return "no alert dates after that instant" }
         let numberWidth = String(dates.count).count
-        let locals = dates.map { AlarmText.localDate($0, timeZone: timeZone) }
+        let locals = dates.map { ScheduleMath.localText(of: $0, in: timeZone) }
         let localWidth = locals.map(\.count).max() ?? 0
         return dates.indices.map { index in
             "\(pad(String(index + 1), to: numberWidth, left: true))  \(pad(locals[index], to: localWidth))  \(AlarmJSON.string(from: dates[index]))"

@@ -80,7 +80,7 @@ public enum WatchScreen {
     // MARK: Parts
 
     private static func header(_ state: WatchState, now: Date, timeZone: TimeZone, width: Int, painter: Painter) -> String {
-        let clock = AlarmText.timeOfDay(now, timeZone: timeZone, withSeconds: true)
+        let clock = ScheduleMath.timeOfDayText(of: now, in: timeZone, withSeconds: true)
         let online = state.status.map { $0.isOnline ? "online" : "OFFLINE" } ?? "status unknown"
         var facts = ["node \(state.node)", online, timeZone.identifier, state.documents.count == 1 ? "1 alarm" : "\(state.documents.count) alarms"]
         if state.status?.clockSynchronized == false { facts.append("clock not synchronized") }
@@ -129,7 +129,7 @@ public enum WatchScreen {
     }
 
     private static func eventLine(_ event: AlarmEvent, titles: [UUID: String], timeZone: TimeZone) -> String {
-        var parts = [AlarmText.timeOfDay(event.at, timeZone: timeZone, withSeconds: true), pad(event.name.rawValue, to: 13)]
+        var parts = [ScheduleMath.timeOfDayText(of: event.at, in: timeZone, withSeconds: true), pad(event.name.rawValue, to: 13)]
         if let id = event.alarmID {
             parts.append(String(id.uuidString.prefix(8)))
             if let title = titles[id] { parts.append(title) }

@@ -118,7 +118,7 @@ extension Alarmctl {
                 let configuration = { (timeZone: TimeZone) throws(AlarmctlError) in
                     try AlarmctlError.reading { () throws(HumanSyntaxError) in
                         try AlarmRequest.alarm(schedule: expression.schedule(in: timeZone), title: alert.title,
-                                               snooze: snoozeSeconds, preAlert: preAlertSeconds, sound: alert.sound)
+                                               snooze: snoozeSeconds, preAlert: preAlertSeconds, sound: alert.sound, timeZone: timeZone)
                     }
                 }
                 // Mistakes show before connecting, unless the date needs the node's time zone.

@@ -33,7 +33,7 @@ enum Fixtures {
         AlarmDocument(
             id: id, state: .scheduled,
             configuration: try AlarmRequest.alarm(schedule: try ScheduleExpression.parse(words).schedule(in: berlin),
-                                                  title: title, snooze: 540, preAlert: nil, sound: nil),
+                                                  title: title, snooze: 540, preAlert: nil, sound: nil, timeZone: .gmt),
             presentationState: nil, nextAlertDate: AlarmJSON.date(from: nextAlert))
     }
 
@@ -41,7 +41,7 @@ enum Fixtures {
         AlarmDocument(
             id: id, state: .alerting,
             configuration: try AlarmRequest.alarm(schedule: .relative(.init(time: .init(hour: 7, minute: 55))),
-                                                  title: title, snooze: 540, preAlert: nil, sound: "gentle"),
+                                                  title: title, snooze: 540, preAlert: nil, sound: "gentle", timeZone: .gmt),
             presentationState: .alert(.init(time: .init(hour: 7, minute: 55))), nextAlertDate: nil)
     }
 

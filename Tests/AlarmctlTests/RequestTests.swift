@@ -24,12 +24,12 @@ struct RequestTests {
     @Test("An alarm: snooze button or none, pre-alert")
     func alarm() throws {
         let schedule = Alarm.Schedule.relative(.init(time: .init(hour: 7, minute: 0), repeats: .weekly([.monday])))
-        let snoozing = try AlarmRequest.alarm(schedule: schedule, title: nil, snooze: 540, preAlert: 600, sound: nil)
+        let snoozing = try AlarmRequest.alarm(schedule: schedule, title: nil, snooze: 540, preAlert: 600, sound: nil, timeZone: .gmt)
         #expect(snoozing.schedule == schedule)
         #expect(snoozing.countdownDuration == .init(preAlert: 600, postAlert: 540))
         #expect(snoozing.attributes.presentation.alert.title == "Alarm")
         #expect(snoozing.attributes.presentation.alert.secondaryButton?.text == "Snooze")
-        let silent = try AlarmRequest.alarm(schedule: schedule, title: "Wake", snooze: nil, preAlert: nil, sound: nil)
+        let silent = try AlarmRequest.alarm(schedule: schedule, title: "Wake", snooze: nil, preAlert: nil, sound: nil, timeZone: .gmt)
         #expect(silent.countdownDuration == nil)
         #expect(silent.attributes.presentation.alert.secondaryButton == nil)
         #expect(silent.attributes.presentation.alert.secondaryButtonBehavior == nil)
@@ -47,10 +47,10 @@ struct RequestTests {
             try AlarmctlError.reading { () throws(HumanSyntaxError) in try AlarmRequest.timer(duration: 60, title: nil, snooze: nil, sound: "") }
         }
         #expect {
-            try AlarmctlError.reading { () throws(HumanSyntaxError) in try AlarmRequest.alarm(schedule: .fixed(Date(timeIntervalSinceNow: -60)), title: nil, snooze: nil, preAlert: nil, sound: nil) }
+            try AlarmctlError.reading { () throws(HumanSyntaxError) in try AlarmRequest.alarm(schedule: .fixed(Date(timeIntervalSince1970: 1_768_000_000)), title: nil, snooze: nil, preAlert: nil, sound: nil, timeZone: .gmt) }
         } throws: { error in
             guard case AlarmctlError.usage(let message)? = error as? AlarmctlError else { return false }
-            return message.hasPrefix("the date ") && message.hasSuffix("give a date in the future")
+            return message.hasPrefix("the date Fri 2026-01-09 23:06:40 GMT has passed (it is ") && message.hasSuffix("give a date in the future")
         }
     }
 
@@ -58,7 +58,7 @@ struct RequestTests {
     func nodeAcceptsIt() throws {
         let configuration = try AlarmRequest.alarm(
             schedule: try ScheduleExpression.parse(["06:45", "weekdays"]).schedule(in: .gmt),
-            title: "Wake up", snooze: 540, preAlert: 300, sound: "gentle")
+            title: "Wake up", snooze: 540, preAlert: 300, sound: "gentle", timeZone: .gmt)
         let id = UUID()
         let payload = try AlarmJSON.encoder.encode(JSONValue.object(["id": .string(id.uuidString), "configuration": try JSONValue(encoding: configuration)]))
         let command = try NodeCommand.decode(operation: "schedule", payload: Array(payload)).get()

@@ -33,13 +33,13 @@ enum Fixtures {
             id: alarmID, state: .scheduled,
             configuration: try AlarmRequest.alarm(
                 schedule: .relative(.init(time: .init(hour: 7, minute: 0), repeats: .weekly([.monday, .wednesday, .friday]))),
-                title: "Wake up", snooze: 540, preAlert: nil, sound: nil),
+                title: "Wake up", snooze: 540, preAlert: nil, sound: nil, timeZone: .gmt),
             presentationState: nil, nextAlertDate: AlarmJSON.date(from: "2026-11-23T06:00:00Z"))
     }
 
     static func alertingAlarm(secondary: AlarmPresentation.Alert.SecondaryButtonBehavior = .countdown) throws -> AlarmDocument {
         var configuration = try AlarmRequest.alarm(
-            schedule: .relative(.init(time: .init(hour: 7, minute: 55))), title: "Nap over", snooze: 540, preAlert: nil, sound: nil)
+            schedule: .relative(.init(time: .init(hour: 7, minute: 55))), title: "Nap over", snooze: 540, preAlert: nil, sound: nil, timeZone: .gmt)
         configuration.attributes.presentation.alert.secondaryButtonBehavior = secondary
         return AlarmDocument(id: alarmID, state: .alerting, configuration: configuration,
                              presentationState: .alert(.init(time: .init(hour: 7, minute: 55))), nextAlertDate: nil)

@@ -33,6 +33,9 @@ public struct LocalDay: Sendable, Hashable, Comparable, Codable, CustomStringCon
     /// The weekday, Sunday = 0 … Saturday = 6 (1970-01-01 was a Thursday).
     public var weekdayIndex: Int { ((daysSinceEpoch % 7) + 11) % 7 }
 
+    /// The weekdays' short English names, by ``weekdayIndex``: `Sun` … `Sat`.
+    public static let weekdayAbbreviations = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"]
+
     public func adding(days: Int) -> LocalDay { LocalDay(daysSinceEpoch: daysSinceEpoch + days) }
 
     public static func < (lhs: LocalDay, rhs: LocalDay) -> Bool { lhs.daysSinceEpoch < rhs.daysSinceEpoch }
@@ -77,6 +80,22 @@ public enum ScheduleMath {
         let local = date.timeIntervalSince1970 + Double(timeZone.secondsFromGMT(for: date))
         let secondOfDay = Int(local - (local / 86_400).rounded(.down) * 86_400)
         return .init(hour: secondOfDay / 3600, minute: secondOfDay % 3600 / 60)
+    }
+
+    /// `date` as a clock in `timeZone` shows it, with the zone's abbreviation: `Mon 2026-11-23 07:00 CET`.
+    public static func localText(of date: Date, in timeZone: TimeZone) -> String {
+        let zone = timeZone.abbreviation(for: date) ?? timeZone.identifier
+        let day = localDay(of: date, in: timeZone)
+        return "\(LocalDay.weekdayAbbreviations[day.weekdayIndex]) \(day) \(timeOfDayText(of: date, in: timeZone)) \(zone)"
+    }
+
+    /// The time of day of `date` in `timeZone`: `07:00`, or `07:00:30` when the seconds are not zero
+    /// or `withSeconds` is set.
+    public static func timeOfDayText(of date: Date, in timeZone: TimeZone, withSeconds: Bool = false) -> String {
+        let local = date.timeIntervalSince1970 + TimeInterval(timeZone.secondsFromGMT(for: date))
+        let secondOfDay = Int(local - (local / 86_400).rounded(.down) * 86_400)
+        let text = "\(zeroPadded(secondOfDay / 3600, 2)):\(zeroPadded(secondOfDay % 3600 / 60, 2))"
+        return secondOfDay % 60 == 0 && !withSeconds ? text : "\(text):\(zeroPadded(secondOfDay % 60, 2))"
     }
 
     /// The instant at which `time` on `day` alerts in `timeZone`.

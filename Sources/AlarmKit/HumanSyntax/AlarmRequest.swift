@@ -20,10 +20,16 @@ public enum AlarmRequest {
     }
 
     /// An alarm on `schedule`. `snooze` nil means no Snooze button; `preAlert` starts a countdown
-    /// that long before the alert.
+    /// that long before the alert. A fixed date that has passed is refused in `timeZone`'s words.
     public static func alarm(
-        schedule: Alarm.Schedule, title: String?, snooze: TimeInterval?, preAlert: TimeInterval?, sound: String?
+        schedule: Alarm.Schedule, title: String?, snooze: TimeInterval?, preAlert: TimeInterval?, sound: String?, timeZone: TimeZone
     ) throws(HumanSyntaxError) -> AlarmManager.AlarmConfiguration<JSONValue> {
+        let now = Date()
+        if case .fixed(let date) = schedule, date <= now {
+            // The node's own check names UTC instants, where the person wrote a local time.
+            let minute = Date(timeIntervalSince1970: (now.timeIntervalSince1970 / 60).rounded(.down) * 60)
+            throw .refused(part: .date, reason: "\(ScheduleMath.localText(of: date, in: timeZone)) has passed (it is \(ScheduleMath.localText(of: minute, in: timeZone)))")
+        }
         let countdown = snooze == nil && preAlert == nil ? nil : Alarm.CountdownDuration(preAlert: preAlert, postAlert: snooze)
         let configuration = AlarmManager.AlarmConfiguration<JSONValue>(
             countdownDuration: countdown,

@@ -83,7 +83,7 @@ public enum RequestLine: Hashable, Sendable {
             try AlarmRequest.timer(duration: duration, title: title, snooze: nil, sound: nil)
         case .alarm(let expression, let title):
             try AlarmRequest.alarm(schedule: expression.schedule(in: timeZone), title: title,
-                                   snooze: AlarmRequest.defaultAlarmSnooze, preAlert: nil, sound: nil)
+                                   snooze: AlarmRequest.defaultAlarmSnooze, preAlert: nil, sound: nil, timeZone: timeZone)
         }
     }
 }
