@@ -6,7 +6,7 @@ import Foundation
 public enum AlarmSelection {
     /// The alarm whose id is `text` or starts with it (any case, hyphens optional), or whose
     /// title is `text` (any case).
-    public static func resolve(_ text: String, among documents: [AlarmDocument]) throws(AlarmctlError) -> AlarmDocument {
+    public static func resolve(_ text: String, among documents: [AlarmDocument], listing: String = "alarmctl list") throws(AlarmctlError) -> AlarmDocument {
         let byID = documents.filter { $0.id.starts(withIDText: text) }
         let byTitle = documents.filter { document in
             !byID.contains { $0.id == document.id }
@@ -16,7 +16,7 @@ public enum AlarmSelection {
         switch matches.count {
         case 1: return matches[0]
         case 0:
-            throw .notFound("no alarm has the id or title '\(text)': `alarmctl list` shows them")
+            throw .notFound("no alarm has the id or title '\(text)': `\(listing)` shows them")
         default:
             let shown = matches.map { "\($0.id.uuidString) \"\(AlarmText.title(of: $0))\"" }.sorted().joined(separator: ", ")
             throw .ambiguous("'\(text)' matches \(matches.count) alarms (\(shown)): give the id, or more of its characters")
@@ -24,10 +24,10 @@ public enum AlarmSelection {
     }
 
     /// The alarms named by `texts`, in order and without repeats.
-    public static func resolve(_ texts: [String], among documents: [AlarmDocument]) throws(AlarmctlError) -> [AlarmDocument] {
+    public static func resolve(_ texts: [String], among documents: [AlarmDocument], listing: String = "alarmctl list") throws(AlarmctlError) -> [AlarmDocument] {
         var selected: [AlarmDocument] = []
         for text in texts {
-            let document = try resolve(text, among: documents)
+            let document = try resolve(text, among: documents, listing: listing)
             if !selected.contains(where: { $0.id == document.id }) { selected.append(document) }
         }
         return selected

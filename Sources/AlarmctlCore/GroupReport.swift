@@ -30,7 +30,10 @@ public struct GroupReport: Sendable {
     /// The requests schedule: a member that has not authorized scheduling waits for its buttons.
     public var schedules = false
 
-    public init(group: String) { self.group = group }
+    public init(group: String, _ replies: RemoteGroup.Replies? = nil) {
+        self.group = group
+        if let replies { add(replies) }
+    }
 
     public mutating func add(_ replies: RemoteGroup.Replies, alarmID: UUID? = nil) { requests.append((alarmID, replies)) }
 
@@ -84,6 +87,9 @@ public struct GroupReport: Sendable {
         let unknown = requests.contains { !$0.replies.membersKnown }
             ? " (members not known: the broker sent no node's retained status, so one that is offline cannot be named)" : ""
         lines.insert("group \(group): \(answered.count) answered, \(silent.count) silent\(unknown)", at: 0)
+        if !silent.isEmpty, schedules || !titles.isEmpty {
+            lines.append("a member that did not answer misses this command (the broker keeps none for it): run it again once the member is back")
+        }
         return lines.joined(separator: "\n")
     }
 

@@ -45,11 +45,20 @@ extension OperationTarget {
                 // Resolved before the requests, so that a bad id is a usage error, not a member's answer.
                 let eachMembers = GroupReport.documents(of: replies, eachMember: true).filter { $0.group == name }
                 let wanted = Set(AlarmSelection.all(for: operation, among: eachMembers).map(\.id)), documents = GroupReport.documents(of: replies)
-                let targets = all ? documents.filter { wanted.contains($0.id) } : try AlarmSelection.resolve(ids, among: documents)
+                // A member that did not answer may hold what the others do not: never "nothing to do" then.
+                let unheard = replies.silent.isEmpty ? nil : GroupReport(group: name, replies).failure()
+                let targets: [AlarmDocument]
+                do throws(AlarmctlError) {
+                    targets = all ? documents.filter { wanted.contains($0.id) }
+                        : try AlarmSelection.resolve(ids, among: documents, listing: "alarmctl --group \(name) list")
+                } catch {
+                    guard case .notFound(let message) = error, let unheard else { throw error }
+                    throw .unreachable("\(message); \(unheard.message), and may hold it")
+                }
                 if targets.isEmpty {
-                    output.print("no alarm to \(operation == .countdown ? "snooze" : operation.rawValue) in group \(name)",
+                    output.print("no alarm to \(operation == .countdown ? "snooze" : operation.rawValue) in group \(name)\(unheard == nil ? "" : " among the members that answered")",
                                  json: JSONValue.object(["group": .string(name), "requests": .array([])]))
-                    return nil
+                    return unheard
                 }
                 let titles = Dictionary(targets.map { ($0.id, AlarmText.title(of: $0)) }) { first, _ in first }
                 return try await connection.report(on: group, output: output, titles: titles,

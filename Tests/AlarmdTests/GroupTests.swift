@@ -301,11 +301,25 @@ struct GroupTests {
             let memberStatus = try alarmctl("--node", members[1].node, "status")
             #expect(memberStatus.output.contains("groups         \(Self.group)"), "a member's status names its groups: \(memberStatus.output)")
 
+            // A group alarm that only the member about to stop still holds.
+            #expect(try alarmctl("--group", Self.group, "timer", "10m", "--title", "Late").status == 0)
+            for member in members.dropFirst() { #expect(try alarmctl("--node", member.node, "cancel", "Late").status == 0) }
+
             // A member that stops is reported as silent, by its last status.
             await members[0].terminate()
             let afterStop = try alarmctl("--group", Self.group, "--timeout", "2", "list")
             #expect(afterStop.status == 3)
             #expect(afterStop.output.contains("\(members[0].node)  no answer (offline"), "\(afterStop.output)")
+            // What only it holds is no "nothing to do": the command cannot reach it (exit 3).
+            let silentHolder = "node '\(members[0].node)' of group '\(Self.group)' did not answer"
+            let cancelAll = try alarmctl("--group", Self.group, "--timeout", "2", "cancel", "--all")
+            #expect(cancelAll.status == 3 && cancelAll.errors.contains(silentHolder), "\(cancelAll.errors)")
+            #expect(cancelAll.output.contains("no alarm to cancel in group \(Self.group) among the members that answered"), "\(cancelAll.output)")
+            let cancelLate = try alarmctl("--group", Self.group, "--timeout", "2", "cancel", "Late")
+            #expect(cancelLate.status == 3 && cancelLate.errors.contains("`alarmctl --group \(Self.group) list` shows them; \(silentHolder), and may hold it"),
+                    "\(cancelLate.errors)")
+            let missed = try alarmctl("--group", Self.group, "--timeout", "2", "timer", "1h", "--title", "Missed")
+            #expect(missed.status == 3 && missed.output.contains("a member that did not answer misses this command"), "\(missed.output)")
 
             // A broker that keeps no retained status for a wildcard subscription (RabbitMQ 3.10): the
             // stopped member cannot be named, and the report says so rather than "0 silent".
