@@ -189,7 +189,7 @@ struct EngineLifecycleTests {
     mutating func refusalsAdvise() throws {
         _ = try engine.schedule(id: id, configuration: configuration(preAlert: 600), now: start)
         let stop = #expect(throws: AlarmNodeError.self) { try engine.stop(id: id, now: start) }
-        #expect(stop?.message.hasSuffix("is countdown: it is not ringing (cancel would end it for good, every repeat too)") == true)
+        #expect(stop?.message.hasSuffix("is countdown: it is not ringing (cancel would end it)") == true)
         let snooze = #expect(throws: AlarmNodeError.self) { try engine.countdown(id: id, now: start) }
         #expect(snooze?.message.hasPrefix("countdown (snooze) needs an alarm in state alerting") == true)
         let resume = #expect(throws: AlarmNodeError.self) { try engine.resume(id: id, now: start) }
@@ -197,6 +197,16 @@ struct EngineLifecycleTests {
         _ = try engine.pause(id: id, now: start + 1)
         let pause = #expect(throws: AlarmNodeError.self) { try engine.pause(id: id, now: start + 2) }
         #expect(pause?.message.hasSuffix("is paused: it is paused already; resume continues it") == true)
+    }
+
+    @Test("Stop of a snoozed alarm says that it rings again, and what cancel would end")
+    mutating func stopOfASnooze() throws {
+        _ = try engine.schedule(id: id, configuration: configuration(schedule: weekly(7, 0, [.monday]), postAlert: 540), now: start)
+        let alertDate = try #require(engine.records[id]?.nextAlertDate)
+        _ = engine.advance(to: alertDate)
+        _ = try engine.countdown(id: id, now: alertDate + 5)
+        let stop = #expect(throws: AlarmNodeError.self) { try engine.stop(id: id, now: start) }
+        #expect(stop?.message.hasSuffix("it is snoozed, not ringing: it rings again when its countdown ends (cancel would end it for good, every repeat too)") == true)
     }
 
     // MARK: pause and resume

@@ -420,8 +420,11 @@ public struct AlarmEngine: Sendable {
     private func existing(_ id: UUID, in state: Alarm.State, for operation: String) throws(AlarmNodeError) -> AlarmRecord {
         let record = try existing(id)
         guard record.state == state else {
+            let snoozed = if case .countdown(let countdown) = record.phase { countdown.isSnooze } else { false }
             let advice = switch (state, record.state) {
-            case (.alerting, _): "it is not ringing (cancel would end it for good, every repeat too)"
+            case (.alerting, .countdown) where snoozed:
+                "it is snoozed, not ringing: it rings again when its countdown ends (cancel would end it\(record.repeats ? " for good, every repeat too" : ""))"
+            case (.alerting, _): "it is not ringing (cancel would end it\(record.repeats ? " for good, every repeat too" : ""))"
             case (.countdown, .paused): "it is paused already; resume continues it"
             case (.countdown, _): "only a countdown pauses (a timer, a pre-alert, a snooze)"
             default: "only a paused alarm resumes"
