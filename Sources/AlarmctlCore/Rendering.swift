@@ -65,6 +65,7 @@ public enum Rendering {
             ("title", AlarmText.title(of: document)),
             ("state", document.state.rawValue),
             ("next", AlarmText.next(of: document, now: now, timeZone: timeZone)),
+            ("group", document.group.map { "\($0) (scheduled through it: `--group \($0)` reaches it)" } ?? "- (this node's own)"),
         ]
         if let date = document.nextAlertDate {
             lines.append(("next alert", "\(ScheduleMath.localText(of: date, in: timeZone)) (\(AlarmJSON.string(from: date)))"))

@@ -93,6 +93,7 @@ struct RenderingTests {
             title       Tea
             state       countdown
             next        in 4:32
+            group       - (this node's own)
             next alert  Sun 2026-11-22 08:04:32 \(berlin.abbreviation(for: now)!) (2026-11-22T07:04:32.000Z)
             countdown   4:32 of 10:00 left
             schedule    -
@@ -105,6 +106,9 @@ struct RenderingTests {
         let wakeUp = Rendering.details(try Fixtures.mixed()[0], now: now, timeZone: berlin)
         #expect(wakeUp.contains("schedule    07:00 mon,wed,fri"))
         #expect(wakeUp.contains("snooze      9m"))
+        var inHouse = tea
+        inHouse.group = "house"
+        #expect(Rendering.details(inHouse, now: now, timeZone: berlin).contains("group       house (scheduled through it: `--group house` reaches it)"))
     }
 
     @Test("One-line summaries after scheduling or an operation")
