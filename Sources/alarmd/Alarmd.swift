@@ -61,7 +61,7 @@ struct ConfigurationOptions: ParsableArguments {
             (configuration.broker.host, configuration.broker.port) = (host, port)
         }
         if let node {
-            guard NodeTopics.isValidNodeID(node) else { throw ValidationError("--node may only hold letters, digits, '_' and '-'") }
+            guard NodeTopics.isValidNodeID(node) else { throw ValidationError("--node may only hold letters, digits, '_' and '-' (at most 64)") }
             configuration.node.id = node
         }
         if let brokerProtocol {
