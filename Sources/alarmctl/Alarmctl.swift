@@ -43,10 +43,13 @@ struct Alarmctl: AsyncParsableCommand {
         signal(SIGPIPE, SIG_IGN)
         let arguments = Array(CommandLine.arguments.dropFirst())
         do {
-            // ArgumentParser would call a mistyped command an "unexpected argument".
-            let commands = configuration.subcommands.map { $0._commandName }
-            if let word = LeadingOptions.subcommand(arguments), word != "help", !commands.contains(word) {
+            // ArgumentParser would call a mistyped command an "unexpected argument", and options
+            // without a command (`alarmctl --group house`) unknown options.
+            let commands = configuration.subcommands.map { $0._commandName }, word = LeadingOptions.subcommand(arguments)
+            if let word, word != "help", !commands.contains(word) {
                 throw ValidationError("'\(word)' is not a command: use one of \(commands.joined(separator: ", "))")
+            } else if word == nil, !arguments.isEmpty, !arguments.contains(where: { ["-h", "--help", "--version"].contains($0) || $0.hasPrefix("--generate-") }) {
+                throw ValidationError("no command after '\(arguments.joined(separator: " "))': add one of \(commands.joined(separator: ", "))")
             }
             // ArgumentParser would read `timer -5m` as options, then say the duration is missing.
             let words = arguments.prefix { $0 != "--" }

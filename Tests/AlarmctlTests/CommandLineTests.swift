@@ -22,6 +22,7 @@ struct CommandLineTests {
               (["--json", "preview", "07:00", "--count", "many"], "The value 'many' is invalid for '--count <count>'"),
               (["stop", "--json"], "give an alarm id"),
               (["--json", "--node", "list", "tmier", "10m"], "'tmier' is not a command: use one of timer, alarm, list"),
+              (["--group", "house", "--json"], "no command after '--group house --json': add one of timer, alarm, list"),
               (["timer", "-5m", "--json"], "'-5m' is negative: durations and times count forward"),
           ])
     func parserErrorsAsJSON(arguments: [String], message: String) async throws {
