@@ -131,7 +131,7 @@ public struct GroupReport: Sendable {
     /// for a press of its buttons.
     private func promptHint(_ status: NodeStatus) -> String {
         guard schedules, status.isOnline, status.authorization == .notDetermined else { return "" }
-        return ": it asks for authorization first: press its stop button within \(Int(status.promptSeconds)) s (a long press on a single-button board)"
+        return ": it asks for authorization first: press its stop button now: it waits \(Int(status.promptSeconds)) s from the command's arrival (a long press on a single-button board)"
     }
 
     private func describe(_ reply: NodeReply, in replies: RemoteGroup.Replies, now: Date, timeZone: TimeZone) -> String {

@@ -88,7 +88,7 @@ struct GroupReportTests {
         asking.add(RemoteGroup.Replies(answered: [], silent: ["kids": NodeStatus(state: "online", authorization: .notDetermined, authorizationPrompt: 20)]))
         #expect(!asking.text(now: Date(), timeZone: .gmt).contains("authorization"), "a list does not wait for the prompt")
         asking.schedules = true
-        #expect(asking.text(now: Date(), timeZone: .gmt).contains("kids  no answer (online): it asks for authorization first: press its stop button within 20 s"))
+        #expect(asking.text(now: Date(), timeZone: .gmt).contains("kids  no answer (online): it asks for authorization first: press its stop button now: it waits 20 s from the command's arrival"))
         #expect(asking.failure()?.message.contains("did not answer: it asks for authorization first") == true)
 
         // A broker that gave no retained status: the summary says offline members cannot be named.
