@@ -147,7 +147,8 @@ extension Alarmd {
             do { configuration = try ConfigurationReader.read(path: file) } catch { fail("\(error)") }
             let hardware = HardwareParts.check(configuration.hardware, logger: Logger(label: "alarmd"))
             if hardware.refused { fail("\(file): hardware: \(hardware.report)") }
-            print("\(file) is valid: node \(configuration.node.id), broker \(configuration.broker.host):\(configuration.broker.port)")
+            print("\(file) is valid: node \(configuration.node.id), broker \(configuration.broker.host):\(configuration.broker.port), "
+                + "topics \(configuration.topics.base)/…, groups \(configuration.node.groups.isEmpty ? "none" : configuration.node.groups.joined(separator: ", "))")
             print("hardware (\(configuration.hardware.mode.rawValue)): \(hardware.report)")
             if let problem = configuration.hardware.timingProblem { print("warning: \(problem)") }
             let allowed = ["\(configuration.topics.base)/intents/#"] + configuration.intents.allow

@@ -342,6 +342,10 @@ if check_out="$("$alarmd" check-config deploy/alarmd.toml 2>&1)"; then
 else
     fail "alarmd check-config deploy/alarmd.toml" "$check_out"
 fi
+# What the node answers to: its topics and groups (a --group on the command line replaces them).
+printf '[node]\nid = "kitchen"\ngroups = ["house", "downstairs"]\n' > "$work/groups.toml"
+check "check-config names the node's topics and groups" \
+    grep -q "is valid: node kitchen, broker localhost:1883, topics alarmd/kitchen/…, groups house, downstairs" <<<"$("$alarmd" check-config "$work/groups.toml")"
 # Every key of docs/configuration.md's tables is in the example (set, or commented out).
 missing_keys=()
 documented_keys=0

@@ -124,6 +124,7 @@ public final class AlarmDaemon: Sendable {
         logger.info("alarmd starting", metadata: [
             "node": "\(configuration.node.id)", "broker": "\(configuration.broker.host):\(configuration.broker.port)",
             "stateDirectory": "\(configuration.node.stateDirectory)", "hardware": "\(simulation == nil ? "gpio" : "simulated")",
+            "topics": "\(configuration.topics.base)", "groups": "\(configuration.node.groups.joined(separator: ","))",
         ])
         let group = ServiceGroup(services: services, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
         try await group.run()
