@@ -43,6 +43,10 @@ public final class Broadcast<Value: Sendable>: Sendable {
         }
     }
 
+    /// Sends `value` unless it is known already: a remote node's replay or fetch that finds the
+    /// same alarms is no update.
+    func sendIfChanged(_ value: Value) where Value: Equatable { if !isKnown || self.value != value { send(value) } }
+
     /// A stream of the current value and every later one; it ends when `finish()` is called, or
     /// right after the current value when it was called already.
     public func stream() -> AsyncStream<Value> {

@@ -263,8 +263,15 @@ public actor LocalAlarmNode {
         pendingPrompt = request
         let decision = await request.value
         pendingPrompt = nil
-        if authorization == .notDetermined, decision != .notDetermined { setAuthorization(decision) }
-        return authorization
+        guard authorization == .notDetermined, decision != .notDetermined else { return authorization }
+        authorization = decision
+        _ = startWrite()
+        logger.info("authorization changed", metadata: ["authorization": "\(decision.rawValue)"])
+        let event = AlarmEvent(.authorization, alarmID: nil, at: clock.now,
+                               details: ["authorization": .string(decision.rawValue)])
+        delegate?.perform([.event(event)], engine: engine, authorization: decision)
+        authorizationUpdates.send(decision)
+        return decision
     }
 
     /// Tells the node the wall clock was stepped by `offset` seconds.
@@ -387,18 +394,6 @@ public actor LocalAlarmNode {
         guard await write.outcome() == nil else { return false }
         logger.notice("state saved after a failed write")
         return true
-    }
-
-    private func setAuthorization(_ decision: AlarmManager.AuthorizationState) {
-        let previous = authorization
-        authorization = decision
-        _ = startWrite()
-        guard previous != decision else { return }
-        logger.info("authorization changed", metadata: ["authorization": "\(decision.rawValue)"])
-        let event = AlarmEvent(.authorization, alarmID: nil, at: clock.now,
-                               details: ["authorization": .string(decision.rawValue)])
-        delegate?.perform([.event(event)], engine: engine, authorization: decision)
-        authorizationUpdates.send(decision)
     }
 }
 

@@ -188,7 +188,7 @@ public final class RemoteNodeConnection: AlarmNodeConnection {
     public func requestAuthorization() async throws -> AlarmManager.AuthorizationState {
         let reply = try await request(.requestAuthorization, fields: [:], mayPrompt: true)
         guard case .authorization(let decision) = reply else { throw AlarmNodeError.internal("the node answered requestAuthorization without a decision") }
-        if decision != authorization.value || !authorization.isKnown { authorization.send(decision) }
+        authorization.sendIfChanged(decision)
         return decision
     }
 
@@ -233,14 +233,8 @@ public final class RemoteNodeConnection: AlarmNodeConnection {
             state.documents = OrderedDictionary(uniqueKeysWithValues: documents.map { ($0.id, $0) })
             state.mirrored = true
         }
-        send(documents)
+        self.documents.sendIfChanged(documents)
         return documents
-    }
-
-    /// Delivers the list to the observers when it changed: a replay or a fetch that finds the
-    /// same alarms is no update.
-    private func send(_ mirror: [AlarmDocument]) {
-        if !documents.isKnown || documents.value != mirror { documents.send(mirror) }
     }
 
     /// The node's events from now on (`<base>/events`), for as long as the stream is iterated.
@@ -359,7 +353,7 @@ public final class RemoteNodeConnection: AlarmNodeConnection {
                 state.mirrored = state.mirrored || !message.retain
                 return state.mirrored ? Array(state.documents.values) : nil
             }
-            if let mirror { send(mirror) }
+            if let mirror { documents.sendIfChanged(mirror) }
         } else if message.topic == topics.status {
             guard let status = try? AlarmJSON.decoder.decode(NodeStatus.self, from: Data(message.payload)) else { return }
             let mirror = state.withLock { state -> [AlarmDocument]? in
@@ -373,11 +367,11 @@ public final class RemoteNodeConnection: AlarmNodeConnection {
                 return state.mirrored ? nil : Array(state.documents.values)
             }
             // The list first: an observer that waits for the status then finds it whole.
-            if let mirror { send(mirror) }
+            if let mirror { documents.sendIfChanged(mirror) }
             statuses.send(status)
             // An offline status names no decision: the last known one stands.
             let decision = status.authorization ?? authorization.value
-            if decision != authorization.value || !authorization.isKnown { authorization.send(decision) }
+            authorization.sendIfChanged(decision)
         } else if message.topic == topics.events {
             guard let event = try? AlarmJSON.decoder.decode(AlarmEvent.self, from: Data(message.payload)) else { return }
             for observer in state.withLock({ Array($0.eventObservers.values) }) { observer.yield(event) }
