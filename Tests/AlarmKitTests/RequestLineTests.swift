@@ -29,6 +29,9 @@ struct RequestLineTests {
         ("07:00 weekdys Work", "'weekdys' is not a day: did you mean 'weekdays'? ", "07:00 once weekdys Work)"),
         ("7am tuesdy", "'tuesdy' is not a day: did you mean 'tuesday'? ", "7am once tuesdy)"),
         ("7 am wendsday", "'wendsday' is not a day: did you mean 'wednesday'? ", "7 am once wendsday)"),
+        ("07:00 tuesdya Gym", "'tuesdya' is not a day: did you mean 'tuesday'? ", "07:00 once tuesdya Gym)"),
+        ("07:00 mnday", "'mnday' is not a day: did you mean 'monday'? ", "07:00 once mnday)"),
+        ("07:00 mondy", "'mondy' is not a day: did you mean 'monday'? ", "07:00 once mondy)"),
         ("07:00 mon,wed,fir Gym", "'fir' is not a day (", "07:00 once mon,wed,fir Gym)"),
         ("6:30 mon-wed-fri", "'mon-wed-fri' is not a day (", "6:30 once mon-wed-fri)"),
     ])
@@ -41,11 +44,19 @@ struct RequestLineTests {
         }
     }
 
+    @Test("The edit distance of the suggestions counts a swap of neighbours as one edit")
+    func editDistance() {
+        #expect(EditDistance.between("tuesdya", "tuesday") == 1)
+        #expect(EditDistance.between("kitten", "sitting") == 3)
+        #expect(EditDistance.between("", "abc") == 3 && EditDistance.between("abc", "") == 3 && EditDistance.between("ab", "ab") == 0)
+        #expect(EditDistance.between("ca", "abc") == 3, "a swap is not edited again afterwards")
+    }
+
     @Test("Titles unlike a day, titles after once, plural days, and a separate am or pm", arguments: [
         ("07:00 Sue", nil, "Sue" as String?), ("07:00 Dinner party", nil, "Dinner party"), ("07:00 Fridge defrost", nil, "Fridge defrost"),
         ("07:00 Weekly review", nil, "Weekly review"),
         ("07:00 once weekdys Work", nil, "weekdys Work"), ("07:00 once Daily standup", nil, "Daily standup"), ("07:00 mondays Gym", [Locale.Weekday.monday], "Gym"),
-        ("7 am Wake", nil, "Wake"), ("7 PM", nil, nil), ("07:00 Daisy", nil, "Daisy"), ("07:00 Monday's run", nil, "Monday's run"),
+        ("7 am Wake", nil, "Wake"), ("7 PM", nil, nil), ("07:00 Daisy", nil, "Daisy"), ("07:00 Dairy run", nil, "Dairy run"), ("07:00 Mondo", nil, "Mondo"), ("07:00 Monday's run", nil, "Monday's run"),
         ("07:00 Sun-salutation", nil, "Sun-salutation"),
     ])
     func notMisspelt(text: String, days: [Locale.Weekday]?, title: String?) throws {

@@ -202,9 +202,11 @@ public enum WeekdayList {
            parts.allSatisfy({ $0.count <= 3 || dayIndex($0) != nil || words.contains($0) }) {
             return "'\(parts.first { dayIndex($0) == nil && !words.contains($0) } ?? word)' is not a day"
         }
-        // Short words (`Sue`, `Daisy`) and possessives (`Monday's`) are left to be titles.
-        guard lower.count >= 6, !lower.contains("'") else { return nil }
-        guard let meant = words.min(by: { EditDistance.between(lower, $0) < EditDistance.between(lower, $1) }),
+        // Short words (`Sue`; `Daisy` and `Dairy`, a letter from `daily`) and possessives (`Monday's`)
+        // are left to be titles; a five-letter word that lacks a letter of a day (`mnday`) is not.
+        guard lower.count >= 5, !lower.contains("'") else { return nil }
+        let candidates = lower.count > 5 ? words : names.filter { $0.count == 6 }
+        guard let meant = candidates.min(by: { EditDistance.between(lower, $0) < EditDistance.between(lower, $1) }),
               EditDistance.between(lower, meant) <= (lower.count >= 8 ? 2 : 1) else { return nil }
         return "'\(word)' is not a day: did you mean '\(meant)'?"
     }
@@ -273,21 +275,21 @@ public enum ScheduleExpression: Hashable, Sendable {
     }
 }
 
-/// How many single-character insertions, deletions and substitutions turn one text into another
-/// (Levenshtein), for the suggestions of error messages ("did you mean …?").
+/// How many single-character insertions, deletions, substitutions and swaps of two neighbours
+/// turn one text into another (the optimal string alignment distance), for the suggestions of
+/// error messages ("did you mean …?"): `tuesdya` is one swap from `tuesday`.
 public enum EditDistance {
     public static func between(_ a: String, _ b: String) -> Int {
         let a = Array(a), b = Array(b)
-        var row = Array(0...b.count)
-        for i in 1...max(a.count, 1) where !a.isEmpty {
-            var previous = row[0]
-            row[0] = i
+        var twoAbove: [Int] = [], above = Array(0...b.count)
+        for i in stride(from: 1, through: a.count, by: 1) {
+            var row = [i] + Array(repeating: 0, count: b.count)
             for j in stride(from: 1, through: b.count, by: 1) {
-                let current = row[j]
-                row[j] = min(row[j] + 1, row[j - 1] + 1, previous + (a[i - 1] == b[j - 1] ? 0 : 1))
-                previous = current
+                row[j] = min(above[j] + 1, row[j - 1] + 1, above[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1))
+                if i > 1, j > 1, a[i - 1] == b[j - 2], a[i - 2] == b[j - 1] { row[j] = min(row[j], twoAbove[j - 2] + 1) }
             }
+            (twoAbove, above) = (above, row)
         }
-        return row[b.count]
+        return above[b.count]
     }
 }
