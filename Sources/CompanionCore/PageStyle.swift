@@ -83,11 +83,19 @@ extension PageAssets {
         .alert-list { display: grid; gap: 16px; align-content: center; padding: 24px; }
         .alert-item { display: grid; justify-items: center; gap: 14px; text-align: center; }
         .alert-node { margin: 0; color: var(--muted); font-size: .9rem; }
-        .alert-title { margin: 0; font-size: 2.6rem; font-weight: 700; overflow-wrap: anywhere; }
+        .alert-title {
+          margin: 0; font-size: 2.6rem; font-weight: 700; overflow-wrap: anywhere;
+          display: -webkit-box; -webkit-box-orient: vertical; -webkit-line-clamp: 2; overflow: hidden;
+        }
         .alert-buttons { display: flex; flex-wrap: wrap; justify-content: center; gap: 14px; }
         .alert-buttons button { min-width: 140px; min-height: 64px; border-radius: 32px; font-size: 1.3rem; }
         .alert-buttons .stop { background: var(--stop); color: #fff !important; } /* 5.4:1, legible half awake */
         .alert-buttons .secondary { background: rgba(255, 255, 255, .18); }
+        /* Several alerts at once: smaller, so that each one's Stop shows on a 800×480 screen too. */
+        .alert-list:has(.alert-item + .alert-item) { gap: 10px; padding: 12px; }
+        .alert-list:has(.alert-item + .alert-item) .alert-item { gap: 6px; }
+        .alert-list:has(.alert-item + .alert-item) .alert-title { font-size: 1.6rem; -webkit-line-clamp: 1; }
+        .alert-list:has(.alert-item + .alert-item) .alert-buttons button { min-height: 52px; }
         .sign-in { max-width: 360px; margin: 15vh auto 0; display: grid; gap: 12px; }
         .sign-in form { display: grid; gap: 10px; }
         @media (min-width: 700px) {

@@ -302,11 +302,15 @@ def run(driver):
     driver.find_element(By.CSS_SELECTOR, "#alert button.stop").click()
     wait_until("Stop on the page ends the alert", lambda: driver.execute_script('return document.getElementById("alert").hidden'))
     check("the node removed the stopped timer", pasta not in alarm_ids("kitchen"))
-    # Two alerts at once: stopping one leaves the focus on the other's Stop.
-    for title in ["Tea", "Rice"]:
+    # Three alerts at once, one titled with 120 letters: every Stop shows without scrolling; stopping
+    # one leaves the focus on another's Stop.
+    for title in ["Tea", "Rice", "W" * 120]:
         alarmctl("kitchen", "timer", "3s", "--title", title)
     stops = 'return document.querySelectorAll("#alert button.stop").length'
-    wait_until("both alerts show", lambda: driver.execute_script(stops) == 2, 20)
+    wait_until("the three alerts show", lambda: driver.execute_script(stops) == 3, 20)
+    check("every alert's Stop shows on the 800×480 screen, none scrolled out of view", driver.execute_script(
+        'return [...document.querySelectorAll("#alert button.stop")].every(b => {'
+        ' const r = b.getBoundingClientRect(); return r.top >= 0 && r.bottom <= innerHeight; })'))
     check("the focus stays on the alert as the second one comes", driver.execute_script(
         'return document.getElementById("alert").contains(document.activeElement)'))
     for _ in range(4):
@@ -314,11 +318,13 @@ def run(driver):
     check("Tab keeps to the alert's buttons, never the page behind it", driver.execute_script(
         'return document.getElementById("alert").contains(document.activeElement) || document.activeElement === document.body'))
     driver.find_element(By.CSS_SELECTOR, "#alert button.stop").click()
-    wait_until("one alert is left", lambda: driver.execute_script(stops) == 1)
-    check("the focus is on the Stop of the alert left", driver.execute_script(
-        'return document.activeElement === document.querySelector("#alert button.stop")'))
-    driver.find_element(By.CSS_SELECTOR, "#alert button.stop").click()
-    wait_until("stopping the second ends the alert", lambda: driver.execute_script('return document.getElementById("alert").hidden'))
+    wait_until("two alerts are left", lambda: driver.execute_script(stops) == 2)
+    check("the focus is on a Stop of an alert left", driver.execute_script(
+        'return document.activeElement && document.activeElement.matches("#alert button.stop")'))
+    for left in [1, 0]:
+        driver.find_element(By.CSS_SELECTOR, "#alert button.stop").click()
+        if left: wait_until("one alert is left", lambda: driver.execute_script(stops) == 1)
+    wait_until("stopping the last ends the alert", lambda: driver.execute_script('return document.getElementById("alert").hidden'))
 
     # A node going offline: shown as such, never as a frozen countdown.
     viewport(driver, PHONE)
