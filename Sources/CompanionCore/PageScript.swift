@@ -91,10 +91,15 @@ extension PageAssets {
             return alarm.members ? `/api/groups/${encodeURIComponent(owner.name)}` : `/api/nodes/${encodeURIComponent(owner.id)}`;
           }
 
+          // Cancel ends an alarm for good, every repeat too: only a second tap within 4 s does it, so
+          // that a tap meant for the Pause above it (on a small touchscreen) cancels nothing.
+          let armedCancel = null;
+          const isArmed = (alarm) => armedCancel && armedCancel.id === alarm.id && Date.now() < armedCancel.until;
+
           function actionButton(owner, alarm, button, extraClass) {
             const label = button.action ? button.text : `${button.text} (on the node only)`;
             const b = element("button", {
-              type: "button", class: extraClass || "", text: button.text,
+              type: "button", class: extraClass || "", text: button.action === "cancel" && isArmed(alarm) ? "Tap again to cancel" : button.text,
               "aria-label": `${label}: ${alarm.title}`, "data-key": `${alarm.id}/${button.action || "node"}`,
             });
             b.style.color = button.textColor;
@@ -193,7 +198,7 @@ extension PageAssets {
             const nodes = snapshot ? snapshot.nodes.map(current) : [];
             const groups = snapshot ? snapshot.groups.map(current) : [];
             const owners = [...groups, ...nodes];
-            const key = JSON.stringify([owners, snapshot && snapshot.broker]);
+            const key = JSON.stringify([owners, snapshot && snapshot.broker, armedCancel && armedCancel.id]);
             if (key === drawnKey) return;
             drawnKey = key;
             const focused = document.activeElement && document.activeElement.dataset ? document.activeElement.dataset.key : null;
@@ -272,6 +277,13 @@ extension PageAssets {
           }
 
           async function act(owner, alarm, action, button) {
+            if (action === "cancel" && !isArmed(alarm)) {
+              armedCancel = { id: alarm.id, until: Date.now() + 4000 };
+              draw();
+              setTimeout(() => { if (armedCancel && Date.now() >= armedCancel.until) { armedCancel = null; draw(); } }, 4100);
+              return;
+            }
+            armedCancel = null;
             button.disabled = true;
             const errors = document.querySelectorAll(`[data-error="${alarm.id}"]`);
             errors.forEach((e) => { e.textContent = ""; });
