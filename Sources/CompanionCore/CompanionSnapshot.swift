@@ -98,7 +98,7 @@ public struct NodeView: Codable, Sendable, Equatable {
     public var id: String
     /// `online`, `offline`, or `unknown` before its status arrives.
     public var state: String
-    /// `online since today 07:02`, `offline since Tue 23:10`, `no status yet`.
+    /// `online since today 07:02`, `offline since Tue 23:10`, `no status yet: …`.
     public var stateText: String
     public var clockSynchronized: Bool?
     public var timeZone: String?
@@ -124,7 +124,8 @@ public struct NodeView: Codable, Sendable, Equatable {
                 stateText = self.state
             }
         } else {
-            stateText = "no status yet"
+            // A node given with --node that the broker never had (a typo) looks just so: say it.
+            stateText = "no status yet: no alarmd with this id has been on the broker; check the id"
         }
         clockSynchronized = state.status?.clockSynchronized
         timeZone = state.status?.timeZone

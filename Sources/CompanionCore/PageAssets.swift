@@ -39,6 +39,7 @@ public enum PageAssets {
               </div>
               <p id="new-help" class="help">As alarmctl takes it: a duration and a title for a timer, a time, days and a title for an alarm.</p>
               <p id="new-error" class="error" role="alert"></p>
+              <p id="new-done" class="help" role="status"></p>
             </form>
             <div id="announcer" class="visually-hidden" aria-live="polite"></div>
             \(signOut)

@@ -295,16 +295,19 @@ extension PageAssets {
             }
           }
 
-          document.getElementById("new-text").addEventListener("input", () => { newError.textContent = ""; });
+          const newDone = document.getElementById("new-done");
+          document.getElementById("new-text").addEventListener("input", () => { newError.textContent = newDone.textContent = ""; });
 
           newForm.addEventListener("submit", async (event) => {
             event.preventDefault();
-            newError.textContent = "";
+            newError.textContent = newDone.textContent = "";
             const input = document.getElementById("new-text");
             const node = newNode.value;
             if (!node) { newError.textContent = whyNoNode(); return; }
             try {
               await post(`/api/nodes/${encodeURIComponent(node)}/alarms`, { text: input.value });
+              // The new card may be far above on a phone: say that it was added, and where.
+              newDone.textContent = `Added to ${node}: ${input.value}`;
               input.value = "";
             } catch (error) {
               newError.textContent = error.message;

@@ -273,10 +273,12 @@ def run(driver):
     wait_until("a timer typed on the page ('2m Soup') appears", lambda: "Soup" in driver.find_element(By.TAG_NAME, "main").text)
     check("the node holds it", any(a["attributes"]["presentation"]["alert"]["title"] == "Soup"
                                    for a in alarms("kitchen")))
+    wait_until("the form says what it added, and where", lambda: driver.find_element(By.ID, "new-done").text == "Added to kitchen: 2m Soup")
     field.send_keys("soup in ten")
     driver.find_element(By.CSS_SELECTOR, "#new-alarm button[type=submit]").click()
     wait_until("a line it cannot read shows the forms it takes",
                lambda: "10m Tea" in driver.find_element(By.ID, "new-error").text)
+    check("and no longer what it added before", driver.find_element(By.ID, "new-done").text == "")
     field.clear()
 
     # The kiosk: the countdowns, then an alert full screen, stopped from the page.
