@@ -140,7 +140,7 @@ extension PageAssets {
               text.append(element("p", { class: "alarm-title", text: alarm.title }));
               if (alarm.state === "alerting") text.append(element("p", { class: "remaining small", text: "Alerting" }));
               else text.append(element("p", { class: "remaining small", text: alarm.nextAlert || "–" }));
-              if (alarm.repeats) text.append(element("p", { class: "detail", text: `repeats ${alarm.repeats}` }));
+              if (alarm.repeats) text.append(element("p", { class: "detail", text: alarm.repeats === "once" ? "once" : `repeats ${alarm.repeats}` }));
               if (alarm.stale) text.append(element("p", { class: "detail", text: `${whyStale(alarm)}: last known` }));
             }
             if (alarm.members) text.append(element("p", { class: "detail", text: alarm.membersText }));
@@ -193,7 +193,8 @@ extension PageAssets {
 
           function draw() {
             const current = (owner) => connected ? owner : {
-              ...owner, alarms: owner.alarms.map((a) => ({ ...a, stale: "cut off", buttons: [] })),
+              ...owner, state: "unknown", stateText: "not known: this page lost the companion",
+              alarms: owner.alarms.map((a) => ({ ...a, stale: "cut off", buttons: [] })),
             };
             const nodes = snapshot ? snapshot.nodes.map(current) : [];
             const groups = snapshot ? snapshot.groups.map(current) : [];
@@ -215,6 +216,8 @@ extension PageAssets {
               if (behind !== alertView && behind !== announcer) behind.inert = !alertView.hidden;
             }
             if (alerting.length) alertView.style.setProperty("--tint", alerting[0][1].tint);
+            // A tab in the background, or a phone's list of tabs, shows what rings.
+            document.title = alerting.length ? `Ringing: ${alerting.map(([, a]) => a.title).join(", ")}` : "Alarms";
 
             // Only a node that is online can take a new alarm.
             const selected = newNode.value, online = nodes.filter((n) => n.state === "online" && connected);

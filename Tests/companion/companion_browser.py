@@ -119,6 +119,7 @@ def restart_companion(driver):
     wait_until("meanwhile the page blames its lost connection, not the nodes, which are online", lambda: driver.execute_script(
         'const details = [...document.querySelectorAll(".alarm.stale .detail")].map(d => d.textContent);'
         'return details.some(d => d.startsWith("this page lost the companion")) && !details.some(d => d.includes("offline"))'), 20)
+    check("and its nodes' pills say 'not known', not 'online'", pill(driver, "kitchen") == "not known: this page lost the companion")
     log = open(os.path.join(os.environ["TMPDIR"], "companion-restarted.log"), "w")
     started.append(subprocess.Popen([COMPANION, "--broker", BROKER, "--listen", f"{host}:{port}"], stdout=log, stderr=subprocess.STDOUT))
     wait_until("the companion starts again on the same port", lambda: listening((host, int(port))), 30)
@@ -295,6 +296,7 @@ def run(driver):
                lambda: driver.execute_script(
                    'const a = document.getElementById("alert"); const r = a.getBoundingClientRect();'
                    'return !a.hidden && r.width === innerWidth && r.height === innerHeight && a.textContent.includes("Pasta")'), 20)
+    check("the tab's title says what rings", driver.title == "Ringing: Pasta")
     check("the alert's stop button has the focus", driver.execute_script(
         'return document.activeElement && document.activeElement.classList.contains("stop")'))
     check("the stop button's label contrasts with it at least 4.5:1 (WCAG AA)", driver.execute_script("""
@@ -310,6 +312,7 @@ def run(driver):
     driver.find_element(By.CSS_SELECTOR, "#alert button.stop").click()
     wait_until("Stop on the page ends the alert", lambda: driver.execute_script('return document.getElementById("alert").hidden'))
     check("the node removed the stopped timer", pasta not in alarm_ids("kitchen"))
+    check("the tab's title is the page's again", driver.title == "Alarms")
     # Three alerts at once, one titled with 120 letters: every Stop shows without scrolling; stopping
     # one leaves the focus on another's Stop.
     for title in ["Tea", "Rice", "W" * 120]:
