@@ -48,7 +48,10 @@ public struct GroupView: Codable, Sendable, Equatable {
             for (id, members) in holders[name]! {
                 let rank = { (member: (node: String, document: AlarmDocument, online: Bool)) in (member.online ? 0 : 1, member.document.state.urgency) }
                 let pick = members.min { rank($0) < rank($1) }!
-                var view = AlarmView(pick.document, now: now, timeZone: nodes[pick.node]?.zone ?? .current, stale: !pick.online)
+                let zone = nodes[pick.node]?.zone ?? .current
+                var view = AlarmView(pick.document, now: now, timeZone: zone, stale: !pick.online)
+                // Members in other zones ring a time of day at their own: the card's time names its zone.
+                if Set(members.compactMap { nodes[$0.node]?.zone }).count > 1 { view.nextAlert = view.nextAlert.map { "\($0) (\(zone.identifier))" } }
                 view.members = members.map { MemberView(node: $0.node, state: $0.online ? $0.document.state.rawValue : "offline") }
                 view.membersText = MemberView.text(view.members ?? [])
                 views[id] = view

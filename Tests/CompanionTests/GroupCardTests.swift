@@ -39,6 +39,15 @@ import Testing
         #expect(card.membersText == "attic: scheduled · kitchen: alerting")
     }
 
+    @Test func membersInOtherZonesGetTheCardsTimeWithItsZone() throws {
+        var nodes = try house(kitchen: Fixtures.weeklyAlarm(), attic: Fixtures.weeklyAlarm())
+        let card = { try #require(CompanionSnapshot(nodes: nodes, now: Fixtures.now).groups.first?.alarms.first) }
+        #expect(try card().nextAlert?.hasSuffix(")") == false, "one zone: the time alone")
+        nodes["attic"]?.status?.timeZone = "America/New_York"
+        let split = try card().nextAlert ?? ""
+        #expect(split.hasSuffix(" (America/New_York)") || split.hasSuffix(" (Europe/Berlin)"), "\(split)")
+    }
+
     @Test func anOfflineMemberIsNamedAndTheCardFollowsTheOnlineOnes() throws {
         let nodes = try house(kitchen: Fixtures.pausedTimer(), attic: Fixtures.alertingAlarm(), atticOnline: false)
         let groups = CompanionSnapshot(nodes: nodes, now: Fixtures.now).groups
