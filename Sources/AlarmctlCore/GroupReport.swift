@@ -14,7 +14,7 @@ extension RemoteGroup {
 
 /// What `alarmctl --group <name> …` prints for the replies of a group's members: one line per
 /// member that answered (its result), one per known member that stayed silent, and with `--json`
-/// `{"group":…,"answered":[{"node":…,"ok":…,…}],"silent":[{"node":…,"status":{…}}]}`, with
+/// `{"group":…,"answered":[{"node":…,"ok":…,…}],"silent":[{"node":…,"status":{…}}]}` (and `"id"` for an operation on one alarm), with
 /// `"membersKnown":false` when the broker gave no member's status, `"nothingToDo":true` on such a reply.
 public struct GroupReport: Sendable {
     public let group: String
@@ -112,6 +112,8 @@ public struct GroupReport: Sendable {
         if requests.contains(where: { !$0.replies.membersKnown }) { object["membersKnown"] = .bool(false) }
         if requests.count == 1, let only = requests.first {
             object.merge(replies(only.replies)) { $1 }
+            // An operation's alarm, which a member that removed it answers with no document.
+            if let id = only.alarmID { object["id"] = .string(id.uuidString) }
         } else {
             object["requests"] = .array(requests.map { request in
                 var entry = replies(request.replies)

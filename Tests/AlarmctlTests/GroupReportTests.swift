@@ -69,6 +69,7 @@ struct GroupReportTests {
         #expect(quietText.contains("\(id.uuidString.prefix(8)) \"Tea\":\nhall  nothing to do ("), "the alarm is named: \(quietText)")
         #expect(quietText.contains("kids  nothing to do (it is countdown)"))
         guard case .object(let quietJSON) = quiet.json, case .array(let quietAnswers)? = quietJSON["answered"] else { Issue.record("unexpected JSON \(quiet.json)"); return }
+        #expect(quietJSON["id"] == .string(id.uuidString), "the one alarm operated on is named")
         #expect(quietAnswers.count == 2 && quietAnswers.allSatisfy { if case .object(let reply) = $0 { reply["nothingToDo"] == .bool(true) } else { false } },
                 "a script tells them from failures")
         quiet.nothingToDo = [.notFound]
