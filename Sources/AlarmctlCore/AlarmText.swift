@@ -84,10 +84,7 @@ public enum AlarmText {
         switch document.configuration.schedule {
         case nil: return "-"
         case .fixed(let date)?: return "\(ScheduleMath.localText(of: date, in: timeZone)) (\(AlarmJSON.string(from: date)))"
-        case .relative(let relative)?:
-            let time = TimeOfDay.format(relative.time)
-            if case .never = relative.repeats { return "\(time) once" }
-            return "\(time) \(WeekdayList.describe(relative.repeats))"
+        case .relative(let relative)?: return "\(TimeOfDay.format(relative.time)) \(WeekdayList.describe(relative.repeats))"
         }
     }
 

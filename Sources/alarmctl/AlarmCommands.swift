@@ -17,7 +17,7 @@ extension Alarmctl {
         @OptionGroup var output: OutputOptions
 
         func run() async throws {
-            try await output.runWithGroupFailure { () async throws(AlarmctlError) in
+            try await output.runWithLateFailure { () async throws(AlarmctlError) in
                 if let group = connection.group {
                     return try await connection.onGroup(group, output: output) { group throws(AlarmNodeError) in [(nil, try await group.list())] }
                 }
@@ -67,8 +67,7 @@ extension Alarmctl {
         @OptionGroup var output: OutputOptions
 
         func run() async throws {
-            var online = true
-            try await output.run { () async throws(AlarmctlError) in
+            try await output.runWithLateFailure { () async throws(AlarmctlError) in
                 let status = try await connection.withSession { session throws(AlarmctlError) in try await session.status() }
                 var lines = [("state", status.stateDescription)]
                 if let version = status.version { lines.append(("version", version)) }
@@ -79,11 +78,7 @@ extension Alarmctl {
                 if let groups = status.groups, !groups.isEmpty { lines.append(("groups", groups.joined(separator: ", "))) }
                 if let problem = status.stateFileProblem { lines.append(("state file", problem)) }
                 output.print(Rendering.labelled(lines), json: status)
-                online = status.isOnline
-            }
-            if !online {
-                Terminal.printError("alarmctl: the node is offline: start alarmd on it, or check the node id (--node, ALARMD_NODE)")
-                throw ExitCode(ExitStatus.unreachable.rawValue)
+                return status.isOnline ? nil : .unreachable("the node is offline: start alarmd on it, or check the node id (--node, ALARMD_NODE)")
             }
         }
     }
@@ -101,15 +96,11 @@ extension Alarmctl {
         @OptionGroup var output: OutputOptions
 
         func run() async throws {
-            var decision = AlarmManager.AuthorizationState.notDetermined
-            try await output.run { () async throws(AlarmctlError) in
-                decision = try await connection.withSession { session throws(AlarmctlError) in try await session.requestAuthorization() }
+            try await output.runWithLateFailure { () async throws(AlarmctlError) in
+                let decision = try await connection.withSession { session throws(AlarmctlError) in try await session.requestAuthorization() }
                 output.print("authorization: \(decision.rawValue)", json: ["authorization": decision.rawValue])
-            }
-            if decision != .authorized {
-                Terminal.printError("alarmctl: the node is not authorized (\(decision.rawValue)): "
-                    + AlarmctlError.authorizationAdvice(decision))
-                throw ExitCode(ExitStatus.unauthorized.rawValue)
+                return decision == .authorized ? nil
+                    : .unauthorized("the node is not authorized (\(decision.rawValue)): " + AlarmctlError.authorizationAdvice(decision))
             }
         }
     }

@@ -93,9 +93,10 @@ struct OutputOptions: ParsableArguments {
         }
     }
 
-    /// ``run(_:)`` for a command that may go to a `--group`: `body` returns what went wrong on the
-    /// group, which then ends the command with its exit status, said on standard error.
-    func runWithGroupFailure(_ body: () async throws(AlarmctlError) -> AlarmctlError?) async throws {
+    /// ``run(_:)`` for a command that may fail after its output: `body` returns what went wrong (on a
+    /// `--group`, or a node offline or not authorized), which then ends the command with its exit
+    /// status, said on standard error.
+    func runWithLateFailure(_ body: () async throws(AlarmctlError) -> AlarmctlError?) async throws {
         var failure: AlarmctlError?
         try await run { () async throws(AlarmctlError) in failure = try await body() }
         guard let failure else { return }

@@ -43,12 +43,8 @@ extension Alarmctl {
                 let zone = try SchedulePreview.timeZone(timeZone)
                 let start = try from.map { text throws(AlarmctlError) in try SchedulePreview.start(text, in: zone) } ?? Date()
                 let dates = try SchedulePreview.dates(of: expression, after: start, count: count, in: zone)
-                if output.json {
-                    Terminal.print(JSONOutput.pretty(dates.map(AlarmJSON.string(from:))))
-                } else {
-                    Terminal.print("alerts of \"\(schedule.joined(separator: " "))\" in \(zone.identifier) after \(AlarmJSON.string(from: start)):")
-                    Terminal.print(Rendering.preview(dates, timeZone: zone))
-                }
+                output.print("alerts of \"\(schedule.joined(separator: " "))\" in \(zone.identifier) after \(AlarmJSON.string(from: start)):\n"
+                    + Rendering.preview(dates, timeZone: zone), json: dates.map(AlarmJSON.string(from:)))
             }
         }
     }
