@@ -115,12 +115,9 @@ public final class CompanionAccess: Sendable {
     // MARK: Helpers
 
     static func sessionID(inCookie cookie: String?) -> String? {
-        guard let cookie else { return nil }
-        for part in cookie.split(separator: ";") {
-            let pair = part.trimmingCharacters(in: .whitespaces).split(separator: "=", maxSplits: 1)
-            if pair.count == 2, pair[0] == cookieName { return String(pair[1]) }
-        }
-        return nil
+        cookie?.split(separator: ";").lazy
+            .map { part -> [Substring] in part.trimmingCharacters(in: .whitespaces).split(separator: "=", maxSplits: 1) }
+            .first { pair in pair.count == 2 && pair[0] == cookieName }.map { String($0[1]) }
     }
 
     static func isLoopbackHost(_ host: String) -> Bool {

@@ -91,9 +91,7 @@ public struct CompanionServer: Sendable {
             let password = try CompanionRequests.formFields(body, contentType: request.headers[.contentType])["password"] ?? ""
             guard await access.awaitSignInTurn() else { throw .tooManySignIns }
             guard let cookie = access.signIn(password: password, now: Date()) else {
-                var response = Self.html(PageAssets.signInPage(error: "That password is not the companion's. Try again."))
-                response.status = .unauthorized
-                return response
+                return Self.html(PageAssets.signInPage(error: "That password is not the companion's. Try again."), status: .unauthorized)
             }
             var response = Response.redirect(to: "/", type: .normal)
             response.headers[.setCookie] = cookie
@@ -165,28 +163,26 @@ public struct CompanionServer: Sendable {
     }
 
     static func failure(_ error: CompanionError) -> Response {
-        var response = json(APIReply(ok: false, error: .init(code: error.code, message: error.message)))
-        response.status = error.status
-        return response
+        json(APIReply(ok: false, error: .init(code: error.code, message: error.message)), status: error.status)
     }
 
-    static func json(_ value: some Encodable) -> Response {
+    static func json(_ value: some Encodable, status: HTTPResponse.Status = .ok) -> Response {
         let data = (try? AlarmJSON.encoder.encode(value)) ?? Data()
-        return response(.init(byteBuffer: ByteBuffer(bytes: data)), type: "application/json; charset=utf-8")
+        return response(.init(byteBuffer: ByteBuffer(bytes: data)), type: "application/json; charset=utf-8", status: status)
     }
 
-    static func html(_ text: String) -> Response { response(text, type: "text/html; charset=utf-8") }
+    static func html(_ text: String, status: HTTPResponse.Status = .ok) -> Response { response(text, type: "text/html; charset=utf-8", status: status) }
 
-    static func response(_ text: String, type: String, cache: String = "no-store") -> Response {
-        response(.init(byteBuffer: ByteBuffer(string: text)), type: type, cache: cache)
+    static func response(_ text: String, type: String, cache: String = "no-store", status: HTTPResponse.Status = .ok) -> Response {
+        response(.init(byteBuffer: ByteBuffer(string: text)), type: type, cache: cache, status: status)
     }
 
-    /// A `200 OK` with `body` of `type`; `cache` is its `Cache-Control`.
-    static func response(_ body: ResponseBody, type: String, cache: String = "no-store") -> Response {
+    /// A response with `body` of `type`, `200 OK` unless `status` says otherwise; `cache` is its `Cache-Control`.
+    static func response(_ body: ResponseBody, type: String, cache: String = "no-store", status: HTTPResponse.Status = .ok) -> Response {
         var headers = HTTPFields()
         headers[.contentType] = type
         headers[.cacheControl] = cache
-        return Response(status: .ok, headers: headers, body: body)
+        return Response(status: status, headers: headers, body: body)
     }
 }
 

@@ -123,32 +123,26 @@ extension PageAssets {
 
           function alarmCard(owner, alarm) {
             const card = element("li", { class: "alarm" + (alarm.stale ? " stale" : ""), tint: alarm.tint, "data-alarm": alarm.id });
-            const text = element("div", { class: "alarm-text" });
+            const text = element("div", { class: "alarm-text" }, [element("p", { class: "alarm-title", text: alarm.title })]);
             if (alarm.countdown) {
               card.append(ring(alarm));
-              text.append(element("p", { class: "alarm-title", text: alarm.title }));
               if (alarm.stale) {
                 text.append(element("p", { class: "remaining small", text: "not known" }));
                 text.append(element("p", { class: "detail", text: whyStale(alarm) }));
               } else {
-                const remaining = element("p", { class: "remaining", role: "timer", "data-remaining": alarm.id });
-                text.append(remaining);
+                text.append(element("p", { class: "remaining", role: "timer", "data-remaining": alarm.id }));
                 if (alarm.state === "paused") text.append(element("p", { class: "detail", text: "Paused" }));
               }
             } else {
               card.append(badge(alarm.state === "alerting"));
-              text.append(element("p", { class: "alarm-title", text: alarm.title }));
-              if (alarm.state === "alerting") text.append(element("p", { class: "remaining small", text: "Alerting" }));
-              else text.append(element("p", { class: "remaining small", text: alarm.nextAlert || "–" }));
+              text.append(element("p", { class: "remaining small", text: alarm.state === "alerting" ? "Alerting" : alarm.nextAlert || "–" }));
               if (alarm.repeats) text.append(element("p", { class: "detail", text: alarm.repeats === "once" ? "once" : `repeats ${alarm.repeats}` }));
               if (alarm.stale) text.append(element("p", { class: "detail", text: `${whyStale(alarm)}: last known` }));
             }
             if (alarm.members) text.append(element("p", { class: "detail", text: alarm.membersText }));
             text.append(element("p", { class: "error", role: "alert", "data-error": alarm.id }));
             card.append(text);
-            const buttons = element("div", { class: "buttons" });
-            for (const button of alarm.buttons) buttons.append(actionButton(owner, alarm, button));
-            card.append(buttons);
+            card.append(element("div", { class: "buttons" }, alarm.buttons.map((button) => actionButton(owner, alarm, button))));
             return card;
           }
 
@@ -180,15 +174,13 @@ extension PageAssets {
           const groupSection = (group) => section(group, "group", group.name, "group", "group", []);
 
           function alertItem(owner, alarm) {
-            const item = element("div", { class: "alert-item", tint: alarm.tint });
-            item.append(element("p", { class: "alert-node", text: alarm.members ? `${owner.name} · ${alarm.membersText}` : owner.id }));
-            item.append(element("p", { class: "alert-title", text: alarm.title }));
-            const buttons = element("div", { class: "alert-buttons" });
-            alarm.buttons.forEach((button, index) =>
-              buttons.append(actionButton(owner, alarm, button, index === 0 ? "stop" : "secondary")));
-            item.append(buttons);
-            item.append(element("p", { class: "error", role: "alert", "data-error": alarm.id }));
-            return item;
+            return element("div", { class: "alert-item", tint: alarm.tint }, [
+              element("p", { class: "alert-node", text: alarm.members ? `${owner.name} · ${alarm.membersText}` : owner.id }),
+              element("p", { class: "alert-title", text: alarm.title }),
+              element("div", { class: "alert-buttons" },
+                alarm.buttons.map((button, index) => actionButton(owner, alarm, button, index === 0 ? "stop" : "secondary"))),
+              element("p", { class: "error", role: "alert", "data-error": alarm.id }),
+            ]);
           }
 
           function draw() {

@@ -67,12 +67,12 @@ struct Companion: AsyncParsableCommand {
         let hub = CompanionHub(broker: "\(settings.host):\(settings.port)")
         let control = FleetControl(fleet: fleet)
         let server = CompanionServer(hub: hub, access: CompanionAccess(password: launch.password), control: control)
+        let host = launch.host.contains(":") ? "[\(launch.host)]" : launch.host
         let application = Application(
             router: server.router(),
             configuration: .init(address: .hostname(launch.host, port: launch.port), serverName: "alarmd-companion"),
             onServerRunning: { channel in
                 let port = channel.localAddress?.port ?? launch.port
-                let host = launch.host.contains(":") ? "[\(launch.host)]" : launch.host
                 let anywhere = ["0.0.0.0", "::"].contains(launch.host) ? ", on every address of this machine: open http://<its name or address>:\(port)/" : ""
                 let line = "alarmd-companion: serving http://\(host):\(port)/\(anywhere) (nodes from broker \(settings.host):\(settings.port))\n"
                 FileHandle.standardOutput.write(Data(line.utf8))
@@ -88,8 +88,7 @@ struct Companion: AsyncParsableCommand {
         } catch let error as IOError where error.errnoCode == EADDRINUSE {
             // NIO's own text names its bind call: say which address, and what to do (without the
             // usage, which ArgumentParser adds to a ValidationError: the command line was right).
-            let address = launch.host.contains(":") ? "[\(launch.host)]" : launch.host
-            FileHandle.standardError.write(Data("Error: \(address):\(launch.port) is in use by another program (another alarmd-companion?): stop it, or give --listen another port\n".utf8))
+            FileHandle.standardError.write(Data("Error: \(host):\(launch.port) is in use by another program (another alarmd-companion?): stop it, or give --listen another port\n".utf8))
             throw ExitCode(64)
         }
     }
