@@ -94,7 +94,8 @@ public enum AtomicFile {
     /// - Parameter date: the time written into the name.
     public static func quarantine(_ path: String, at date: Date = Date()) throws(SystemError) -> String {
         let location = try FileLocation(path)
-        let basePath = "\(path).damaged-\(compactUTCTimestamp(date))"
+        // `yyyyMMdd'T'HHmmss'Z'` in UTC: sortable, and without ':' so the name is easy to type.
+        let basePath = "\(path).damaged-\(date.formatted(Date.ISO8601FormatStyle(dateSeparator: .omitted, timeSeparator: .omitted)))"
         var attempt = 1
         while true {
             let candidate = attempt == 1 ? basePath : "\(basePath)-\(attempt)"
@@ -127,11 +128,6 @@ public enum AtomicFile {
         }
         defer { _ = close(descriptor) }
         try systemCall("flushing the directory \(directory) to disk (fsync)", subject: directory) { fsync(descriptor) }
-    }
-
-    /// `yyyyMMdd'T'HHmmss'Z'` in UTC: sortable, and without ':' so the name is easy to type.
-    private static func compactUTCTimestamp(_ date: Date) -> String {
-        date.formatted(Date.ISO8601FormatStyle(dateSeparator: .omitted, timeSeparator: .omitted))
     }
 }
 

@@ -72,7 +72,12 @@ struct WallClockJumpTimer: ReadinessSource {
         try systemCall("arming the wall-clock jump timerfd") {
             timerfd_settime(descriptor.raw, CLINUX_TFD_TIMER_ABSTIME | CLINUX_TFD_TIMER_CANCEL_ON_SET, &setting, nil)
         }
-        return wallClockOffset()
+        // CLOCK_REALTIME minus CLOCK_BOOTTIME, with CLOCK_BOOTTIME read on both sides of the wall
+        // clock and averaged so the reading's own duration does not bias it.
+        let bootBefore = ClockReading.nanoseconds(CLOCK_BOOTTIME)
+        let wall = ClockReading.nanoseconds(CLOCK_REALTIME)
+        let bootAfter = ClockReading.nanoseconds(CLOCK_BOOTTIME)
+        return .nanoseconds(wall - (bootBefore + bootAfter) / 2)
     }
 
     mutating func readEvent() throws(SystemError) -> WallClockJump? {
@@ -90,14 +95,5 @@ struct WallClockJumpTimer: ReadinessSource {
             offsetAtArming = try Self.arm(descriptor)
             return WallClockJump(step: offsetAtArming - before)
         } catch let error where error.code == EAGAIN { return nil }
-    }
-
-    /// CLOCK_REALTIME minus CLOCK_BOOTTIME, with CLOCK_BOOTTIME read on both sides of the wall
-    /// clock and averaged so the reading's own duration does not bias it.
-    private static func wallClockOffset() -> Duration {
-        let bootBefore = ClockReading.nanoseconds(CLOCK_BOOTTIME)
-        let wall = ClockReading.nanoseconds(CLOCK_REALTIME)
-        let bootAfter = ClockReading.nanoseconds(CLOCK_BOOTTIME)
-        return .nanoseconds(wall - (bootBefore + bootAfter) / 2)
     }
 }

@@ -338,7 +338,10 @@ struct MQTTConnectionStateMachine {
         if protocolSetting == .auto, !protocolConfirmed {
             // The link is down, so publish and subscribe do not call into libmosquitto meanwhile.
             let refused = failure.mosquittoCode == Int32(MQTT_RC_UNSUPPORTED_PROTOCOL_VERSION.rawValue)
-            let dropped = !acknowledged && Self.isDropBeforeAcknowledgement(failure)
+            // Dropped: the broker closed the connection (or sent what cannot be read, such as a 3.1.1
+            // CONNACK to an MQTT 5 CONNECT), as opposed to one that was never made.
+            let dropped = !acknowledged
+                && [MOSQ_ERR_CONN_LOST, MOSQ_ERR_PROTOCOL, MOSQ_ERR_MALFORMED_PACKET].contains { failure.mosquittoCode == Int32($0.rawValue) }
             if protocolVersion == .v5, refused || dropped {
                 protocolVersion = .v311
                 fellBackAfterDrop = !refused
@@ -371,12 +374,6 @@ struct MQTTConnectionStateMachine {
         lastReportedFailure = failure.message
         let delay = backoffDelay(atMost: maximumDelayAfterShortConnections)
         return .waitBeforeReconnect(delay, report: .connectionLost(warnAboutShortConnections: warn))
-    }
-
-    /// Whether `failure` is a broker closing the connection (or sending what cannot be read, such as
-    /// a 3.1.1 CONNACK to an MQTT 5 CONNECT), as opposed to one that was never made.
-    private static func isDropBeforeAcknowledgement(_ failure: MQTTError) -> Bool {
-        [MOSQ_ERR_CONN_LOST, MOSQ_ERR_PROTOCOL, MOSQ_ERR_MALFORMED_PACKET].contains { failure.mosquittoCode == Int32($0.rawValue) }
     }
 
     /// `reconnectDelay`, doubled for each failed attempt, at most `cap`.

@@ -41,10 +41,8 @@ public struct IntentTopics: Sendable, Hashable {
             && levels.starts(with: prefixLevels) && levels[prefixLevels.count + 1] == "cmd"
         if isUnderOwnPrefixCmd || isCommandTopic(levels) { return "'\(topic)' is a node's command topic" }
         let nodes = prefix.isEmpty ? topics.base : "\(prefix)/+"
-        for section in Self.nodeSections where Self.matches(filter: "\(nodes)/\(section)/#", topic: topic) {
-            return "'\(topic)' is an alarmd node's own \(section) topic"
-        }
-        return nil
+        return Self.nodeSections.first { Self.matches(filter: "\(nodes)/\($0)/#", topic: topic) }
+            .map { "'\(topic)' is an alarmd node's own \($0) topic" }
     }
 
     /// What a node publishes or takes besides commands: its simulated and Home Assistant buttons,

@@ -118,11 +118,8 @@ struct CommandEnvelope: Decodable {
             return
         }
         var allowed: Set<String> = ["replyTo", "correlationID", "sentAt"]
-        switch operation {
-        case .schedule: allowed.formUnion(["id", "configuration"])
-        case .cancel, .stop, .countdown, .pause, .resume: allowed.insert("id")
-        case .requestAuthorization, .list: break
-        }
+        if operation == .schedule { allowed.formUnion(["id", "configuration"]) }
+        if operation.alarmOperation != nil { allowed.insert("id") }
         if let unknown = fields.allKeys.map(\.stringValue).sorted().first(where: { !allowed.contains($0) }) {
             action = .failure(.badRequest(field: unknown, reason: "unknown field; \(operationName) takes \(allowed.sorted().joined(separator: ", "))"))
             return
