@@ -21,6 +21,7 @@ public enum PageAssets {
             <body>
             <header class="top">
               <h1>Alarms</h1>
+              <p id="now" class="now"></p>
               <p id="connection" class="connection" role="status">Connecting…</p>
             </header>
             <main id="nodes" class="nodes"><p class="empty">Waiting for the nodes…</p></main>

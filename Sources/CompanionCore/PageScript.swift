@@ -10,7 +10,7 @@ extension PageAssets {
           const nodesView = document.getElementById("nodes");
           const alertView = document.getElementById("alert");
           const alertList = document.getElementById("alert-list");
-          const connection = document.getElementById("connection");
+          const connection = document.getElementById("connection"), nowView = document.getElementById("now");
           const announcer = document.getElementById("announcer");
           const newForm = document.getElementById("new-alarm");
           const newNode = document.getElementById("new-node");
@@ -71,18 +71,16 @@ extension PageAssets {
 
           function ring(alarm) {
             const box = svg("svg", { class: "ring", viewBox: "0 0 100 100", "aria-hidden": "true" });
-            box.append(svg("circle", { class: "track", cx: 50, cy: 50, r: 40 }));
-            const progress = svg("circle", { class: "progress", cx: 50, cy: 50, r: 40, "stroke-dasharray": RING });
-            progress.dataset.ring = alarm.id;
-            box.append(progress);
+            box.append(svg("circle", { class: "track", cx: 50, cy: 50, r: 40 }),
+                       svg("circle", { class: "progress", cx: 50, cy: 50, r: 40, "stroke-dasharray": RING, "data-ring": alarm.id }));
             return box;
           }
 
           // A clock face (a scheduled alarm) or an exclamation mark (alerting), in the tint.
           function badge(alerting) {
             const box = svg("svg", { class: "badge", viewBox: "0 0 100 100", "aria-hidden": "true" });
-            box.append(svg("circle", { class: "badge-face", cx: 50, cy: 50, r: 46 }));
-            box.append(svg("path", { class: "badge-hands", d: alerting ? "M50 26 V58 M50 72 V74" : "M50 24 V50 L68 62" }));
+            box.append(svg("circle", { class: "badge-face", cx: 50, cy: 50, r: 46 }),
+                       svg("path", { class: "badge-hands", d: alerting ? "M50 26 V58 M50 72 V74" : "M50 24 V50 L68 62" }));
             return box;
           }
 
@@ -163,11 +161,9 @@ extension PageAssets {
           }
 
           function nodeSection(node) {
-            const facts = [];
-            if (node.timeZone) facts.push(node.timeZone);
-            if (node.clockSynchronized === true) facts.push("clock synchronized");
-            if (node.clockSynchronized === false) facts.push("clock not synchronized");
-            return section(node, "node", node.id, node.state, node.stateText, facts);
+            const facts = [node.timeZone];
+            if (node.clockSynchronized != null) facts.push(`clock ${node.clockSynchronized ? "" : "not "}synchronized`);
+            return section(node, "node", node.id, node.state, node.stateText, facts.filter(Boolean));
           }
 
           // A group's alarms, once each, with the members that hold them.
@@ -234,13 +230,16 @@ extension PageAssets {
             for (const o of owners) for (const a of o.alarms) {
               states.set(a.id, a.state);
               const before = previousStates.get(a.id);
-              if (before && before !== a.state && !a.stale) said.push(`${a.title}: ${a.state === "alerting" ? "alerting" : a.state}`);
+              if (before && before !== a.state && !a.stale) said.push(`${a.title}: ${a.state}`);
             }
             previousStates = states;
             if (said.length) announcer.textContent = said.join(". ");
           }
 
           function tick() {
+            // The time here (this device's zone), on the companion's clock: a bedside screen is a clock too.
+            const time = new Date(now()).toLocaleTimeString([], { hour: "2-digit", minute: "2-digit" });
+            if (nowView.textContent !== time) nowView.textContent = time;
             if (!snapshot || !connected) return;
             for (const o of [...snapshot.groups, ...snapshot.nodes]) for (const a of o.alarms) {
               if (!a.countdown || a.stale) continue;

@@ -207,6 +207,10 @@ def run(driver):
     tea = alarmctl("kitchen", "timer", "5m", "--title", "Tea")["id"]
     first = wait_until("the timer appears with its remaining time", lambda: remaining(driver, tea))
     check(f"despite a browser clock 7 min ahead, it shows about 5 minutes ({first})", first and 285 <= seconds(first) <= 300)
+    check("the header shows the time here, on the companion's clock rather than the browser's", driver.execute_script(
+        'const shown = document.getElementById("now").textContent;'
+        'const format = (ms) => new Date(ms).toLocaleTimeString([], { hour: "2-digit", minute: "2-digit" });'
+        'return shown === format(realNow()) || shown === format(realNow() - 60000)'))
     time.sleep(2.2)
     later = remaining(driver, tea)
     check(f"it counts down by itself ({first} → {later})", first and seconds(later) <= seconds(first) - 2)
