@@ -25,12 +25,8 @@ public enum AlarmSelection {
 
     /// The alarms named by `texts`, in order and without repeats.
     public static func resolve(_ texts: [String], among documents: [AlarmDocument], listing: String = "alarmctl list") throws(AlarmctlError) -> [AlarmDocument] {
-        var selected: [AlarmDocument] = []
-        for text in texts {
-            let document = try resolve(text, among: documents, listing: listing)
-            if !selected.contains(where: { $0.id == document.id }) { selected.append(document) }
-        }
-        return selected
+        var seen = Set<UUID>()
+        return try texts.map { text throws(AlarmctlError) in try resolve(text, among: documents, listing: listing) }.filter { seen.insert($0.id).inserted }
     }
 
     /// The alarms `--all` means for `operation`: those the node accepts it for (docs/mqtt.md,

@@ -86,7 +86,10 @@ public struct GroupReport: Sendable {
         // no member's status: the members that did not answer are then not known.
         let unknown = requests.contains { !$0.replies.membersKnown }
             ? " (members not known: the broker sent no node's retained status, so one that is offline cannot be named)" : ""
-        lines.insert("group \(group): \(answered.count) answered, \(silent.count) silent\(unknown)", at: 0)
+        // Members in several zones: one alarm at 07:00 in each reads as two times unless the zones are named.
+        let zones = answered.sorted().map { ($0, (memberTimeZones[$0] ?? timeZone).identifier) }
+        let zoneNote = Set(zones.map(\.1)).count > 1 ? "; times in each member's zone: " + zones.map { "\($0) \($1)" }.joined(separator: ", ") : ""
+        lines.insert("group \(group): \(answered.count) answered, \(silent.count) silent\(unknown)\(zoneNote)", at: 0)
         if !silent.isEmpty, schedules || !titles.isEmpty {
             lines.append("a member that did not answer misses this command (the broker keeps none for it): run it again once the member is back")
         }

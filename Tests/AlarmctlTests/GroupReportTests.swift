@@ -35,6 +35,7 @@ struct GroupReportTests {
         let lines = report.text(now: Fixtures.now, timeZone: .gmt).split(separator: "\n")
         #expect(lines.contains { $0.hasPrefix("berlin") && $0.contains("tomorrow 07:00") })
         #expect(lines.contains { $0.hasPrefix("other") && $0.contains("tomorrow 06:00") })
+        #expect(lines.first == "group house: 2 answered, 0 silent; times in each member's zone: berlin Europe/Berlin, other GMT")
     }
 
     @Test("Answers, failures and silent members make the text, the JSON and the exit status")
