@@ -1,4 +1,5 @@
 import AlarmKit
+import AlarmctlCore
 import Synchronization
 
 /// The latest state of every node the companion shows, fed by a ``RemoteFleet`` (or by a test),
@@ -26,7 +27,18 @@ public final class CompanionHub: Sendable {
         }
     }
 
-    public func update(node: String, documents: [AlarmDocument]) { change(node) { $0.documents = documents } }
+    public func update(node: String, documents: [AlarmDocument]) { change(node) { ($0.previousDocuments, $0.documents) = ($0.documents, documents) } }
+
+    /// Records an alert that nobody answered (`silenced`) or an alarm `missed` (at its due date),
+    /// the last five; other events change nothing.
+    public func record(node: String, event: AlarmEvent) {
+        guard event.name == .silenced || event.name == .missed, let id = event.alarmID else { return }
+        change(node) { known in
+            let title = (known.documents + known.previousDocuments).first { $0.id == id }.map { AlarmText.title(of: $0) } ?? "An alarm"
+            let at = event.details["alertDate"].flatMap { if case .string(let text) = $0 { AlarmJSON.date(from: text) } else { nil } } ?? event.at
+            known.unanswered = Array(([.init(title: title, at: at, missed: event.name == .missed)] + known.unanswered).prefix(5))
+        }
+    }
 
     /// Records whether the companion reaches the broker; while it does not, every node is unknown.
     public func update(brokerConnected: Bool) {
@@ -64,6 +76,7 @@ public final class CompanionHub: Sendable {
                     group.addTask {
                         for await documents in connection.documentUpdates.stream() { self.update(node: node, documents: documents) }
                     }
+                    group.addTask { for await event in connection.events() { self.record(node: node, event: event) } }
                 }
             }
         }

@@ -85,9 +85,15 @@ extension Alarm.State {
 public struct KnownNode: Sendable, Equatable {
     public var status: NodeStatus?
     public var documents: [AlarmDocument] = []
+    /// The documents before the last update: an alarm just removed is still named by the event
+    /// that removed it (silenced, missed), which may come after the update.
+    var previousDocuments: [AlarmDocument] = []
     /// True while the companion's own connection to the broker is down: then nothing it knows of
     /// the node is current.
     public var brokerLost = false
+    /// The last alerts nobody answered (silenced) and alarms missed, newest first.
+    var unanswered: [Unanswered] = []
+    struct Unanswered: Sendable, Equatable { var title: String, at: Date, missed: Bool }
 
     /// True when the node's alarms are current: it is online and the companion reaches the broker.
     var isOnline: Bool { !brokerLost && status?.isOnline == true }
@@ -108,6 +114,8 @@ public struct NodeView: Codable, Sendable, Equatable {
     /// The node's alarms but those of its groups (``GroupView``); while it is not online they
     /// are its last known state and `stale`.
     public var alarms: [AlarmView]
+    /// `Tea rang unanswered, today 19:52`, `Work was missed, today 07:00`: the last of the past 12 hours, newest first.
+    public var unanswered: [String]
 
     public init(id: String, state: KnownNode, now: Date) {
         self.id = id
@@ -132,6 +140,10 @@ public struct NodeView: Codable, Sendable, Equatable {
         }
         clockSynchronized = state.status?.clockSynchronized
         timeZone = state.status?.timeZone
+        // What rang while nobody was there, for half a day: someone back home sees it.
+        unanswered = state.unanswered.filter { now.timeIntervalSince($0.at) < 43_200 }.map { alert in
+            "\(alert.title) \(alert.missed ? "was missed" : "rang unanswered"), \(AlarmText.wallClock(alert.at, now: now, timeZone: zone))"
+        }
         alarms = Rendering.displayOrder(state.documents.filter { $0.group == nil }, now: now).map { AlarmView($0, now: now, timeZone: zone, stale: !online) }
     }
 }

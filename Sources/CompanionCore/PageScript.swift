@@ -152,6 +152,7 @@ extension PageAssets {
               element("h2", { id: headingID, text: name }),
               element("span", { class: "pill " + pill, text: pillText }),
               facts.length ? element("p", { class: "node-facts", text: facts.join(" · ") }) : null,
+              ...(owner.unanswered || []).map((text) => element("p", { class: "unanswered", text })),
             ]));
             const list = element("ul", { class: "alarms", "aria-label": kind === "group" ? `Alarms of group ${name}` : `Alarms of ${name}` });
             for (const alarm of owner.alarms) list.append(alarmCard(owner, alarm));

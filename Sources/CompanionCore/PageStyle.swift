@@ -27,6 +27,7 @@ extension PageAssets {
         }
         .top { display: flex; align-items: baseline; justify-content: space-between; gap: 12px; margin-bottom: 10px; }
         .connection { margin: 0; color: var(--muted); font-size: .85rem; }
+        .unanswered { margin: 4px 0 0; color: var(--danger); font-size: .85rem; }
         .now { margin: 0; font-size: 1.6rem; font-weight: 600; font-variant-numeric: tabular-nums; }
         .connection.lost { color: var(--danger); font-weight: 600; }
         .nodes { display: grid; gap: 14px; }

@@ -88,6 +88,22 @@ import Testing
         hub.finish()
         #expect(await changes.next() == nil)
     }
+
+    @Test func whatRangUnansweredOrWasMissedIsShownForHalfADayByTitleEvenOnceRemoved() throws {
+        let hub = CompanionHub()
+        hub.update(node: "attic", status: NodeStatus(state: "online", since: Fixtures.now, timeZone: "Europe/Berlin"))
+        hub.update(node: "attic", documents: [try Fixtures.runningTimer()])
+        hub.update(node: "attic", documents: [])
+        // The timer rang unanswered, was silenced and removed before its event came.
+        hub.record(node: "attic", event: AlarmEvent(.silenced, alarmID: Fixtures.timerID, at: Fixtures.now))
+        hub.record(node: "attic", event: AlarmEvent(.stopped, alarmID: Fixtures.timerID, at: Fixtures.now))
+        hub.record(node: "attic", event: AlarmEvent(.missed, alarmID: Fixtures.alarmID, at: Fixtures.now.addingTimeInterval(60),
+                                                      details: ["alertDate": .string("2026-11-22T06:00:00.000Z")]))
+        let node = { (now: Date) in try #require(CompanionSnapshot(nodes: hub.nodes.value, now: now).nodes.first) }
+        #expect(try node(Fixtures.now.addingTimeInterval(120)).unanswered
+            == ["An alarm was missed, today 07:00", "Tea rang unanswered, today 08:00"])
+        #expect(try node(Fixtures.now.addingTimeInterval(12 * 3600)).unanswered.isEmpty, "half a day later it is gone")
+    }
 }
 
 @Suite struct OfflineTimeZoneTests {

@@ -341,8 +341,14 @@ def run(driver):
         if left: wait_until("one alert is left", lambda: driver.execute_script(stops) == 1)
     wait_until("stopping the last ends the alert", lambda: driver.execute_script('return document.getElementById("alert").hidden'))
 
-    # A node going offline: shown as such, never as a frozen countdown.
+    # An alert nobody answers: the attic silences it after 5 s, and the page names it under the node.
     viewport(driver, PHONE)
+    alarmctl("attic", "timer", "1s", "--title", "Medicine")
+    wait_until("an alert nobody answered is named under its node, once silenced", lambda: "Medicine rang unanswered, today"
+               in driver.find_element(By.CSS_SELECTOR, '[aria-labelledby="node-attic"]').text and driver.execute_script(
+                   'return document.getElementById("alert").hidden'), 30)
+
+    # A node going offline: shown as such, never as a frozen countdown.
     alarmctl("attic", "timer", "20m", "--title", "Bread")
     wait_until("the attic's timer shows", lambda: "Bread" in driver.find_element(By.TAG_NAME, "main").text)
     os.kill(ATTIC_PID, signal.SIGTERM)
