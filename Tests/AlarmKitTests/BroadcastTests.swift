@@ -80,6 +80,18 @@ struct BroadcastTests {
 /// Ends the process with a message if not disarmed in time: for tests whose failure is a
 /// deadlock, which would otherwise hang the whole run. Its timer runs on a dispatch queue of
 /// its own (an overcommitting thread), not on Swift's pool, which the deadlock may have stopped.
+@Suite("A remote node's streams after close")
+struct RemoteStreamsAfterCloseTests {
+    @Test("events() asked for after close() ends at once, so that a follower started late never waits for ever")
+    func eventsAfterClose() async {
+        let connection = RemoteNodeConnection(settings: RemoteNodeSettings(host: "127.0.0.1", port: 1, node: "closed"))
+        await connection.close()
+        let watchdog = Watchdog(after: 60, message: "RemoteStreamsAfterCloseTests: events() after close() never ended")
+        for await _ in connection.events() {}
+        watchdog.disarm()
+    }
+}
+
 final class Watchdog: Sendable {
     private let disarmed = Atomic(false)
     private let queue = DispatchQueue(label: "test-watchdog")

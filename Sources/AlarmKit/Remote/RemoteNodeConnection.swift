@@ -242,7 +242,12 @@ public final class RemoteNodeConnection: AlarmNodeConnection {
         start()
         let (stream, continuation) = AsyncStream.makeStream(of: AlarmEvent.self, bufferingPolicy: .bufferingNewest(256))
         let id = UUID()
-        state.withLock { $0.eventObservers[id] = continuation }
+        // After close() the stream ends at once, as the other updates' do: nothing would end it later.
+        let closed = state.withLock { state in
+            if !state.closed { state.eventObservers[id] = continuation }
+            return state.closed
+        }
+        if closed { continuation.finish() }
         continuation.onTermination = { [weak self] _ in _ = self?.state.withLock { $0.eventObservers.removeValue(forKey: id) } }
         return stream
     }
