@@ -30,10 +30,7 @@ public struct GroupReport: Sendable {
     /// The requests schedule: a member that has not authorized scheduling waits for its buttons.
     public var schedules = false
 
-    public init(group: String, _ replies: RemoteGroup.Replies? = nil) {
-        self.group = group
-        if let replies { add(replies) }
-    }
+    public init(group: String) { self.group = group }
 
     public mutating func add(_ replies: RemoteGroup.Replies, alarmID: UUID? = nil) { requests.append((alarmID, replies)) }
 
@@ -90,8 +87,13 @@ public struct GroupReport: Sendable {
         let zones = answered.sorted().map { ($0, (memberTimeZones[$0] ?? timeZone).identifier) }
         let zoneNote = Set(zones.map(\.1)).count > 1 ? "; times in each member's zone: " + zones.map { "\($0) \($1)" }.joined(separator: ", ") : ""
         lines.insert("group \(group): \(answered.count) answered, \(silent.count) silent\(unknown)\(zoneNote)", at: 0)
-        if !silent.isEmpty, schedules || !titles.isEmpty {
-            lines.append("a member that did not answer misses this command (the broker keeps none for it): run it again once the member is back")
+        // An offline member misses a change for good; one online but silent (asking for authorization,
+        // slow) still applies it, so running it again would make a second alarm there.
+        let offline = requests.contains { $0.replies.silent.values.contains { !$0.isOnline } }
+        if offline, schedules || !titles.isEmpty {
+            let id = requests.lazy.flatMap(\.replies.answered).compactMap { if case .alarm(let document?) = $0.reply { document.id } else { nil } }.first
+            lines.append("an offline member misses this command (the broker keeps none for it): once it is back, run it again"
+                + (schedules ? id.map { " with --id \($0.uuidString) (the members that hold it keep it unchanged)" } ?? "" : ""))
         }
         return lines.joined(separator: "\n")
     }

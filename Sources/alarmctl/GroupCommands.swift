@@ -46,7 +46,7 @@ extension OperationTarget {
                 let eachMembers = GroupReport.documents(of: replies, eachMember: true).filter { $0.group == name }
                 let wanted = Set(AlarmSelection.all(for: operation, among: eachMembers).map(\.id)), documents = GroupReport.documents(of: replies)
                 // A member that did not answer may hold what the others do not: never "nothing to do" then.
-                let unheard = replies.silent.isEmpty ? nil : GroupReport(group: name, replies).failure()
+                let unheard = replies.silent.keys.min().map { AlarmctlError.unreachable("node '\($0)' of group '\(name)' did not answer") }
                 let targets: [AlarmDocument]
                 do throws(AlarmctlError) {
                     targets = all ? documents.filter { wanted.contains($0.id) }

@@ -145,10 +145,10 @@ public struct NodeStatus: Sendable, Hashable, Codable {
     }
 
     /// The state and since when, in words: `online since …`, `offline since …`, or for a lost
-    /// connection `offline: connection lost (last online from …)`.
+    /// connection `offline: the connection was lost; it had come online at …`.
     public var stateDescription: String {
         if let since { return "\(state) since \(AlarmJSON.string(from: since))" }
-        if let lastOnline { return "\(state): connection lost (last online from \(AlarmJSON.string(from: lastOnline)))" }
+        if let lastOnline { return "\(state): the connection was lost; it had come online at \(AlarmJSON.string(from: lastOnline))" }
         return state
     }
 
