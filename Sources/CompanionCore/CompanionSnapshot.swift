@@ -51,7 +51,7 @@ public struct GroupView: Codable, Sendable, Equatable {
                 let zone = nodes[pick.node]?.zone ?? .current
                 var view = AlarmView(pick.document, now: now, timeZone: zone, stale: !pick.online)
                 // Members in other zones ring a time of day at their own: the card's time names its zone.
-                if Set(members.compactMap { nodes[$0.node]?.zone }).count > 1 { view.nextAlert = view.nextAlert.map { "\($0) (\(zone.identifier))" } }
+                if Set(members.compactMap { nodes[$0.node]?.status?.timeZone }).count > 1 { view.nextAlert = view.nextAlert.map { "\($0) (\(zone.identifier))" } }
                 view.members = members.map { MemberView(node: $0.node, state: $0.online ? $0.document.state.rawValue : "offline") }
                 view.membersText = MemberView.text(view.members ?? [])
                 views[id] = view
@@ -135,8 +135,8 @@ public struct NodeView: Codable, Sendable, Equatable {
                 stateText = self.state
             }
         } else {
-            // A node given with --node that the broker never had (a typo) looks just so: say it.
-            stateText = "no status yet: no alarmd with this id has been on the broker; check the id"
+            // A node given with --node that the broker never had (a typo) looks just so: say what to check.
+            stateText = "no status yet: if this lasts, check the id (--node) and that alarmd runs on this broker"
         }
         clockSynchronized = state.status?.clockSynchronized
         timeZone = state.status?.timeZone

@@ -89,15 +89,17 @@ extension PageAssets {
             return alarm.members ? `/api/groups/${encodeURIComponent(owner.name)}` : `/api/nodes/${encodeURIComponent(owner.id)}`;
           }
 
-          // Cancel ends an alarm for good, every repeat too: only a second tap within 4 s does it, so
-          // that a tap meant for the Pause above it (on a small touchscreen) cancels nothing.
+          // Cancel ends an alarm for good, every repeat too: only a second tap, 0.4 to 4 s after the
+          // first, does it, so that a tap meant for the Pause above it on a small touchscreen, or a
+          // bouncing one, cancels nothing.
           let armedCancel = null;
-          const isArmed = (alarm) => armedCancel && armedCancel.id === alarm.id && Date.now() < armedCancel.until;
+          const isArmed = (alarm) => armedCancel && armedCancel.id === alarm.id && Date.now() < armedCancel.at + 4000;
 
           function actionButton(owner, alarm, button, extraClass) {
-            const label = button.action ? button.text : `${button.text} (on the node only)`;
+            const armed = button.action === "cancel" && isArmed(alarm);
+            const label = armed ? "Confirm cancel" : button.action ? button.text : `${button.text} (on the node only)`;
             const b = element("button", {
-              type: "button", class: extraClass || "", text: button.action === "cancel" && isArmed(alarm) ? "Tap again to cancel" : button.text,
+              type: "button", class: extraClass || "", text: armed ? "Confirm" : button.text,
               "aria-label": `${label}: ${alarm.title}`, "data-key": `${alarm.id}/${button.action || "node"}`,
             });
             b.style.color = button.textColor;
@@ -205,6 +207,7 @@ extension PageAssets {
               if (behind !== alertView && behind !== announcer) behind.inert = !alertView.hidden;
             }
             if (alerting.length) alertView.style.setProperty("--tint", alerting[0][1].tint);
+            alertList.classList.toggle("several", alerting.length > 1);
             // A tab in the background, or a phone's list of tabs, shows what rings.
             document.title = alerting.length ? `Ringing: ${alerting.map(([, a]) => a.title).join(", ")}` : "Alarms";
 
@@ -273,11 +276,12 @@ extension PageAssets {
 
           async function act(owner, alarm, action, button) {
             if (action === "cancel" && !isArmed(alarm)) {
-              armedCancel = { id: alarm.id, until: Date.now() + 4000 };
+              armedCancel = { id: alarm.id, at: Date.now() };
               draw();
-              setTimeout(() => { if (armedCancel && Date.now() >= armedCancel.until) { armedCancel = null; draw(); } }, 4100);
+              setTimeout(() => { if (armedCancel && Date.now() >= armedCancel.at + 4000) { armedCancel = null; draw(); } }, 4100);
               return;
             }
+            if (action === "cancel" && Date.now() - armedCancel.at < 400) return;
             armedCancel = null;
             button.disabled = true;
             const errors = document.querySelectorAll(`[data-error="${alarm.id}"]`);
@@ -285,6 +289,7 @@ extension PageAssets {
             try {
               await post(`${actionsPath(owner, alarm)}/alarms/${alarm.id}/${action}`);
             } catch (error) {
+              draw(); // a Cancel that was armed reads Cancel again, before the error goes on the cards drawn
               document.querySelectorAll(`[data-error="${alarm.id}"]`).forEach((e) => { e.textContent = error.message; });
               button.disabled = false;
             }

@@ -94,10 +94,11 @@ extension PageAssets {
         .alert-buttons .stop { background: var(--stop); color: #fff !important; } /* 5.4:1, legible half awake */
         .alert-buttons .secondary { background: rgba(255, 255, 255, .18); }
         /* Several alerts at once: smaller, so that each one's Stop shows on a 800×480 screen too. */
-        .alert-list:has(.alert-item + .alert-item) { gap: 10px; padding: 12px; }
-        .alert-list:has(.alert-item + .alert-item) .alert-item { gap: 6px; }
-        .alert-list:has(.alert-item + .alert-item) .alert-title { font-size: 1.6rem; -webkit-line-clamp: 1; }
-        .alert-list:has(.alert-item + .alert-item) .alert-buttons button { min-height: 52px; }
+        .alert-list.several { gap: 10px; padding: 12px; }
+        .alert-list.several .alert-item { gap: 6px; }
+        .alert-list.several .alert-node { max-width: 100%; white-space: nowrap; overflow: hidden; text-overflow: ellipsis; }
+        .alert-list.several .alert-title { font-size: 1.6rem; -webkit-line-clamp: 1; }
+        .alert-list.several .alert-buttons button { min-height: 52px; }
         .sign-in { max-width: 360px; margin: 15vh auto 0; display: grid; gap: 12px; }
         .sign-in form { display: grid; gap: 10px; }
         @media (min-width: 700px) {

@@ -62,7 +62,7 @@ import Testing
         let snapshot = CompanionSnapshot(nodes: ["b": Fixtures.online([]), "a": KnownNode()], now: Fixtures.now)
         #expect(snapshot.nodes.map(\.id) == ["a", "b"])
         #expect(snapshot.nodes.map(\.state) == ["unknown", "online"])
-        #expect(snapshot.nodes[0].stateText == "no status yet: no alarmd with this id has been on the broker; check the id")
+        #expect(snapshot.nodes[0].stateText == "no status yet: if this lasts, check the id (--node) and that alarmd runs on this broker")
         #expect(snapshot.nodes[1].timeZone == "Europe/Berlin")
         #expect(snapshot.nodes[1].clockSynchronized == true)
         #expect(snapshot.serverTime == "2026-11-22T07:00:00.000Z")

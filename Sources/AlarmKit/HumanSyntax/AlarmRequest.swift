@@ -27,8 +27,9 @@ public enum AlarmRequest {
         let now = Date()
         if case .fixed(let date) = schedule, date <= now {
             // The node's own check names UTC instants, where the person wrote a local time.
-            let minute = Date(timeIntervalSince1970: (now.timeIntervalSince1970 / 60).rounded(.down) * 60)
-            throw .refused(part: .date, reason: "\(ScheduleMath.localText(of: date, in: timeZone)) has passed (it is \(ScheduleMath.localText(of: minute, in: timeZone)))")
+            // To the minute, unless the date is within it: "07:30 has passed (it is 07:30)" would puzzle.
+            let shown = now.timeIntervalSince(date) < 60 ? now : Date(timeIntervalSince1970: (now.timeIntervalSince1970 / 60).rounded(.down) * 60)
+            throw .refused(part: .date, reason: "\(ScheduleMath.localText(of: date, in: timeZone)) has passed (it is \(ScheduleMath.localText(of: shown, in: timeZone)))")
         }
         let countdown = snooze == nil && preAlert == nil ? nil : Alarm.CountdownDuration(preAlert: preAlert, postAlert: snooze)
         let configuration = AlarmManager.AlarmConfiguration<JSONValue>(
