@@ -104,7 +104,10 @@ public enum ConfigurationReader {
             }
 
             if let broker = table(root, "broker") {
-                if let setting = protocolSetting(broker, "broker.protocol") { configuration.broker.protocolSetting = setting }
+                let setting = value(broker, "broker.protocol", expected: "must be \"auto\" (MQTT 5, falling back to 3.1.1), \"5\" or \"3.1.1\"") {
+                    ($0.string ?? $0.int.map(String.init)).flatMap(MQTTProtocolSetting.init(rawValue:))
+                }
+                if let setting { configuration.broker.protocolSetting = setting }
                 if let host = string(broker, "broker.host") {
                     let parts = host.split(separator: ":", omittingEmptySubsequences: false)
                     if host.isEmpty { problem("broker.host", "is empty: name the broker, or leave it out for localhost") } else if host.contains(where: { "/[]".contains($0) }) || (parts.count == 2 && (parts[1].isEmpty || Int(parts[1]) != nil)) {
@@ -291,13 +294,6 @@ public enum ConfigurationReader {
             string(table, path, valid: names.contains) { text in
                 "'\(text)' is not one of: \(names.map { "\"\($0)\"" }.joined(separator: ", "))"
                     + (Self.nearest(to: text, among: names).map { " (did you mean '\($0)'?)" } ?? "")
-            }
-        }
-
-        /// `"auto"`, `"5"` (or `5`) or `"3.1.1"`.
-        mutating func protocolSetting(_ table: TOMLTable, _ path: String) -> MQTTProtocolSetting? {
-            value(table, path, expected: "must be \"auto\" (MQTT 5, falling back to 3.1.1), \"5\" or \"3.1.1\"") { value in
-                (value.string ?? value.int.map(String.init)).flatMap(MQTTProtocolSetting.init(rawValue:))
             }
         }
 

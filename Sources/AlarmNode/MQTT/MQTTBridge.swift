@@ -184,7 +184,10 @@ public final class MQTTBridge: Service, Sendable {
             await cancelWhenGracefulShutdown { await self.handleEvents() }
             group.cancelAll()
         }
-        await shutDown()
+        // The offline status, then a clean disconnect (which suppresses the will).
+        logger.info("going offline")
+        updateStatus { $0 = .offline(since: Date(), groups: $0.groups) }
+        await client.disconnect()
     }
 
     /// Handles connections and messages until the events end or the task is cancelled. Events
@@ -220,7 +223,8 @@ public final class MQTTBridge: Service, Sendable {
                         group.addTask { await self.show(outcome) }
                     }
                 case .message(let message) where command(inTopic: message.topic) != nil:
-                    if await mayWaitForPrompt(message) {
+                    let operation = command(inTopic: message.topic).flatMap { NodeCommand.Operation(rawValue: $0.operation) }
+                    if [.schedule, .requestAuthorization].contains(operation), await node.authorizationState == .notDetermined {
                         // Scheduling while undetermined waits for the hardware prompt: not in line.
                         group.addTask { self.answer(await self.submit(message)) }
                     } else {
@@ -233,13 +237,6 @@ public final class MQTTBridge: Service, Sendable {
                 }
             }
         }
-    }
-
-    /// Publishes the offline status and disconnects cleanly (which suppresses the will).
-    private func shutDown() async {
-        logger.info("going offline")
-        updateStatus { $0 = .offline(since: Date(), groups: $0.groups) }
-        await client.disconnect()
     }
 
     /// How many documents `republishEverything` sends per turn on the node's actor.
@@ -300,18 +297,17 @@ public final class MQTTBridge: Service, Sendable {
         reply(.failure(.node(.badRequest(field: nil, reason: reason))), to: route, namesNode: group != nil)
     }
 
-    private func mayWaitForPrompt(_ message: MQTTMessage) async -> Bool {
-        let operation = command(inTopic: message.topic)?.operation
-        guard operation == NodeCommand.Operation.schedule.rawValue
-            || operation == NodeCommand.Operation.requestAuthorization.rawValue else { return false }
-        return await node.authorizationState == .notDetermined
-    }
-
     private func handle(_ message: MQTTMessage) async {
         if let id = topics.alarmID(inTopic: message.topic) {
             clearIfStale(id, message)
-        } else if message.topic == topics.simulatedPress {
-            handleSimulatedPress(message)
+        } else if message.topic == topics.simulatedPress, let onSimulatedPress {
+            guard let press = try? JSONDecoder().decode(SimulatedPress.self, from: Data(message.payload)),
+                  ["stop", "snooze"].contains(press.button), press.duration.isFinite, (0...60).contains(press.duration) else {
+                logger.warning("simulated press ignored: expected {\"button\":\"stop\"|\"snooze\",\"duration\":0.1}",
+                               metadata: ["payload": "\(message.payloadString ?? "<binary>")"])
+                return
+            }
+            onSimulatedPress(press)
         } else if message.topic == homeAssistant.birthTopic, message.payloadString == "online" {
             logger.info("Home Assistant came online; announcing the node again")
             await announceToHomeAssistant()
@@ -417,17 +413,6 @@ public final class MQTTBridge: Service, Sendable {
             return true
         }
         if cleared { logger.info("cleared the retained topic of an alarm that no longer exists", metadata: ["alarmID": "\(id)"]) }
-    }
-
-    private func handleSimulatedPress(_ message: MQTTMessage) {
-        guard let onSimulatedPress else { return }
-        guard let press = try? JSONDecoder().decode(SimulatedPress.self, from: Data(message.payload)),
-              ["stop", "snooze"].contains(press.button), press.duration.isFinite, (0...60).contains(press.duration) else {
-            logger.warning("simulated press ignored: expected {\"button\":\"stop\"|\"snooze\",\"duration\":0.1}",
-                           metadata: ["payload": "\(message.payloadString ?? "<binary>")"])
-            return
-        }
-        onSimulatedPress(press)
     }
 
     /// A command applied (or refused), with where its reply goes.
