@@ -115,13 +115,10 @@ extension Alarmd {
             let configuration: NodeConfiguration
             do {
                 configuration = try options.load()
-            } catch let error as ConfigurationError {
-                logger.critical("configuration invalid", metadata: ["problems": "\(error)"])
-                throw ExitCode(2)
-            } catch let error as ValidationError {
+            } catch where error is ConfigurationError || error is ValidationError {
                 // A bad override on the command line is a configuration error too: exit 2, which
                 // the systemd unit does not restart (RestartPreventExitStatus=2).
-                logger.critical("configuration invalid", metadata: ["problems": "\(error.message)"])
+                logger.critical("configuration invalid", metadata: ["problems": "\(error)"])
                 throw ExitCode(2)
             }
             do {
@@ -144,20 +141,15 @@ extension Alarmd {
 
         func run() throws {
             let configuration: NodeConfiguration
-            do { configuration = try ConfigurationReader.read(path: file) } catch { fail("\(error)") }
+            do { configuration = try ConfigurationReader.read(path: file) } catch { fail("\(error)", status: 2) }
             let hardware = HardwareParts.check(configuration.hardware, logger: Logger(label: "alarmd"))
-            if hardware.refused { fail("\(file): hardware: \(hardware.report)") }
+            if hardware.refused { fail("\(file): hardware: \(hardware.report)", status: 2) }
             print("\(file) is valid: node \(configuration.node.id), broker \(configuration.broker.host):\(configuration.broker.port), "
                 + "topics \(configuration.topics.base)/…, groups \(configuration.node.groups.isEmpty ? "none" : configuration.node.groups.joined(separator: ", "))")
             print("hardware (\(configuration.hardware.mode.rawValue)): \(hardware.report)")
             if let problem = configuration.hardware.timingProblem { print("warning: \(problem)") }
             let allowed = ["\(configuration.topics.base)/intents/#"] + configuration.intents.allow
             print("intents may publish to: \(allowed.joined(separator: ", ")) (never a node's cmd/, sim/, ha/, status, alarms/ or events)")
-        }
-
-        private func fail(_ message: String) -> Never {
-            StandardStream.error.write("\(message)\n")
-            Glibc.exit(2)
         }
     }
 
@@ -175,25 +167,27 @@ extension Alarmd {
             // would keep it aside and start with no alarms.
             var folder = stat()
             if geteuid() == 0, stat(directory, &folder) == 0, folder.st_uid != 0 {
-                fail("\(directory) belongs to another user than root: run this as that user, e.g. sudo -u alarmd alarmd reset-authorization --config /etc/alarmd/alarmd.toml")
+                fail("alarmd reset-authorization: \(directory) belongs to another user than root: run this as that user, e.g. sudo -u alarmd alarmd reset-authorization --config /etc/alarmd/alarmd.toml", status: 1)
             }
             let store = StateStore(directory: directory, logger: Logger(label: "alarmd"))
             let loaded = try store.load()
             if let problem = loaded.problem {
                 // Writing an empty state now would look like success while every alarm is gone.
-                fail("nothing was reset: \(problem). Mend the file kept aside and move it back, or start alarmd to go on without it")
+                fail("alarmd reset-authorization: nothing was reset: \(problem). Mend the file kept aside and move it back, or start alarmd to go on without it",
+                     status: 1)
             }
             var state = loaded.state
             state.authorization = .notDetermined
             try store.save(state)
             print("authorization reset in \(store.nodePath); start alarmd (with authorization = \"prompt\") and it will ask again")
         }
-
-        private func fail(_ message: String) -> Never {
-            StandardStream.error.write("alarmd reset-authorization: \(message)\n")
-            Glibc.exit(1)
-        }
     }
+}
+
+/// Writes `message` on standard error and exits with `status`.
+private func fail(_ message: String, status: Int32) -> Never {
+    StandardStream.error.write("\(message)\n")
+    Glibc.exit(status)
 }
 
 extension Logger.Level: @retroactive ExpressibleByArgument {}
