@@ -27,13 +27,8 @@ public struct SystemError: Error, Sendable, Hashable, CustomStringConvertible {
     ///   - subject: the file or directory whose condition the advice is about.
     ///   - remedy: advice that replaces the generic advice for `code`.
     init(code: Int32, action: String, subject: String? = nil, remedy: String? = nil) {
-        self.code = code
-        self.message = "\(action) failed: \(String(cString: strerror(code))); \(remedy ?? Self.genericRemedy(for: code, subject: subject))"
-    }
-
-    private static func genericRemedy(for code: Int32, subject: String?) -> String {
         let place = subject ?? "the file"
-        return switch code {
+        let generic = switch code {
         case ENOSPC: "the disk is full: free space on the file system holding \(place)"
         case EDQUOT: "the disk quota is used up: free space or raise the quota for \(place)"
         case EROFS: "the file system holding \(place) is read-only: remount it read-write or configure a writable directory"
@@ -45,6 +40,8 @@ public struct SystemError: Error, Sendable, Hashable, CustomStringConvertible {
         case ENOMEM: "the system is out of memory: free memory or reduce other load"
         default: "this is unexpected: report it with the error code"
         }
+        self.code = code
+        self.message = "\(action) failed: \(String(cString: strerror(code))); \(remedy ?? generic)"
     }
 }
 

@@ -94,17 +94,13 @@ struct TimeZoneFileWatch: ReadinessSource {
             inotify_init1(CLINUX_IN_CLOEXEC | CLINUX_IN_NONBLOCK)
         })
         descriptor = inotify
-        var namesByDirectory: [String: Set<String>] = [:]
-        for path in [files.localtime, files.timezone] {
-            let url = URL(fileURLWithPath: path)
-            namesByDirectory[url.deletingLastPathComponent().path, default: []].insert(url.lastPathComponent)
-        }
+        let urls = [files.localtime, files.timezone].map { URL(fileURLWithPath: $0) }
         var watchedNames: [Int32: (directory: String, names: Set<String>)] = [:]
-        for (directory, names) in namesByDirectory {
+        for (directory, named) in Dictionary(grouping: urls, by: { $0.deletingLastPathComponent().path }) {
             let watch = try systemCall("watching \(directory) for time-zone changes with inotify", subject: directory) {
                 inotify_add_watch(inotify.raw, directory, Self.fileEvents | UInt32(IN_ONLYDIR))
             }
-            watchedNames[watch] = (directory, names)
+            watchedNames[watch] = (directory, Set(named.map(\.lastPathComponent)))
         }
         self.watchedNames = watchedNames
     }

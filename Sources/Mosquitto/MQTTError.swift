@@ -67,7 +67,27 @@ extension MQTTError {
             mosquittoCode = MOSQ_ERR_CONN_LOST.rawValue
         }
         switch operation {
-        case .connack: self = Self.connackRefusal(mosquittoCode, broker: broker)
+        case .connack:
+            // 3.1.1 brokers answer with codes 1–5; MQTT 5 brokers with reason codes from 128.
+            let text = mosquittoCode < 128
+                ? String(cString: mosquitto_connack_string(mosquittoCode))
+                : String(cString: mosquitto_reason_string(mosquittoCode))
+            let advice = switch UInt32(mosquittoCode) {
+            case CONNACK_REFUSED_PROTOCOL_VERSION.rawValue, MQTT_RC_UNSUPPORTED_PROTOCOL_VERSION.rawValue:
+                "the broker does not speak this MQTT version"
+            case CONNACK_REFUSED_IDENTIFIER_REJECTED.rawValue, MQTT_RC_CLIENTID_NOT_VALID.rawValue: "choose another client id"
+            case CONNACK_REFUSED_BAD_USERNAME_PASSWORD.rawValue, MQTT_RC_BAD_USERNAME_OR_PASSWORD.rawValue,
+                 CONNACK_REFUSED_NOT_AUTHORIZED.rawValue, MQTT_RC_NOT_AUTHORIZED.rawValue,
+                 MQTT_RC_BAD_AUTHENTICATION_METHOD.rawValue:
+                "check the username and password, and the broker's ACL"
+            case CONNACK_REFUSED_SERVER_UNAVAILABLE.rawValue, MQTT_RC_SERVER_UNAVAILABLE.rawValue,
+                 MQTT_RC_SERVER_BUSY.rawValue:
+                "the broker is not ready; retrying"
+            case MQTT_RC_BANNED.rawValue: "the broker has banned this client; ask its administrator"
+            default: "see the broker's log"
+            }
+            self.init(code: .connectionRefused, message: "broker \(broker) refused the connection (\(text)): \(advice)",
+                      mosquittoCode: mosquittoCode)
         case .connectionEnded where mosquittoCode >= 128:
             let reason = String(cString: mosquitto_reason_string(mosquittoCode))
             self.init(code: .connectionFailed, message: "broker \(broker) closed the connection (\(reason)); reconnecting",
@@ -76,29 +96,6 @@ extension MQTTError {
             self.init(code: .clientClosed, message: "disconnected from broker \(broker) by the client", mosquittoCode: mosquittoCode)
         default: self = Self.returnCode(mosquittoCode, errno: errno, during: operation, broker: broker)
         }
-    }
-
-    private static func connackRefusal(_ result: Int32, broker: String) -> MQTTError {
-        // 3.1.1 brokers answer with codes 1–5; MQTT 5 brokers with reason codes from 128.
-        let text = result < 128
-            ? String(cString: mosquitto_connack_string(result))
-            : String(cString: mosquitto_reason_string(result))
-        let advice = switch UInt32(result) {
-        case CONNACK_REFUSED_PROTOCOL_VERSION.rawValue, MQTT_RC_UNSUPPORTED_PROTOCOL_VERSION.rawValue:
-            "the broker does not speak this MQTT version"
-        case CONNACK_REFUSED_IDENTIFIER_REJECTED.rawValue, MQTT_RC_CLIENTID_NOT_VALID.rawValue: "choose another client id"
-        case CONNACK_REFUSED_BAD_USERNAME_PASSWORD.rawValue, MQTT_RC_BAD_USERNAME_OR_PASSWORD.rawValue,
-             CONNACK_REFUSED_NOT_AUTHORIZED.rawValue, MQTT_RC_NOT_AUTHORIZED.rawValue,
-             MQTT_RC_BAD_AUTHENTICATION_METHOD.rawValue:
-            "check the username and password, and the broker's ACL"
-        case CONNACK_REFUSED_SERVER_UNAVAILABLE.rawValue, MQTT_RC_SERVER_UNAVAILABLE.rawValue,
-             MQTT_RC_SERVER_BUSY.rawValue:
-            "the broker is not ready; retrying"
-        case MQTT_RC_BANNED.rawValue: "the broker has banned this client; ask its administrator"
-        default: "see the broker's log"
-        }
-        return MQTTError(code: .connectionRefused, message: "broker \(broker) refused the connection (\(text)): \(advice)",
-                         mosquittoCode: result)
     }
 
     private static func returnCode(_ rc: Int32, errno: Int32, during operation: MosquittoOperation, broker: String) -> MQTTError {

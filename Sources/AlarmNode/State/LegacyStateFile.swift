@@ -46,11 +46,8 @@ struct LegacyStateFile {
         } catch {
             let reason = (error as? SystemError).map { "cannot be read (\($0))" }
                 ?? "is damaged (\(AlarmNodeError(decoding: error).message))"
-            var contents = Contents(state: NodeState(), damaged: [(path, reason, "the node started with no alarms")])
-            if FileManager.default.fileExists(atPath: journalPath) {
-                contents.damaged.append((journalPath, "belongs to a damaged state file", "the node started with no alarms"))
-            }
-            return contents
+            let journal = FileManager.default.fileExists(atPath: journalPath) ? [(journalPath, "belongs to a damaged state file")] : []
+            return Contents(state: NodeState(), damaged: ([(path, reason)] + journal).map { ($0, $1, "the node started with no alarms") })
         }
         guard snapshot.schemaVersion <= 2 else {
             throw StateStore.StateError(message: "\(path) was written by an unknown alarmd (schema \(snapshot.schemaVersion)): move it away to start empty")

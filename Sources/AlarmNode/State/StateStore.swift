@@ -104,12 +104,9 @@ public final class StateStore: Sendable {
         }
         var problems: [String] = []
         let node = try readNode(problems: &problems)
-        var records: [AlarmRecord] = []
-        for name in try alarmFileNames() {
-            if let record = try readAlarm(name, problems: &problems) { records.append(record) }
-        }
         // The order alarms were first scheduled in is not kept; the earliest alert comes first.
-        records.sort(by: AlarmRecord.alertsSooner)
+        let records = try alarmFileNames().map { name throws(StateError) in try readAlarm(name, problems: &problems) }
+            .compactMap { $0 }.sorted(by: AlarmRecord.alertsSooner)
         saved.withLock { saved in
             saved.alarms = Dictionary(uniqueKeysWithValues: records.map { ($0.id, $0) })
             saved.node = node
