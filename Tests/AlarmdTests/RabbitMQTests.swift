@@ -85,6 +85,13 @@ struct RabbitMQTests {
                     let retainedStatus = try await newcomerEvents.message(on: topics.status, within: .seconds(10))
                     #expect(retainedStatus.retain && status(retainedStatus)?.isOnline == true)
                     await newcomer.disconnect()
+                    // AlarmKit's mirror of the node: its status counts an alarm whose document
+                    // the wildcard did not replay, so it asks the node for the list.
+                    let connection = RemoteNodeConnection(settings: RemoteNodeSettings(host: "127.0.0.1", port: broker.mqttPort, node: nodeID))
+                    let mirrored = try await firstValue(of: AlarmManager(connection: connection).alarmUpdates, "the alarm in AlarmKit's list",
+                                                        within: .seconds(15)) { !$0.isEmpty }
+                    #expect(mirrored.map(\.id) == [id])
+                    await connection.close()
 
                     // Reconnect: the broker node restarts; the node republishes its state.
                     let republished = daemon.log.components(separatedBy: "broker connected; republishing state").count - 1

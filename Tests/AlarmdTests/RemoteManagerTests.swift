@@ -110,6 +110,22 @@ struct RemoteManagerTests {
         }
     }
 
+    @Test("A status that counts alarms whose documents the broker does not replay: the list comes from the node, never empty")
+    func documentsNotReplayed() async throws {
+        try await withDaemon { broker, daemon, node in
+            let ids = [UUID(), UUID()]
+            for id in ids { _ = try await node.request("schedule", ["id": .string(id.uuidString), "configuration": configurationJSON(preAlert: 600)]) }
+            // As after a broker restart, before the node has published its documents again (or on
+            // a broker that replays none to a wildcard): the status counts two, no document is retained.
+            for id in ids { try node.client.publish(MQTTMessage(topic: node.topics.alarm(id), payload: [], qos: 1, retain: true)) }
+            _ = try await node.request("list")
+            try await withManager(for: broker, node: daemon.node) { observer, _ in
+                let first = try await firstValue(of: observer.alarmUpdates, "the first list", within: .seconds(10)) { _ in true }
+                #expect(Set(first.map(\.id)) == Set(ids))
+            }
+        }
+    }
+
     @Test("Observing connects: the first values are the node's whole list and its decision, as on iOS")
     func observingConnects() async throws {
         try await withDaemon { broker, daemon, _ in

@@ -155,11 +155,7 @@ public final class RemoteNodeConnection: AlarmNodeConnection {
         var client: MQTTClient?
         var loop: Task<Void, Never>?
         var pending: [String: AwaitedAnswer<[UInt8]>] = [:]
-        var documents: OrderedDictionary<UUID, AlarmDocument> = [:]
-        var mirrored = false
-        /// From a lost connection to the retained status that the next subscription replays: the
-        /// alarms replayed (or changed) since. The others were removed meanwhile, and go then.
-        var replayed: Set<UUID>?
+        var mirror = RetainedAlarmMirror()
         var closed = false
         /// Present until the first request, which alone waits for the node's status.
         var firstRequest: Void? = ()
@@ -206,7 +202,7 @@ public final class RemoteNodeConnection: AlarmNodeConnection {
 
     public func currentDocuments() throws(AlarmNodeError) -> [AlarmDocument] {
         start()
-        guard state.withLock({ $0.mirrored }) else {
+        guard state.withLock({ $0.mirror.isKnown }) else {
             let noStatus = statuses.value == nil ? " (no status from it on broker \(settings.brokerDescription) yet: check the node id, ALARMD_NODE)" : ""
             throw .unavailable("the alarms of node '\(settings.node)' are not known yet\(noStatus): use fetchAlarmDocuments(), or wait for alarmUpdates")
         }
@@ -229,10 +225,7 @@ public final class RemoteNodeConnection: AlarmNodeConnection {
         guard case .alarms(let documents) = try await request(.list, fields: [:]) else {
             throw AlarmNodeError.internal("the node answered list without alarms")
         }
-        state.withLock { state in
-            state.documents = OrderedDictionary(uniqueKeysWithValues: documents.map { ($0.id, $0) })
-            state.mirrored = true
-        }
+        state.withLock { $0.mirror.replace(with: documents) }
         self.documents.sendIfChanged(documents)
         return documents
     }
@@ -262,7 +255,7 @@ public final class RemoteNodeConnection: AlarmNodeConnection {
         state.startClient(settings: settings, filters: filters, logger: logger, owner: self) { owner, event in
             switch event {
             case .message(let message): owner.receive(message)
-            case .disconnected: owner.state.withLock { if $0.mirrored { $0.replayed = [] } }
+            case .disconnected: owner.state.withLock { $0.mirror.subscriptionLost() }
             case .connected: break
             }
         }
@@ -350,29 +343,22 @@ public final class RemoteNodeConnection: AlarmNodeConnection {
             waiting.answer(message.payload)
         } else if let id = topics.alarmID(inTopic: message.topic) {
             let document = message.payload.isEmpty ? nil : try? AlarmJSON.decoder.decode(AlarmDocument.self, from: Data(message.payload))
-            // The retained documents come first, then the status: until the status (or a live
-            // change, where a broker keeps no retained status for this client) the list is not whole.
-            let mirror = state.withLock { state in
-                state.documents[id] = document
-                state.replayed?.insert(id)
-                state.mirrored = state.mirrored || !message.retain
-                return state.mirrored ? Array(state.documents.values) : nil
-            }
-            if let mirror { documents.sendIfChanged(mirror) }
+            let outcome = state.withLock { $0.mirror.received(document, id: id, retained: message.retain) }
+            if let list = outcome.list { documents.sendIfChanged(list) }
         } else if message.topic == topics.status {
             guard let status = try? AlarmJSON.decoder.decode(NodeStatus.self, from: Data(message.payload)) else { return }
-            let mirror = state.withLock { state -> [AlarmDocument]? in
-                defer { state.mirrored = true }
-                // Retained: the end of the replay at a new subscription (the documents come first).
-                if let replayed = state.replayed, message.retain {
-                    state.replayed = nil
-                    state.documents = state.documents.filter { replayed.contains($0.key) }
-                    return Array(state.documents.values)
-                }
-                return state.mirrored ? nil : Array(state.documents.values)
-            }
+            let outcome = state.withLock { $0.mirror.received(status, retained: message.retain) }
             // The list first: an observer that waits for the status then finds it whole.
-            if let mirror { documents.sendIfChanged(mirror) }
+            if let list = outcome.list { documents.sendIfChanged(list) }
+            if outcome.askForList {
+                // Off the message loop, which brings the answer. The documents may still come
+                // meanwhile: they end the replay as well.
+                Task { [weak self] in
+                    do { _ = try await self?.fetchDocuments() } catch {
+                        self?.logger.debug("alarm list not fetched", metadata: ["error": "\(error)"])
+                    }
+                }
+            }
             statuses.send(status)
             // An offline status names no decision: the last known one stands.
             let decision = status.authorization ?? authorization.value

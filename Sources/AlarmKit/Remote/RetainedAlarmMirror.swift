@@ -1,0 +1,74 @@
+import FoundationEssentials
+import OrderedCollections
+
+/// A node's alarm list as a subscriber rebuilds it from the node's retained topics: each
+/// (re)subscription replays the documents, then the status; live changes follow.
+///
+/// The node publishes its status first on each connection and its documents after it, so a
+/// subscriber that comes in between (both reconnecting after a broker restart) gets the status
+/// before some of the documents. The status's `alarms` count says how many to wait for: the
+/// replay ends once that many are in, and the alarms not replayed by then (removed meanwhile) go.
+/// A status that finds documents missing also asks for a `list`: a broker may replay none to a
+/// wildcard subscription (RabbitMQ before 3.12), or none from another cluster node.
+struct RetainedAlarmMirror {
+    private(set) var documents: OrderedDictionary<UUID, AlarmDocument> = [:]
+    /// Whether the list is whole: since the first replay ended, or the first live change came
+    /// where the broker sent no retained status.
+    private(set) var isKnown = false
+    /// The alarms that came since the subscription, until its replay ends.
+    private var replayed: Set<UUID>? = []
+    /// The `alarms` count of a status that came before all the documents did.
+    private var awaited: Int?
+    private var listAsked = false
+
+    /// What a message changes: the list to publish (nil when it is not whole, or unchanged), and
+    /// whether to ask the node for its list.
+    struct Outcome: Equatable {
+        var list: [AlarmDocument]?
+        var askForList = false
+    }
+
+    /// The connection was lost: the next subscription replays everything again.
+    mutating func subscriptionLost() {
+        (replayed, awaited, listAsked) = ([], nil, false)
+    }
+
+    /// An alarm's document (nil: an empty payload, the alarm removed) came.
+    mutating func received(_ document: AlarmDocument?, id: UUID, retained: Bool) -> Outcome {
+        documents[id] = document
+        replayed?.insert(id)
+        if let awaited, replayedCount >= awaited { return endReplay() }
+        // A live change where the broker replayed no status: the list stands from here on.
+        if awaited == nil && !retained { isKnown = true }
+        return Outcome(list: isKnown ? Array(documents.values) : nil)
+    }
+
+    /// The node's status came.
+    mutating func received(_ status: NodeStatus, retained: Bool) -> Outcome {
+        guard replayed != nil else { return Outcome() }
+        if let count = status.alarms, status.isOnline {
+            if replayedCount >= count { return endReplay() }
+            awaited = count
+            defer { listAsked = true }
+            return Outcome(askForList: !listAsked)
+        }
+        // An offline status (or one from a node that gives no count) ends the replay when retained.
+        if retained { return endReplay() }
+        defer { isKnown = true }
+        return Outcome(list: isKnown ? nil : Array(documents.values))
+    }
+
+    /// The node's answer to `list`: the whole list, which ends the replay.
+    mutating func replace(with list: [AlarmDocument]) {
+        documents = OrderedDictionary(uniqueKeysWithValues: list.map { ($0.id, $0) })
+        (replayed, awaited, isKnown) = (nil, nil, true)
+    }
+
+    private var replayedCount: Int { replayed?.count { documents[$0] != nil } ?? 0 }
+
+    private mutating func endReplay() -> Outcome {
+        if let replayed { documents = documents.filter { replayed.contains($0.key) } }
+        (replayed, awaited, isKnown) = (nil, nil, true)
+        return Outcome(list: Array(documents.values))
+    }
+}

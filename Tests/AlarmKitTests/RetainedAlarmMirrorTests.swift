@@ -1,0 +1,93 @@
+import Foundation
+import Testing
+@testable import AlarmKit
+
+@Suite("A node's alarm list rebuilt from its retained topics")
+struct RetainedAlarmMirrorTests {
+    let a = Self.document(), b = Self.document(), c = Self.document()
+    let online = NodeStatus(state: "online", alarms: 3)
+
+    static func document() -> AlarmDocument {
+        AlarmDocument(id: UUID(), state: .scheduled, configuration: configuration(schedule: once(7, 0)),
+                      presentationState: nil, nextAlertDate: nil)
+    }
+
+    func ids(_ outcome: RetainedAlarmMirror.Outcome) -> Set<UUID>? { outcome.list.map { Set($0.map(\.id)) } }
+
+    @Test("The documents, then the status: the list is whole at the status")
+    func replayThenStatus() {
+        var mirror = RetainedAlarmMirror()
+        for doc in [a, b, c] { #expect(mirror.received(doc, id: doc.id, retained: true).list == nil) }
+        #expect(ids(mirror.received(online, retained: true)) == [a.id, b.id, c.id])
+        #expect(mirror.isKnown)
+    }
+
+    @Test("After a broker restart the status comes before the documents: the list never shrinks meanwhile")
+    func statusBeforeDocuments() {
+        var mirror = RetainedAlarmMirror()
+        for doc in [a, b, c] { _ = mirror.received(doc, id: doc.id, retained: true) }
+        _ = mirror.received(online, retained: true)
+        mirror.subscriptionLost()
+        // The node published its status, not yet its documents, when this subscription came.
+        let status = mirror.received(online, retained: true)
+        #expect(status.list == nil && status.askForList)
+        #expect(ids(mirror.received(a, id: a.id, retained: false)) == [a.id, b.id, c.id])
+        #expect(ids(mirror.received(b, id: b.id, retained: false)) == [a.id, b.id, c.id])
+        #expect(ids(mirror.received(c, id: c.id, retained: false)) == [a.id, b.id, c.id])
+        // The replay has ended: a later status asks for nothing.
+        #expect(mirror.received(online, retained: false) == .init())
+    }
+
+    @Test("A first subscription that comes between the status and the documents waits for them")
+    func firstSubscriptionWaits() {
+        var mirror = RetainedAlarmMirror()
+        #expect(mirror.received(online, retained: true) == .init(askForList: true))
+        #expect(mirror.received(a, id: a.id, retained: false).list == nil)
+        #expect(!mirror.isKnown)
+        #expect(mirror.received(NodeStatus(state: "online", alarms: 3), retained: false) == .init(), "asks once")
+        _ = mirror.received(b, id: b.id, retained: false)
+        #expect(ids(mirror.received(c, id: c.id, retained: false)) == [a.id, b.id, c.id])
+        #expect(mirror.isKnown)
+    }
+
+    @Test("An alarm removed while the subscriber was away goes when the replay ends")
+    func removedMeanwhile() {
+        var mirror = RetainedAlarmMirror()
+        for doc in [a, b, c] { _ = mirror.received(doc, id: doc.id, retained: true) }
+        _ = mirror.received(online, retained: true)
+        mirror.subscriptionLost()
+        for doc in [a, b] { _ = mirror.received(doc, id: doc.id, retained: true) }
+        #expect(ids(mirror.received(NodeStatus(state: "online", alarms: 2), retained: true)) == [a.id, b.id])
+    }
+
+    @Test("A removal during the replay does not end it early")
+    func removalDuringReplay() {
+        var mirror = RetainedAlarmMirror()
+        _ = mirror.received(a, id: a.id, retained: true)
+        _ = mirror.received(online, retained: true)
+        _ = mirror.received(b, id: b.id, retained: false)
+        // b is cancelled: its topic is cleared, then the status counts two.
+        _ = mirror.received(nil, id: b.id, retained: false)
+        #expect(mirror.received(NodeStatus(state: "online", alarms: 2), retained: false).list == nil)
+        #expect(ids(mirror.received(c, id: c.id, retained: false)) == [a.id, c.id])
+    }
+
+    @Test("A broker that replays no document to a wildcard: the list comes from the node's answer")
+    func listAnswer() {
+        var mirror = RetainedAlarmMirror()
+        #expect(mirror.received(online, retained: true).askForList)
+        mirror.replace(with: [a, b, c])
+        #expect(mirror.isKnown && mirror.documents.count == 3)
+        #expect(mirror.received(online, retained: false) == .init())
+    }
+
+    @Test("An offline status, retained, ends the replay as it is; a live change with no status makes the list known")
+    func offlineAndNoStatus() {
+        var mirror = RetainedAlarmMirror()
+        _ = mirror.received(a, id: a.id, retained: true)
+        #expect(ids(mirror.received(.will(lastOnline: Date()), retained: true)) == [a.id])
+        var noStatus = RetainedAlarmMirror()
+        #expect(ids(noStatus.received(b, id: b.id, retained: false)) == [b.id])
+        #expect(noStatus.isKnown)
+    }
+}
