@@ -25,9 +25,11 @@ public struct TerminalLogHandler: StoredMetadataLogHandler {
         tzset()  // as localtime() does: the machine's zone may have changed since the last line
         localtime_r(&now.tv_sec, &parts)
         var date = [CChar](repeating: 0, count: 24), zone = [CChar](repeating: 0, count: 8)
-        strftime(&date, date.count, "%Y-%m-%dT%H:%M:%S", &parts)
-        strftime(&zone, zone.count, "%z", &parts)
-        return "\(String(cString: date)).\(String(1000 + now.tv_nsec / 1_000_000).dropFirst())\(String(cString: zone))"
+        let dateLength = strftime(&date, date.count, "%Y-%m-%dT%H:%M:%S", &parts)
+        let zoneLength = strftime(&zone, zone.count, "%z", &parts)
+        // CChar is signed on x86-64 and unsigned on arm64: the bytes either way.
+        let text = { (chars: [CChar], length: Int) in String(decoding: chars.prefix(length).map(UInt8.init(truncatingIfNeeded:)), as: UTF8.self) }
+        return "\(text(date, dateLength)).\(String(1000 + now.tv_nsec / 1_000_000).dropFirst())\(text(zone, zoneLength))"
     }
 }
 
