@@ -19,6 +19,16 @@ struct BroadcastTests {
         #expect(await values.next() == 4)
     }
 
+    @Test("a broadcast is an AsyncSequence: for await iterates a stream of its own", .timeLimit(.minutes(1)))
+    func iteratedDirectly() async {
+        let broadcast = Broadcast<NodeStatus?>(nil)
+        broadcast.send(NodeStatus(state: "online"))
+        broadcast.finish()
+        var seen: [String?] = []
+        for await status in broadcast { seen.append(status?.state) }
+        #expect(seen == ["online"])
+    }
+
     @Test("a stream opened after finish() yields the current value and ends", .timeLimit(.minutes(1)))
     func streamAfterFinish() async {
         let broadcast = Broadcast(1)

@@ -4,6 +4,15 @@ import Testing
 
 @Suite("The alert's stop button")
 struct PresentationTests {
+    @Test("print shows an alarm's values, not the insides of the wrappers that write its JSON")
+    func printed() {
+        let alarm = Alarm(id: UUID(), schedule: nil, countdownDuration: .init(preAlert: 300, postAlert: nil), state: .countdown)
+        let text = String(describing: alarm)
+        #expect(text.contains("CountdownDuration(_preAlert: 300.0, _postAlert: nil)"), "\(text)")
+        #expect(!text.contains("wrappedValue") && !text.contains("ExplicitNull"), "\(text)")
+        #expect(String(describing: NodeStatus(state: "online")).contains("_since: nil"))
+    }
+
     @Test("An alert without a stop button gets the node's default one, and writes it")
     func defaultStopButton() throws {
         let alert = AlarmPresentation.Alert(title: "Wake up", secondaryButton: snoozeButton, secondaryButtonBehavior: .countdown)

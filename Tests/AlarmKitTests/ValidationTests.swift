@@ -76,7 +76,11 @@ struct ValidationTests {
 
     @Test("Errors say what to do")
     func messages() {
-        #expect(AlarmManager.AlarmError.maximumLimitReached.message.contains("max-alarms"))
+        #expect(AlarmManager.AlarmError.maximumLimitReached.message.contains("max-alarms") && AlarmManager.AlarmError.maximumLimitReached.message.contains("maximumAlarms"))
+        // An app shows localizedDescription: the message, not "The operation could not be completed".
+        for error: any Error in [AlarmManager.AlarmError.maximumLimitReached, AlarmNodeError.notFound(UUID()), HumanSyntaxError.unreadable("10x is not a duration")] {
+            #expect(error.localizedDescription == (error as? LocalizedError)?.errorDescription && !error.localizedDescription.contains("could not be completed"))
+        }
         #expect(AlarmNodeError.unauthorized(.denied).message.contains("alarmd reset-authorization"))
         #expect(AlarmNodeError.unauthorized(.notDetermined).message.contains("stop button during the prompt"))
         let error = AlarmNodeError.invalidConfiguration(field: "configuration.schedule", reason: "never occurs")

@@ -1,7 +1,8 @@
+import FoundationEssentials
 
 /// Why text in the human syntax (`10m`, `07:00 weekdays`, `2026-12-24T18:00`, `10m Tea`) did not
 /// become a timer or an alarm: a stable `code` and a `message` that names the accepted forms.
-public enum HumanSyntaxError: Error, Sendable, Hashable, CustomStringConvertible {
+public enum HumanSyntaxError: Error, Sendable, Hashable, LocalizedError, CustomStringConvertible {
     /// The text is not in an accepted form; the message says which forms are.
     case unreadable(String)
     /// The text was read, but the node would refuse what it asks for; `part` names what to change.
@@ -30,4 +31,6 @@ public enum HumanSyntaxError: Error, Sendable, Hashable, CustomStringConvertible
     }
 
     public var description: String { "\(code): \(message)" }
+    /// What `localizedDescription` shows, as an app shows an error: the message.
+    public var errorDescription: String? { message }
 }

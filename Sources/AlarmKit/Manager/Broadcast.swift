@@ -3,7 +3,7 @@ import Synchronization
 /// A value that any number of observers can follow at once: each new stream first yields the
 /// current value, then every later one. A slow observer skips to the newest value. A broadcast
 /// made ``init(unknown:)`` yields nothing until its first ``send(_:)``.
-public final class Broadcast<Value: Sendable>: Sendable {
+public final class Broadcast<Value: Sendable>: AsyncSequence, Sendable {
     private struct State {
         var value: Value
         var known = true
@@ -69,6 +69,9 @@ public final class Broadcast<Value: Sendable>: Sendable {
         continuation.onTermination = { [weak self] _ in _ = self?.state.withLock { $0.observers.removeValue(forKey: id) } }
         return stream
     }
+
+    /// Iterating a broadcast directly iterates a new ``stream()``.
+    public func makeAsyncIterator() -> AsyncStream<Value>.Iterator { stream().makeAsyncIterator() }
 
     /// How many streams are registered (for tests).
     var observerCount: Int { state.withLock { $0.observers.count } }

@@ -5,7 +5,7 @@ import FoundationEssentials
 ///
 /// Each error has a stable `code` (the MQTT reply's `error.code`) and a `message` that says what
 /// went wrong and what to do.
-public enum AlarmNodeError: Error, Sendable, Hashable, CustomStringConvertible {
+public enum AlarmNodeError: Error, Sendable, Hashable, LocalizedError, CustomStringConvertible {
     /// No alarm has this id.
     case notFound(UUID)
     /// The operation is not allowed in the alarm's current state.
@@ -51,6 +51,8 @@ public enum AlarmNodeError: Error, Sendable, Hashable, CustomStringConvertible {
     }
 
     public var description: String { "\(code.rawValue): \(message)" }
+    /// What `localizedDescription` shows, as an app shows an error: the message.
+    public var errorDescription: String? { message }
 
     /// The path of the offending field, for `invalidConfiguration` and `badRequest`.
     public var field: String? {

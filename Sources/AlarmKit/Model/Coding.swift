@@ -169,6 +169,17 @@ extension ExplicitNull: Decodable where Value: Decodable {
     public init(from decoder: any Decoder) throws { wrappedValue = try Optional<Value>(from: decoder) }
 }
 
+// The wrappers print as their value: `print(alarm)` reads `_preAlert: 300.0`, not the wrapper's insides.
+extension ExplicitNull: CustomDebugStringConvertible {
+    public var debugDescription: String { wrappedValue.map { String(reflecting: $0) } ?? "nil" }
+}
+extension OptionalInstant: CustomDebugStringConvertible {
+    public var debugDescription: String { wrappedValue.map { String(reflecting: $0) } ?? "nil" }
+}
+extension InstantOrNull: CustomDebugStringConvertible {
+    public var debugDescription: String { wrappedValue.map { String(reflecting: $0) } ?? "nil" }
+}
+
 extension ExplicitNull: Equatable where Value: Equatable {}
 extension ExplicitNull: Hashable where Value: Hashable {}
 extension ExplicitNull: Sendable where Value: Sendable {}
