@@ -7,6 +7,7 @@ extension BrokerOptions {
     /// malformed broker or node id is a usage error naming where it came from.
     public func settings(node: String? = nil, timeout: Double? = nil, environment: [String: String]) throws(AlarmctlError) -> RemoteNodeSettings {
         var settings = RemoteNodeSettings.fromEnvironment(environment)
+        settings.origin = .commandLine
         if let text = broker ?? environment["ALARMD_BROKER"] {
             let source = broker == nil ? "ALARMD_BROKER" : "--broker"
             guard let (host, port) = RemoteNodeSettings.parseBroker(text) else {

@@ -152,7 +152,9 @@ struct RemoteManagerTests {
         for request in [{ try await manager.pause(id: UUID()) }, { _ = try await manager.requestAuthorization() }] as [@Sendable () async throws -> Void] {
             let error = await #expect(throws: AlarmNodeError.self) { try await request() }
             #expect(error?.code == .unavailable)
-            #expect(error?.message.contains("refused the connection") == true && error?.message.contains("ALARMD_BROKER") == true, "\(String(describing: error))")
+            // Settings written in code: the error names them, not alarmctl's flag or the environment.
+            #expect(error?.message.contains("refused the connection") == true && error?.message.hasSuffix("[RemoteNodeSettings' host and port]") == true,
+                    "\(String(describing: error))")
         }
         await connection.close()
         // A group says the same (it said the broker sent no CONNACK, as if it were no MQTT broker).
@@ -192,18 +194,23 @@ struct RemoteManagerTests {
         }
     }
 
-    @Test("A node online that does not answer in time: the error says the request may still be carried out, and to retry with the same id")
+    @Test("A node online that does not answer in time: the error says the request may still be carried out, and how to retry")
     func silentNode() async throws {
         try await withRetainedStatus(#"{"state":"online","authorization":"authorized"}"#, of: "busy") { broker in
             let connection = RemoteNodeConnection(settings: RemoteNodeSettings(host: broker.host, port: broker.port, node: "busy", timeout: .seconds(1)))
             let ghost = RemoteNodeConnection(settings: RemoteNodeSettings(host: broker.host, port: broker.port, node: "bussy", timeout: .seconds(1)))
             let misspelt = #expect(throws: AlarmNodeError.self) { try ghost.currentDocuments() }
-            #expect(misspelt?.message.contains("(no status from it on broker \(broker.host):\(broker.port) yet: check the node id") == true)
+            #expect(misspelt?.message.contains("(no status from it on broker \(broker.host):\(broker.port) yet: if this lasts, check the node id, RemoteNodeSettings' node)") == true)
             await ghost.close()
             #expect(await connection.status()?.isOnline == true)
             let error = await #expect(throws: AlarmNodeError.self) { try await AlarmManager(connection: connection).pause(id: UUID()) }
-            #expect(error?.message.contains("did not answer within 1.0 seconds: it may still carry the request out, so retry a schedule with the same id")
+            #expect(error?.message.contains("did not answer within 1.0 seconds: it may still carry the request out, so look at the alarm before you retry")
                     == true, "\(String(describing: error))")
+            let attributes = AlarmAttributes<RemoteManagerTests.CookingData>(presentation: .init(alert: .init(title: "Tea")), tintColor: .blue)
+            let unanswered = await #expect(throws: AlarmNodeError.self) {
+                try await AlarmManager(connection: connection).schedule(id: UUID(), configuration: .timer(duration: 60, attributes: attributes))
+            }
+            #expect(unanswered?.message.contains("so retry a schedule with the same id (which then changes nothing)") == true)
             await connection.close()
         }
     }
@@ -216,6 +223,8 @@ struct RemoteManagerTests {
         let connection = RemoteNodeConnection(settings: settings)
         let error = await #expect(throws: AlarmNodeError.self) { try await AlarmManager(connection: connection).cancel(id: UUID()) }
         #expect(error?.message == settings.environmentProblem)
+        // The list's error says so too, rather than blame the node id.
+        #expect(throws: AlarmNodeError.unavailable(settings.environmentProblem ?? "")) { try connection.currentDocuments() }
         #expect(!connection.isConnectedToBroker)
         await connection.close()
     }

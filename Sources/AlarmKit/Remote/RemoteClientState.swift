@@ -63,9 +63,19 @@ extension Mutex where Value: RemoteClientState {
         let (client, setupFailure) = withLock { ($0.client, $0.setupFailure) }
         if let problem = settings.environmentProblem { throw .unavailable(problem) }
         guard let client else {
-            throw .unavailable("cannot set up a connection to the broker \(settings.brokerDescription): \(setupFailure ?? "check ALARMD_BROKER or --broker")")
+            throw .unavailable("cannot set up a connection to the broker \(settings.brokerDescription): \(setupFailure ?? "check \(settings.name(of: .broker))")")
         }
         return client
+    }
+}
+
+extension Logger {
+    /// The logger of a remote client made without one: warnings and errors only, so that an app
+    /// that never set up logging does not print every connection. Pass a logger to see more.
+    @usableFromInline static func remoteClient(_ label: String) -> Logger {
+        var logger = Logger(label: label)
+        logger.logLevel = .warning
+        return logger
     }
 }
 

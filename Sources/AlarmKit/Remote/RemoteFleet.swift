@@ -28,7 +28,7 @@ public final class RemoteFleet: Sendable {
     }
 
     /// - Parameter nodes: the node ids to show; nil or empty for every node under `settings.topicPrefix`.
-    public init(settings: RemoteNodeSettings, nodes: [String]? = nil, logger: Logger = Logger(label: "alarmkit.fleet")) {
+    public init(settings: RemoteNodeSettings, nodes: [String]? = nil, logger: Logger = .remoteClient("alarmkit.fleet")) {
         self.settings = settings
         self.chosenNodes = nodes.flatMap { $0.isEmpty ? nil : $0 }
         self.logger = logger

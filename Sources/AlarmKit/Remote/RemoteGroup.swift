@@ -70,7 +70,7 @@ public final class RemoteGroup: Sendable {
     ///   - settings: the broker and topic prefix (`node` is not used).
     ///   - group: the group's name, `[A-Za-z0-9_-]` as node ids.
     public init(settings: RemoteNodeSettings, group: String,
-                logger: Logger = Logger(label: "alarmkit.remote-group")) {
+                logger: Logger = .remoteClient("alarmkit.remote-group")) {
         self.settings = settings
         self.group = group
         self.topics = NodeTopics.group(group, prefix: settings.topicPrefix)

@@ -26,6 +26,35 @@ public struct RemoteNodeSettings: Sendable, Hashable {
     public var brokerProtocol: BrokerProtocol
     /// Why the environment's settings cannot be used (``fromEnvironment(_:)``): requests fail with it.
     public var environmentProblem: String?
+    /// Where these settings were written, so that an error names what to change there.
+    public var origin: Origin = .code
+
+    /// Where settings were written: in the app's code (the default), in `ALARMD_*` environment
+    /// variables (``fromEnvironment(_:)``), or on a command line over them (alarmctl, the companion).
+    public enum Origin: Sendable, Hashable {
+        case code, environment, commandLine
+    }
+
+    /// A group of settings an error can ask to check.
+    enum Setting { case broker, credentials, tls, node }
+
+    /// How `setting` is written where these settings come from.
+    func name(of setting: Setting) -> String {
+        switch (setting, origin) {
+        case (.broker, .code): "RemoteNodeSettings' host and port"
+        case (.broker, .environment): "ALARMD_BROKER"
+        case (.broker, .commandLine): "--broker or ALARMD_BROKER"
+        case (.credentials, .code): "RemoteNodeSettings' username and password"
+        case (.credentials, .environment): "ALARMD_USERNAME and ALARMD_PASSWORD"
+        case (.credentials, .commandLine): "--username and --password, or ALARMD_USERNAME and ALARMD_PASSWORD"
+        case (.tls, .code): "RemoteNodeSettings' caFile, certFile and keyFile"
+        case (.tls, .environment): "ALARMD_CA_FILE"
+        case (.tls, .commandLine): "--ca-file (ALARMD_CA_FILE), --cert-file and --key-file"
+        case (.node, .code): "RemoteNodeSettings' node"
+        case (.node, .environment): "ALARMD_NODE"
+        case (.node, .commandLine): "--node or ALARMD_NODE"
+        }
+    }
 
     public init(host: String = "localhost", port: Int = 1883, node: String, topicPrefix: String = "alarmd",
                 username: String? = nil, password: String? = nil, caFile: String? = nil, certFile: String? = nil,
@@ -52,6 +81,7 @@ public struct RemoteNodeSettings: Sendable, Hashable {
     /// ``environmentProblem``, never another broker.
     public static func fromEnvironment(_ environment: [String: String] = ProcessInfo.processInfo.environment) -> Self {
         var settings = Self(node: environment["ALARMD_NODE"] ?? NodeTopics.nodeID(fromHostName: ProcessInfo.processInfo.hostName))
+        settings.origin = .environment
         if let broker = environment["ALARMD_BROKER"] {
             if let (host, port) = parseBroker(broker) {
                 (settings.host, settings.port) = (host, port)
@@ -99,19 +129,19 @@ public struct RemoteNodeSettings: Sendable, Hashable {
     /// was made at all) did not answer the MQTT CONNECT.
     public func brokerNotConnectedMessage(waited: Duration) -> String {
         "\(brokerDescription) did not complete the MQTT connection within \(waited) (no CONNACK): it may not be an MQTT broker, "
-            + "or the network drops the connection; check that this host and port are the broker's MQTT listener (ALARMD_BROKER or --broker)"
+            + "or the network drops the connection; check that this host and port are the broker's MQTT listener (\(name(of: .broker)))"
     }
 
     /// A connection problem the MQTT client reported, with the settings that may fix it.
     public func connectionProblemMessage(_ problem: String) -> String {
         let settingsToCheck = if problem.contains("username") || problem.contains("not authori") {
-            "--username and --password, or ALARMD_USERNAME and ALARMD_PASSWORD"
+            name(of: .credentials)
         } else if problem.contains("TLS failed") || problem.contains("tls") {
             // The MQTT client's TLS failures ("TLS failed while …") and TLS settings ("tls.caFile …");
             // a word of advice naming TLS ("not an HTTP, websockets or TLS port") is no TLS failure.
-            "--ca-file (ALARMD_CA_FILE), --cert-file and --key-file"
+            name(of: .tls)
         } else {
-            "--broker or ALARMD_BROKER"
+            name(of: .broker)
         }
         return "\(problem) [\(settingsToCheck)]"
     }
@@ -163,7 +193,7 @@ public final class RemoteNodeConnection: AlarmNodeConnection {
         var eventObservers: [UUID: AsyncStream<AlarmEvent>.Continuation] = [:]
     }
 
-    public init(settings: RemoteNodeSettings, logger: Logger = Logger(label: "alarmkit.remote")) {
+    public init(settings: RemoteNodeSettings, logger: Logger = .remoteClient("alarmkit.remote")) {
         self.settings = settings
         self.topics = NodeTopics(prefix: settings.topicPrefix, node: settings.node)
         self.replyTopic = settings.newReplyTopic()
@@ -203,7 +233,9 @@ public final class RemoteNodeConnection: AlarmNodeConnection {
     public func currentDocuments() throws(AlarmNodeError) -> [AlarmDocument] {
         start()
         guard state.withLock({ $0.mirror.isKnown }) else {
-            let noStatus = statuses.value == nil ? " (no status from it on broker \(settings.brokerDescription) yet: check the node id, ALARMD_NODE)" : ""
+            if let problem = settings.environmentProblem { throw .unavailable(problem) }
+            let noStatus = statuses.value == nil
+                ? " (no status from it on broker \(settings.brokerDescription) yet: if this lasts, check the node id, \(settings.name(of: .node)))" : ""
             throw .unavailable("the alarms of node '\(settings.node)' are not known yet\(noStatus): use fetchAlarmDocuments(), or wait for alarmUpdates")
         }
         return documents.value
@@ -292,7 +324,7 @@ public final class RemoteNodeConnection: AlarmNodeConnection {
         let asked = ContinuousClock.now
         let isFirst = state.withLock { $0.firstRequest.take() != nil }
         let status = isFirst ? await status(within: min(settings.timeout / 2, .seconds(2))) : statuses.value
-        if let status, !status.isOnline { throw unavailableError(client: client, waited: .zero) }
+        if let status, !status.isOnline { throw unavailableError(operation, client: client, waited: .zero) }
         let correlation = UUID().uuidString
         let message = MQTTMessage.command(topic: topics.command(operation), fields: fields, replyTopic: replyTopic, correlation: correlation)
         let limit = NodeStatus.replyWait(status, mayPrompt: mayPrompt, brokerReachable: client.isConnected, timeout: settings.timeout)
@@ -310,7 +342,7 @@ public final class RemoteNodeConnection: AlarmNodeConnection {
         guard let answer else {
             // Still buffered if the broker was never reached: then it must never be, as the caller hears it failed.
             client.withdrawUnsent { $0.correlationData == message.correlationData }
-            throw unavailableError(client: client, waited: limit)
+            throw unavailableError(operation, client: client, waited: limit)
         }
         let reply: NodeReply
         do {
@@ -325,15 +357,17 @@ public final class RemoteNodeConnection: AlarmNodeConnection {
         }
     }
 
-    private func unavailableError(client: MQTTClient, waited: Duration) -> AlarmNodeError {
+    private func unavailableError(_ operation: NodeCommand.Operation, client: MQTTClient, waited: Duration) -> AlarmNodeError {
         if !client.isConnected {
             return .unavailable(client.connectionProblem.map(settings.connectionProblemMessage) ?? settings.brokerNotConnectedMessage(waited: waited))
         }
         if let status = statuses.value, !status.isOnline {
-            return .unavailable("node '\(settings.node)' is offline: start alarmd on it, or check the node name (ALARMD_NODE or --node)")
+            return .unavailable("node '\(settings.node)' is offline: start alarmd on it, or check the node name (\(settings.name(of: .node)))")
         }
-        return .unavailable("node '\(settings.node)' did not answer within \(waited): it may still carry the request out, so retry a schedule "
-            + "with the same id (which then changes nothing); check that alarmd runs with this node id and broker (ALARMD_NODE, --node)")
+        // Only a schedule is safe to send again as it was; the others may find the alarm changed.
+        let retry = operation == .schedule ? "so retry a schedule with the same id (which then changes nothing)" : "so look at the alarm before you retry"
+        return .unavailable("node '\(settings.node)' did not answer within \(waited): it may still carry the request out, \(retry); "
+            + "check that alarmd runs with this node id and broker (\(settings.name(of: .node)))")
     }
 
     private func receive(_ message: MQTTMessage) {
@@ -375,9 +409,10 @@ extension AlarmManager {
     /// `localhost:1883` and this host's name), as AlarmKit's `AlarmManager.shared` is the system's.
     public static let shared = AlarmManager(remote: .fromEnvironment())
 
-    /// A manager for the node that `settings` name, over MQTT.
-    public convenience init(remote settings: RemoteNodeSettings) {
-        self.init(connection: RemoteNodeConnection(settings: settings))
+    /// A manager for the node that `settings` name, over MQTT; `logger` gets the connection's
+    /// messages (by default only its warnings and errors are logged).
+    public convenience init(remote settings: RemoteNodeSettings, logger: Logger = .remoteClient("alarmkit.remote")) {
+        self.init(connection: RemoteNodeConnection(settings: settings, logger: logger))
     }
 
     /// Asks the node for its current alarms (a `list` request for remote nodes).
