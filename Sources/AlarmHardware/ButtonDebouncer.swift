@@ -65,11 +65,7 @@ public struct ButtonDebouncer: Sendable {
 
     /// The earliest instant (edge time base) at which ``advance(to:)`` has
     /// something to decide, or `nil` when nothing is pending.
-    public var nextDeadline: UInt64? {
-        states.values.compactMap { state in
-            [state.settleDeadline(window), state.longDeadline(threshold)].compactMap { $0 }.min()
-        }.min()
-    }
+    public var nextDeadline: UInt64? { earliestDeadline()?.1 }
 
     /// Feeds one raw edge. Deadlines up to the edge's timestamp are settled
     /// first, so presses come out in time order.
@@ -102,13 +98,11 @@ public struct ButtonDebouncer: Sendable {
     }
 
     private func earliestDeadline() -> (Button, UInt64, Bool)? {
-        var best: (Button, UInt64, Bool)?
-        for button in Button.allCases {
-            guard let state = states[button] else { continue }
-            if let settle = state.settleDeadline(window), best.map({ settle < $0.1 }) ?? true { best = (button, settle, true) }
-            if let long = state.longDeadline(threshold), best.map({ long < $0.1 }) ?? true { best = (button, long, false) }
+        let deadlines = Button.allCases.flatMap { button -> [(Button, UInt64, Bool)?] in
+            guard let state = states[button] else { return [] }
+            return [state.settleDeadline(window).map { (button, $0, true) }, state.longDeadline(threshold).map { (button, $0, false) }]
         }
-        return best
+        return deadlines.compactMap { $0 }.min { $0.1 < $1.1 }
     }
 
     private func settle(_ state: inout LineState, button: Button, into presses: inout [ButtonPress]) {

@@ -161,8 +161,7 @@ public final class HardwareDriver<C: Clock>: Sendable where C.Duration == Durati
 
     private func switchOff(_ state: inout State) {
         let lines: [(String, (any OutputLine)?)] = [("buzzer", buzzer), ("led", led)]
-        for (name, line) in lines {
-            guard let line else { continue }
+        for case let (name, line?) in lines {
             do {
                 try line.set(false)
             } catch { logger.error("cannot switch output off", metadata: ["output": "\(name)", "error": "\(error)"]) }
