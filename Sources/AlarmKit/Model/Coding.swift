@@ -159,10 +159,7 @@ public struct ExplicitNull<Value: Encodable>: Encodable {
 
     public init(wrappedValue: Value?) { self.wrappedValue = wrappedValue }
 
-    public func encode(to encoder: any Encoder) throws {
-        var container = encoder.singleValueContainer()
-        if let wrappedValue { try container.encode(wrappedValue) } else { try container.encodeNil() }
-    }
+    public func encode(to encoder: any Encoder) throws { try wrappedValue.encode(to: encoder) }
 }
 
 extension ExplicitNull: Decodable where Value: Decodable {
@@ -201,12 +198,12 @@ extension KeyedEncodingContainer {
     /// this over the wrapper's own `encode(to:)`: the same bytes, without a nested encoder for
     /// each member.
     package mutating func encode<Value>(_ value: ExplicitNull<Value>, forKey key: Key) throws {
-        if let wrapped = value.wrappedValue { try encode(wrapped, forKey: key) } else { try encodeNil(forKey: key) }
+        try encodeOrNull(value.wrappedValue, forKey: key)
     }
 
     /// Writes the instant, or `null`, as a member of this container (see the overload above).
     package mutating func encode(_ value: InstantOrNull, forKey key: Key) throws {
-        if let date = value.wrappedValue { try encode(AlarmJSON.string(from: date), forKey: key) } else { try encodeNil(forKey: key) }
+        try encodeOrNull(value.wrappedValue.map(AlarmJSON.string(from:)), forKey: key)
     }
 
     /// Leaves out a `nil` instant.
