@@ -38,8 +38,7 @@ public struct GroupReport: Sendable {
     /// (unreachable); nil when every known member answered and succeeded.
     public func failure() -> AlarmctlError? {
         for request in requests {
-            for member in request.replies.answered {
-                guard case .failure(let failure) = member.reply, !isNothingToDo(failure, in: request.replies) else { continue }
+            for case .failure(let failure) in request.replies.answered.map(\.reply) where !isNothingToDo(failure, in: request.replies) {
                 return AlarmctlError(failure)
             }
         }
