@@ -29,33 +29,6 @@ public struct RemoteNodeSettings: Sendable, Hashable {
     /// Where these settings were written, so that an error names what to change there.
     public var origin: Origin = .code
 
-    /// Where settings were written: in the app's code (the default), in `ALARMD_*` environment
-    /// variables (``fromEnvironment(_:)``), or on a command line over them (alarmctl, the companion).
-    public enum Origin: Sendable, Hashable {
-        case code, environment, commandLine
-    }
-
-    /// A group of settings an error can ask to check.
-    enum Setting { case broker, credentials, tls, node }
-
-    /// How `setting` is written where these settings come from.
-    func name(of setting: Setting) -> String {
-        switch (setting, origin) {
-        case (.broker, .code): "RemoteNodeSettings' host and port"
-        case (.broker, .environment): "ALARMD_BROKER"
-        case (.broker, .commandLine): "--broker or ALARMD_BROKER"
-        case (.credentials, .code): "RemoteNodeSettings' username and password"
-        case (.credentials, .environment): "ALARMD_USERNAME and ALARMD_PASSWORD"
-        case (.credentials, .commandLine): "--username and --password, or ALARMD_USERNAME and ALARMD_PASSWORD"
-        case (.tls, .code): "RemoteNodeSettings' caFile, certFile and keyFile"
-        case (.tls, .environment): "ALARMD_CA_FILE"
-        case (.tls, .commandLine): "--ca-file (ALARMD_CA_FILE), --cert-file and --key-file"
-        case (.node, .code): "RemoteNodeSettings' node"
-        case (.node, .environment): "ALARMD_NODE"
-        case (.node, .commandLine): "--node or ALARMD_NODE"
-        }
-    }
-
     public init(host: String = "localhost", port: Int = 1883, node: String, topicPrefix: String = "alarmd",
                 username: String? = nil, password: String? = nil, caFile: String? = nil, certFile: String? = nil,
                 keyFile: String? = nil, tlsInsecure: Bool = false, timeout: Duration = .seconds(5),
@@ -72,6 +45,28 @@ public struct RemoteNodeSettings: Sendable, Hashable {
         self.tlsInsecure = tlsInsecure
         self.timeout = timeout
         self.brokerProtocol = brokerProtocol
+    }
+
+    /// Where settings were written: in the app's code (the default), in `ALARMD_*` environment
+    /// variables (``fromEnvironment(_:)``), or on a command line over them (alarmctl, the companion).
+    public enum Origin: Sendable, Hashable { case code, environment, commandLine }
+
+    /// A group of settings an error can ask to check.
+    enum Setting { case broker, credentials, tls, node }
+
+    /// How `setting` is written where these settings come from.
+    func name(of setting: Setting) -> String {
+        let (properties, variables, flags) = switch setting {
+        case .broker: ("host and port", "ALARMD_BROKER", "--broker")
+        case .credentials: ("username and password", "ALARMD_USERNAME and ALARMD_PASSWORD", "--username and --password")
+        case .tls: ("caFile, certFile and keyFile", "ALARMD_CA_FILE", "--ca-file, --cert-file and --key-file")
+        case .node: ("node", "ALARMD_NODE", "--node")
+        }
+        return switch origin {
+        case .code: "RemoteNodeSettings' \(properties)"
+        case .environment: variables
+        case .commandLine: "\(flags) or \(variables)"
+        }
     }
 
     /// The settings named by the environment: `ALARMD_BROKER` (`host:port`, default
