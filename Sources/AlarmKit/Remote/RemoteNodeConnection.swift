@@ -159,8 +159,8 @@ public struct RemoteNodeSettings: Sendable, Hashable {
 /// request or observation, and `close()` ends them.
 public final class RemoteNodeConnection: AlarmNodeConnection {
     public let settings: RemoteNodeSettings
-    /// The node's alarms, from its retained documents once they are all in (its status follows
-    /// them); observing connects.
+    /// The node's alarms, from its retained documents once they are all in (as many as its status
+    /// counts); observing connects.
     public var documentUpdates: Broadcast<[AlarmDocument]> { start(); return documents }
     /// The authorization decision, once the node's status has named it; observing connects.
     public var authorizationUpdates: Broadcast<AlarmManager.AuthorizationState> { start(); return authorization }
