@@ -15,6 +15,7 @@ extension PageAssets {
           const newForm = document.getElementById("new-alarm");
           const newNode = document.getElementById("new-node");
           const newError = document.getElementById("new-error");
+          const newText = document.getElementById("new-text"), newDone = document.getElementById("new-done");
           const RING = 2 * Math.PI * 40;
 
           let snapshot = null;        // the server's latest state
@@ -45,7 +46,6 @@ extension PageAssets {
 
           function remainingOf(alarm) {
             const c = alarm.countdown;
-            if (!c) return null;
             if (c.fireDate) return seconds(Date.parse(c.fireDate) - now());
             return seconds((c.total - c.elapsed) * 1000);
           }
@@ -63,26 +63,21 @@ extension PageAssets {
             return node;
           }
 
-          function svg(tag, attributes) {
+          function svg(tag, attributes, children = []) {
             const node = document.createElementNS("http://www.w3.org/2000/svg", tag);
             for (const [key, value] of Object.entries(attributes)) node.setAttribute(key, value);
+            node.append(...children);
             return node;
           }
 
-          function ring(alarm) {
-            const box = svg("svg", { class: "ring", viewBox: "0 0 100 100", "aria-hidden": "true" });
-            box.append(svg("circle", { class: "track", cx: 50, cy: 50, r: 40 }),
-                       svg("circle", { class: "progress", cx: 50, cy: 50, r: 40, "stroke-dasharray": RING, "data-ring": alarm.id }));
-            return box;
-          }
+          const ring = (alarm) => svg("svg", { class: "ring", viewBox: "0 0 100 100", "aria-hidden": "true" }, [
+            svg("circle", { class: "track", cx: 50, cy: 50, r: 40 }),
+            svg("circle", { class: "progress", cx: 50, cy: 50, r: 40, "stroke-dasharray": RING, "data-ring": alarm.id })]);
 
           // A clock face (a scheduled alarm) or an exclamation mark (alerting), in the tint.
-          function badge(alerting) {
-            const box = svg("svg", { class: "badge", viewBox: "0 0 100 100", "aria-hidden": "true" });
-            box.append(svg("circle", { class: "badge-face", cx: 50, cy: 50, r: 46 }),
-                       svg("path", { class: "badge-hands", d: alerting ? "M50 26 V58 M50 72 V74" : "M50 24 V50 L68 62" }));
-            return box;
-          }
+          const badge = (alerting) => svg("svg", { class: "badge", viewBox: "0 0 100 100", "aria-hidden": "true" }, [
+            svg("circle", { class: "badge-face", cx: 50, cy: 50, r: 46 }),
+            svg("path", { class: "badge-hands", d: alerting ? "M50 26 V58 M50 72 V74" : "M50 24 V50 L68 62" })]);
 
           // Where an alarm's actions go: its group's for a group's alarm, else its node's.
           function actionsPath(owner, alarm) {
@@ -121,6 +116,10 @@ extension PageAssets {
             : snapshot && snapshot.broker ? "the companion cannot reach the broker"
             : alarm.members ? "its members are offline" : "the node is offline";
 
+          // Where an action's error shows: on the alarm's card and on its alert.
+          const errorLine = (alarm) => element("p", { class: "error", role: "alert", "data-error": alarm.id });
+          const showError = (alarm, text) => document.querySelectorAll(`[data-error="${alarm.id}"]`).forEach((e) => { e.textContent = text; });
+
           function alarmCard(owner, alarm) {
             const card = element("li", { class: "alarm" + (alarm.stale ? " stale" : ""), tint: alarm.tint, "data-alarm": alarm.id });
             const text = element("div", { class: "alarm-text" }, [element("p", { class: "alarm-title", text: alarm.title })]);
@@ -140,7 +139,7 @@ extension PageAssets {
               if (alarm.stale) text.append(element("p", { class: "detail", text: `${whyStale(alarm)}: last known` }));
             }
             if (alarm.members) text.append(element("p", { class: "detail", text: alarm.membersText }));
-            text.append(element("p", { class: "error", role: "alert", "data-error": alarm.id }));
+            text.append(errorLine(alarm));
             card.append(text);
             card.append(element("div", { class: "buttons" }, alarm.buttons.map((button) => actionButton(owner, alarm, button))));
             return card;
@@ -163,11 +162,8 @@ extension PageAssets {
             return section;
           }
 
-          function nodeSection(node) {
-            const facts = [node.timeZone];
-            if (node.clockSynchronized != null) facts.push(`clock ${node.clockSynchronized ? "" : "not "}synchronized`);
-            return section(node, "node", node.id, node.state, node.stateText, facts.filter(Boolean));
-          }
+          const nodeSection = (node) => section(node, "node", node.id, node.state, node.stateText,
+            [node.timeZone, node.clockSynchronized != null && `clock ${node.clockSynchronized ? "" : "not "}synchronized`].filter(Boolean));
 
           // A group's alarms, once each, with the members that hold them.
           const groupSection = (group) => section(group, "group", group.name, "group", "group", []);
@@ -178,7 +174,7 @@ extension PageAssets {
               element("p", { class: "alert-title", text: alarm.title }),
               element("div", { class: "alert-buttons" },
                 alarm.buttons.map((button, index) => actionButton(owner, alarm, button, index === 0 ? "stop" : "secondary"))),
-              element("p", { class: "error", role: "alert", "data-error": alarm.id }),
+              errorLine(alarm),
             ]);
           }
 
@@ -284,31 +280,28 @@ extension PageAssets {
             if (action === "cancel" && Date.now() - armedCancel.at < 400) return;
             armedCancel = null;
             button.disabled = true;
-            const errors = document.querySelectorAll(`[data-error="${alarm.id}"]`);
-            errors.forEach((e) => { e.textContent = ""; });
+            showError(alarm, "");
             try {
               await post(`${actionsPath(owner, alarm)}/alarms/${alarm.id}/${action}`);
             } catch (error) {
               draw(); // a Cancel that was armed reads Cancel again, before the error goes on the cards drawn
-              document.querySelectorAll(`[data-error="${alarm.id}"]`).forEach((e) => { e.textContent = error.message; });
+              showError(alarm, error.message);
               button.disabled = false;
             }
           }
 
-          const newDone = document.getElementById("new-done");
-          document.getElementById("new-text").addEventListener("input", () => { newError.textContent = newDone.textContent = ""; });
+          newText.addEventListener("input", () => { newError.textContent = newDone.textContent = ""; });
 
           newForm.addEventListener("submit", async (event) => {
             event.preventDefault();
             newError.textContent = newDone.textContent = "";
-            const input = document.getElementById("new-text");
             const node = newNode.value;
             if (!node) { newError.textContent = whyNoNode(); return; }
             try {
-              await post(`/api/nodes/${encodeURIComponent(node)}/alarms`, { text: input.value });
+              await post(`/api/nodes/${encodeURIComponent(node)}/alarms`, { text: newText.value });
               // The new card may be far above on a phone: say that it was added, and where.
-              newDone.textContent = `Added to ${node}: ${input.value}`;
-              input.value = "";
+              newDone.textContent = `Added to ${node}: ${newText.value}`;
+              newText.value = "";
             } catch (error) {
               newError.textContent = error.message;
             }
