@@ -16,9 +16,10 @@ public protocol NodeControl: Sendable {
 /// The nodes of a ``RemoteFleet``, over MQTT: the node's refusals come back in its words. A
 /// group's action goes to the group's command topic through a ``RemoteGroup`` (one per group,
 /// connected on first use), so that every member acts, from the same `sentAt`.
-public struct FleetControl: NodeControl {
+public final class FleetControl: NodeControl {
     public let fleet: RemoteFleet
-    private let groups = GroupConnections()
+    /// One ``RemoteGroup`` per group, made on first use.
+    private let groups = Mutex<[String: RemoteGroup]>([:])
 
     public init(fleet: RemoteFleet) { self.fleet = fleet }
 
@@ -28,7 +29,11 @@ public struct FleetControl: NodeControl {
     }
 
     public func perform(_ operation: AlarmOperation, group: String, id: UUID) async throws(CompanionError) {
-        let connection = groups.connection(group, settings: fleet.settings)
+        let connection = groups.withLock { groups in
+            let connection = groups[group] ?? RemoteGroup(settings: fleet.settings, group: group)
+            groups[group] = connection
+            return connection
+        }
         let replies = try await Self.relayingRefusal { try await connection.perform(operation, id: id) }
         try Self.check(replies, group: group)
     }
@@ -64,26 +69,10 @@ public struct FleetControl: NodeControl {
     }
 
     /// Disconnects the groups' connections (the fleet's own are closed by the fleet).
-    public func close() async { await groups.close() }
+    public func close() async { for group in groups.withLock({ Array($0.values) }) { await group.close() } }
 
     private func connection(_ node: String) throws(CompanionError) -> RemoteNodeConnection {
         guard let connection = fleet.connection(to: node) else { throw .unknownNode(node) }
         return connection
     }
-}
-
-/// One ``RemoteGroup`` per group, made on first use.
-private final class GroupConnections: Sendable {
-    private let groups = Mutex<[String: RemoteGroup]>([:])
-
-    func connection(_ group: String, settings: RemoteNodeSettings) -> RemoteGroup {
-        groups.withLock { groups in
-            if let known = groups[group] { return known }
-            let made = RemoteGroup(settings: settings, group: group)
-            groups[group] = made
-            return made
-        }
-    }
-
-    func close() async { for group in groups.withLock({ Array($0.values) }) { await group.close() } }
 }
