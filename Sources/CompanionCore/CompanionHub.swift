@@ -42,15 +42,11 @@ public final class CompanionHub: Sendable {
 
     /// Records whether the companion reaches the broker; while it does not, every node is unknown.
     public func update(brokerConnected: Bool) {
-        changes.withLock { brokerLost in
-            brokerLost = !brokerConnected
+        changeNodes { all in
             let problem = brokerConnected ? nil
                 : "the companion cannot reach the broker \(brokerAddress): check that it runs and that --broker (or ALARMD_BROKER) names it"
             if brokerProblem.value != problem { brokerProblem.send(problem) }
-            var all = nodes.value
             for node in all.keys { all[node]?.brokerLost = !brokerConnected }
-            guard all != nodes.value else { return }
-            nodes.send(all)
         }
     }
 
@@ -83,18 +79,19 @@ public final class CompanionHub: Sendable {
     }
 
     /// One change at a time: `Broadcast` delivers in the senders' order, and the read-modify-send
-    /// here is serialized by the lock so that no update is lost between two feeds. It holds
-    /// whether the broker is lost, for the nodes found after that.
-    private let changes = Mutex(false)
+    /// here is serialized by the lock so that no update is lost between two feeds.
+    private let changes = Mutex(())
 
-    private func change(_ node: String, _ body: (inout KnownNode) -> Void) {
-        changes.withLock { brokerLost in
+    private func changeNodes(_ body: (inout [String: KnownNode]) -> Void) {
+        changes.withLock { _ in
             var all = nodes.value
-            var state = all[node] ?? KnownNode(brokerLost: brokerLost)
-            body(&state)
-            guard all[node] != state else { return }
-            all[node] = state
-            nodes.send(all)
+            body(&all)
+            if all != nodes.value { nodes.send(all) }
         }
+    }
+
+    /// Changes `node`; one found while the broker is lost is not known either.
+    private func change(_ node: String, _ body: (inout KnownNode) -> Void) {
+        changeNodes { all in body(&all[node, default: KnownNode(brokerLost: brokerProblem.value != nil)]) }
     }
 }
