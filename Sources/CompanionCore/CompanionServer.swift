@@ -129,7 +129,7 @@ public struct CompanionServer: Sendable {
             }
             try await writer.finish(nil)
         }
-        return Self.response(body, type: "text/event-stream")
+        return Response(status: .ok, headers: [.contentType: "text/event-stream", .cacheControl: "no-store"], body: body)
     }
 
     // MARK: Checks
@@ -168,21 +168,14 @@ public struct CompanionServer: Sendable {
 
     static func json(_ value: some Encodable, status: HTTPResponse.Status = .ok) -> Response {
         let data = (try? AlarmJSON.encoder.encode(value)) ?? Data()
-        return response(.init(byteBuffer: ByteBuffer(bytes: data)), type: "application/json; charset=utf-8", status: status)
+        return response(String(decoding: data, as: UTF8.self), type: "application/json; charset=utf-8", status: status)
     }
 
     static func html(_ text: String, status: HTTPResponse.Status = .ok) -> Response { response(text, type: "text/html; charset=utf-8", status: status) }
 
+    /// A response with `text` of `type`, `200 OK` unless `status` says otherwise; `cache` is its `Cache-Control`.
     static func response(_ text: String, type: String, cache: String = "no-store", status: HTTPResponse.Status = .ok) -> Response {
-        response(.init(byteBuffer: ByteBuffer(string: text)), type: type, cache: cache, status: status)
-    }
-
-    /// A response with `body` of `type`, `200 OK` unless `status` says otherwise; `cache` is its `Cache-Control`.
-    static func response(_ body: ResponseBody, type: String, cache: String = "no-store", status: HTTPResponse.Status = .ok) -> Response {
-        var headers = HTTPFields()
-        headers[.contentType] = type
-        headers[.cacheControl] = cache
-        return Response(status: status, headers: headers, body: body)
+        Response(status: status, headers: [.contentType: type, .cacheControl: cache], body: .init(byteBuffer: ByteBuffer(string: text)))
     }
 }
 
