@@ -17,7 +17,7 @@ extension Alarmctl {
         @OptionGroup var output: OutputOptions
 
         func run() async throws {
-            try await output.runWithLateFailure { () async throws(AlarmctlError) in
+            try await output.run { () async throws(AlarmctlError) in
                 if let group = connection.group {
                     return try await connection.onGroup(group, output: output) { group throws(AlarmNodeError) in [(nil, try await group.list())] }
                 }
@@ -54,6 +54,7 @@ extension Alarmctl {
                     let document = try AlarmSelection.resolve(id, among: try await session.documents())
                     output.print(Rendering.details(document, now: Date(), timeZone: session.displayTimeZone), json: document)
                 }
+                return nil
             }
         }
     }
@@ -67,7 +68,7 @@ extension Alarmctl {
         @OptionGroup var output: OutputOptions
 
         func run() async throws {
-            try await output.runWithLateFailure { () async throws(AlarmctlError) in
+            try await output.run { () async throws(AlarmctlError) in
                 let status = try await connection.withSession { session throws(AlarmctlError) in try await session.status() }
                 var lines = [("state", status.stateDescription)]
                 if let version = status.version { lines.append(("version", version)) }
@@ -96,7 +97,7 @@ extension Alarmctl {
         @OptionGroup var output: OutputOptions
 
         func run() async throws {
-            try await output.runWithLateFailure { () async throws(AlarmctlError) in
+            try await output.run { () async throws(AlarmctlError) in
                 let decision = try await connection.withSession { session throws(AlarmctlError) in try await session.requestAuthorization() }
                 output.print("authorization: \(decision.rawValue)", json: ["authorization": decision.rawValue])
                 return decision == .authorized ? nil
@@ -156,6 +157,7 @@ struct OperationTarget: ParsableArguments {
                 if targets.isEmpty && !output.json { Terminal.print("no alarm to \(operation == .countdown ? "snooze" : operation.rawValue)") }
                 if output.json { Terminal.print(JSONOutput.pretty(results)) }
             }
+            return nil
         }
         // Each failure was reported with its alarm.
         if let firstFailure { throw ExitCode(firstFailure.exitStatus.rawValue) }

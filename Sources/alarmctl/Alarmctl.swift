@@ -83,22 +83,17 @@ struct OutputOptions: ParsableArguments {
     }
 
     /// Runs a command's body; its error is printed (to standard error, and as JSON on standard
-    /// output with `--json`) and becomes the exit status.
-    func run(_ body: () async throws(AlarmctlError) -> Void) async throws {
+    /// output with `--json`) and becomes the exit status. A command may also fail after its output:
+    /// `body` returns what went wrong (on a `--group`, or a node offline or not authorized), which
+    /// then ends the command with its exit status, said on standard error.
+    func run(_ body: () async throws(AlarmctlError) -> AlarmctlError?) async throws {
+        let failure: AlarmctlError?
         do {
-            try await body()
+            failure = try await body()
         } catch {
             Self.report(error, json: json, text: "alarmctl: \(error.message)")
             throw ExitCode(error.exitStatus.rawValue)
         }
-    }
-
-    /// ``run(_:)`` for a command that may fail after its output: `body` returns what went wrong (on a
-    /// `--group`, or a node offline or not authorized), which then ends the command with its exit
-    /// status, said on standard error.
-    func runWithLateFailure(_ body: () async throws(AlarmctlError) -> AlarmctlError?) async throws {
-        var failure: AlarmctlError?
-        try await run { () async throws(AlarmctlError) in failure = try await body() }
         guard let failure else { return }
         Terminal.printError("alarmctl: \(failure.message)")
         throw ExitCode(failure.exitStatus.rawValue)

@@ -36,7 +36,7 @@ extension OperationTarget {
     /// nothing to do. `--all` means the group's alarms (scheduled through it), never a member's own,
     /// in the state the operation needs on any member (a member where it is not has nothing to do).
     func runOnGroup(_ name: String, _ operation: AlarmOperation) async throws {
-        try await output.runWithLateFailure { () async throws(AlarmctlError) in
+        try await output.run { () async throws(AlarmctlError) in
             let ids = self.ids, all = self.all
             // One group for the list and the operations: with no member known from a retained status,
             // the operations await the members that answered the list.

@@ -45,6 +45,7 @@ extension Alarmctl {
                 let dates = try SchedulePreview.dates(of: expression, after: start, count: count, in: zone)
                 output.print("alerts of \"\(schedule.joined(separator: " "))\" in \(zone.identifier) after \(AlarmJSON.string(from: start)):\n"
                     + Rendering.preview(dates, timeZone: zone), json: dates.map(AlarmJSON.string(from:)))
+                return nil
             }
         }
     }

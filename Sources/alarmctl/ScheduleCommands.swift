@@ -53,7 +53,7 @@ extension Alarmctl {
         @OptionGroup var output: OutputOptions
 
         func run() async throws {
-            try await output.runWithLateFailure { () async throws(AlarmctlError) in
+            try await output.run { () async throws(AlarmctlError) in
                 let configuration = try AlarmctlError.reading { () throws(HumanSyntaxError) in
                     let timer = try RequestLine.timer(duration, title: alert.title)
                     return try AlarmRequest.timer(
@@ -103,7 +103,7 @@ extension Alarmctl {
         @OptionGroup var output: OutputOptions
 
         func run() async throws {
-            try await output.runWithLateFailure { () async throws(AlarmctlError) in
+            try await output.run { () async throws(AlarmctlError) in
                 let expression = try AlarmctlError.reading { () throws(HumanSyntaxError) in try ScheduleExpression.parse(when) }
                 if noSnooze, snooze != nil { throw .usage("--snooze and --no-snooze exclude each other: choose one") }
                 let snoozeSeconds = noSnooze
@@ -131,7 +131,7 @@ extension Alarmctl {
 
 extension ConnectionOptions {
     /// Schedules alarm `id` on every member of `--group`, or on the node, and prints what was
-    /// scheduled; returns a group's failure, for ``OutputOptions/runWithLateFailure(_:)``.
+    /// scheduled; returns a group's failure, for ``OutputOptions/run(_:)``.
     /// `configuration` is made in this machine's time zone, or in the node's when `inNodeTimeZone`;
     /// for a group always in this machine's (members may be in different zones).
     func schedule(

@@ -29,6 +29,7 @@ extension Alarmctl {
                     let mode: WatchDisplay.Mode = output.json ? .json : Terminal.isInteractive ? .terminal : .plain
                     await WatchDisplay(session: session, status: status, mode: mode).run()
                 }
+                return nil
             }
         }
     }
