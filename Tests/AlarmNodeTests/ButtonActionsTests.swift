@@ -278,7 +278,22 @@ struct ButtonActionsTests {
         _ = try Self.carryOut(ButtonActions.plan(.snooze, .short, engine: engine, now: Self.at(61)), on: &engine, at: 61)
         #expect(Self.state(engine, Self.id(2)) == .countdown, "snoozed for 5 minutes; the timer ends sooner")
         #expect(ButtonActions.plan(.snooze, .short, engine: engine, now: Self.at(61.6)).isEmpty, "the same press again")
-        #expect(ButtonActions.plan(.snooze, .short, engine: engine, now: Self.at(63)) == [.perform(.pause, id: Self.id(1))])
+        // Within 10 s of the alert's end (the snooze) a press is still meant for it.
+        #expect(ButtonActions.plan(.snooze, .short, engine: engine, now: Self.at(63)).isEmpty)
+        #expect(ButtonActions.plan(.snooze, .short, engine: engine, now: Self.at(71)) == [.perform(.pause, id: Self.id(1))])
+    }
+
+    @Test("Snooze pressed just after a stop, by hand or from Home Assistant, pauses no other timer")
+    func snoozeJustAfterAStop() throws {
+        var engine = Self.engine()
+        try Self.timer(&engine, Self.id(1), 600)
+        try Self.alarm(&engine, Self.id(2), alertAt: 60)
+        _ = engine.advance(to: Self.at(60))
+        _ = try Self.carryOut(ButtonActions.plan(.stop, .short, engine: engine, now: Self.at(70)), on: &engine, at: 70)
+        #expect(Self.state(engine, Self.id(2)) == nil, "stopped")
+        #expect(ButtonActions.plan(.snooze, .short, engine: engine, now: Self.at(70.5)).isEmpty, "meant for the alarm just stopped")
+        #expect(ButtonActions.plan(.snooze, .short, engine: engine, now: Self.at(79.9)).isEmpty)
+        #expect(ButtonActions.plan(.snooze, .short, engine: engine, now: Self.at(80)) == [.perform(.pause, id: Self.id(1))])
     }
 
     @Test("A running timer: a short stop press does nothing, a long one cancels it")

@@ -63,6 +63,9 @@ public struct AlarmEngine: Sendable {
     /// The alarms stored or removed since ``takeChangedAlarms()`` last ran: what a write of the
     /// state must look at (every change to an alarm passes through here, whatever its effects).
     public private(set) var changedAlarms: Set<UUID> = []
+    /// When an alert last ended (stopped, snoozed, silenced, cancelled or replaced): a snooze press
+    /// just after it was meant for that alert (``ButtonActions``).
+    public private(set) var lastAlertEnd: Date?
 
     public init(configuration: EngineConfiguration = .init(), records: [AlarmRecord] = [], clockTrusted: Bool = true) {
         self.configuration = configuration
@@ -186,7 +189,7 @@ public struct AlarmEngine: Sendable {
             throw AlarmManager.AlarmError.maximumLimitReached
         }
         var effects: [AlarmEffect] = []
-        if case .alerting? = records[id]?.phase { effects.append(.alertEnded(id)) }
+        if case .alerting? = records[id]?.phase { effects.append(endAlert(id, now: now)) }
 
         let phase: AlarmRecord.Phase
         var occurrenceDay: LocalDay?
@@ -223,7 +226,7 @@ public struct AlarmEngine: Sendable {
 
     /// Removes the alarm in any state, repeating or not.
     public mutating func cancel(id: UUID, now: Date) throws(AlarmNodeError) -> [AlarmEffect] {
-        let alertEnded: [AlarmEffect] = try existing(id).state == .alerting ? [.alertEnded(id)] : []
+        let alertEnded: [AlarmEffect] = try existing(id).state == .alerting ? [endAlert(id, now: now)] : []
         removeRecord(id)
         return alertEnded + [.event(AlarmEvent(.cancelled, alarmID: id, at: now)), .removed(id)]
     }
@@ -232,7 +235,7 @@ public struct AlarmEngine: Sendable {
     /// Runs the alarm's stop intent.
     public mutating func stop(id: UUID, now: Date) throws(AlarmNodeError) -> [AlarmEffect] {
         let record = try existing(id, in: .alerting, for: "stop")
-        var effects: [AlarmEffect] = [.alertEnded(id), .event(AlarmEvent(.stopped, alarmID: id, at: now))]
+        var effects: [AlarmEffect] = [endAlert(id, now: now), .event(AlarmEvent(.stopped, alarmID: id, at: now))]
         if let intent = record.configuration.stopIntent { effects += intentEffects(intent, record: record, now: now) }
         return effects + finishOccurrence(of: record, now: now)
     }
@@ -244,7 +247,7 @@ public struct AlarmEngine: Sendable {
         guard let duration = record.configuration.snoozeDuration else {
             throw .invalidState("alarm \(id.uuidString) has neither a postAlert nor a preAlert duration, so it cannot count down again: stop it instead")
         }
-        return [.alertEnded(id), .event(AlarmEvent(.snoozed, alarmID: id, at: now))]
+        return [endAlert(id, now: now), .event(AlarmEvent(.snoozed, alarmID: id, at: now))]
             + startCountdown(record, duration: duration, from: Self.countdownOrigin(sentAt: sentAt, now: now), now: now)
     }
 
@@ -534,6 +537,12 @@ public struct AlarmEngine: Sendable {
         ]
     }
 
+    /// Ends `id`'s alert at `now`, noting when.
+    private mutating func endAlert(_ id: UUID, now: Date) -> AlarmEffect {
+        lastAlertEnd = now
+        return .alertEnded(id)
+    }
+
     /// Nobody acted within the alert timeout: stop, or snooze when configured and possible, with
     /// the events of a stop (`stopped`) or a snooze (`countdown`) from source `silence`, without
     /// the stop intent: nobody pressed. The snooze counts from the timeout, which for an alert
@@ -543,7 +552,7 @@ public struct AlarmEngine: Sendable {
         let snooze = configuration.silenceAction == .countdown ? record.configuration.snoozeDuration : nil
         let event = AlarmEvent(.silenced, alarmID: record.id, at: now,
                                details: ["action": .string(snooze == nil ? "stop" : "countdown")])
-        let effects: [AlarmEffect] = [.alertEnded(record.id), .event(event)]
+        let effects: [AlarmEffect] = [endAlert(record.id, now: now), .event(event)]
         if let snooze { return effects + startCountdown(record, duration: snooze, from: timeout, now: now).caused(by: .silence) }
         let stopped: [AlarmEffect] = [.event(AlarmEvent(.stopped, alarmID: record.id, at: now))]
         return effects + (stopped + finishOccurrence(of: record, now: now)).caused(by: .silence)

@@ -22,13 +22,17 @@ public enum ButtonActions {
     /// press, half asleep) and does nothing: pausing the snooze that the first press began, or
     /// another countdown, would leave an alarm silent.
     public static let repeatedPressWindow: TimeInterval = 2
+    /// A snooze press this soon after an alert ended was meant for that alert (pressed just after
+    /// a stop, or from Home Assistant a moment late) and does nothing: it pauses no other timer.
+    public static let afterAlertWindow: TimeInterval = 10
 
     /// The actions a press at `now` calls for (already mapped for a single-button board, ``ButtonLayout``):
     /// - while anything alerts, stop stops every alerting alarm and snooze applies each alerting
     ///   alarm's secondary behaviour;
     /// - otherwise snooze toggles the timer that ends soonest (pauses the running one, unless a
     ///   countdown started within ``repeatedPressWindow``; or resumes the paused one with the least
-    ///   time left when none runs), and a long stop press cancels every timer.
+    ///   time left when none runs; nothing within ``afterAlertWindow`` of an alert's end), and a
+    ///   long stop press cancels every timer.
     ///
     /// Buttons pause, resume and cancel timers (alarms with no schedule) only, and pause none while
     /// snoozed: a paused alarm never rings, and a second tap on snooze, half asleep, must not keep
@@ -47,7 +51,8 @@ public enum ButtonActions {
                 guard case .countdown(let countdown) = record.phase else { return nil }
                 return (record, countdown)
             }
-            guard running.allSatisfy({ now.timeIntervalSince($0.countdown.startDate) >= repeatedPressWindow }) else { return [] }
+            guard running.allSatisfy({ now.timeIntervalSince($0.countdown.startDate) >= repeatedPressWindow }),
+                  engine.lastAlertEnd.map({ now.timeIntervalSince($0) >= afterAlertWindow }) ?? true else { return [] }
             let timers = running.filter { $0.record.isTimer && !$0.countdown.isSnooze }
             if let soonest = timers.min(by: { $0.countdown.fireDate < $1.countdown.fireDate }) {
                 return [.perform(.pause, id: soonest.record.id)]

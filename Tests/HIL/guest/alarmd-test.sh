@@ -292,8 +292,9 @@ check "C counts down" wait_count "$(event countdown $C)" 1 10
 check "D scheduled" wait_count "$(event scheduled $D)" 1 10
 press stop 150
 check "short stop press while nothing alerts" wait_count '"button":"stop","event":"button","press":"short"' 3 10
-# Less than 2 s after C started, a snooze press would be taken for a double press and ignored.
-sleep_ms 2000
+# Less than 2 s after C started, a snooze press would be taken for a double press, and less than
+# 10 s after B's alert ended, for a press meant for B: ignored either way.
+sleep_ms 10000
 press snooze 150
 check "snooze pauses the running timer" wait_count "$(event paused $C)" 1 10
 press snooze 150
