@@ -33,7 +33,7 @@ struct HomeAssistantMirrorTests {
         var received = batches.makeAsyncIterator()
 
         let first = try #require(await received.next())
-        #expect(first.map(\.topic) == [discovery.stateTopic, discovery.alarmsTopic], "the second change kept the first one's list")
+        #expect(first.map(\.topic) == [discovery.alarmsTopic, discovery.stateTopic], "the second change kept the first one's list, sent first")
         #expect(try alarmCount(first, topic: discovery.alarmsTopic) == 2, "the latest state, both alarms")
         #expect(try alarmCount(first, topic: discovery.stateTopic) == 2)
         #expect(first.allSatisfy { $0.retain && $0.qos == 1 })
@@ -41,6 +41,6 @@ struct HomeAssistantMirrorTests {
         mirror.update(engine, alarmsChanged: true)  // nothing differs: nothing is sent
         mirror.update(engine, alarmsChanged: false, force: true)
         let forced = try #require(await received.next())
-        #expect(forced.map(\.topic) == [discovery.stateTopic, discovery.alarmsTopic], "forced: everything again")
+        #expect(forced.map(\.topic) == [discovery.alarmsTopic, discovery.stateTopic], "forced: everything again")
     }
 }

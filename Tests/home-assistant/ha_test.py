@@ -220,6 +220,24 @@ automation:
       - action: input_boolean.turn_off
         target:
           entity_id: input_boolean.bedroom_light
+# docs/home-assistant.md's "what rings": the list is whole when Ringing turns on.
+input_text:
+  ringing:
+automation ringing:
+  - alias: "Note what rings"
+    triggers:
+      - trigger: state
+        entity_id: {ENTITIES["ringing"]}
+        from: "off"
+        to: "on"
+    actions:
+      - action: input_text.set_value
+        target:
+          entity_id: input_text.ringing
+        data:
+          value: >-
+            {{{{ state_attr('{ENTITIES["alarms"]}', 'alarms') | selectattr('state', 'eq', 'alerting')
+               | map(attribute='title') | join(', ') }}}}
 """)
         self.log_path = os.path.join(work, "home-assistant.log")
         self.process = None
@@ -393,6 +411,10 @@ def run(args, work):
             "events", lambda s: s["attributes"].get("event_type") == "stopped" and s["attributes"].get("source") == "home-assistant"))
         wait_for("no countdown", lambda: home_assistant.state_is("countdown_end", lambda s: s["state"] == "unknown"))
         ok("states follow the timer (countdown, ringing, stopped); Stop acts as home-assistant; events reach the event entity")
+        noted = home_assistant.state("input_text.ringing")["state"]
+        if noted != "Tea":
+            raise Failure(f"the automation started by Ringing read {noted!r} as what rings, not 'Tea'")
+        ok("an automation that Ringing starts reads what rings from the Alarms sensor's list")
         light = "input_boolean.bedroom_light"
         wait_for("the automation turned the light on", lambda: home_assistant.state(light)["state"] == "on")
         time.sleep(1)

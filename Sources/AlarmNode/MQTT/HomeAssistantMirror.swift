@@ -57,21 +57,22 @@ final class HomeAssistantMirror: Sendable {
     }
 
     /// The messages of what changed since the last ones (all, when `force`). The list of alarms
-    /// is built only when an alarm changed.
+    /// is built only when an alarm changed, and goes first: an automation that Ringing (or the
+    /// Alarms count) starts then finds the alarm in the list.
     private func messages(for change: Change) -> [MQTTMessage] {
         shown.withLock { shown in
             var messages: [MQTTMessage] = []
-            let state = HomeAssistantState(engine: change.engine)
-            if change.force || shown.state != state {
-                messages.append(MQTTMessage(topic: discovery.stateTopic, payload: MQTTBridge.encode(state), qos: 1, retain: true))
-                shown.state = state
-            }
             if change.alarmsChanged || change.force {
                 let list = HomeAssistantAlarmList(engine: change.engine)
                 if change.force || shown.alarms != list {
                     messages.append(MQTTMessage(topic: discovery.alarmsTopic, payload: MQTTBridge.encode(list), qos: 1, retain: true))
                     shown.alarms = list
                 }
+            }
+            let state = HomeAssistantState(engine: change.engine)
+            if change.force || shown.state != state {
+                messages.append(MQTTMessage(topic: discovery.stateTopic, payload: MQTTBridge.encode(state), qos: 1, retain: true))
+                shown.state = state
             }
             return messages
         }
