@@ -140,7 +140,11 @@ struct HomeAssistantEntityTests {
         guard case .array(let entries)? = json["alarms"] else { Issue.record("no alarms array"); return }
         #expect(entries.first?["id"] == .string(tea.uuidString))
         #expect(entries.first?["next"] == .string(AlarmJSON.string(from: now + 600)))
-        #expect(entries.first?["repeats"] == .null)
+        #expect(entries.first?["repeats"] == .null && entries.first?["remaining"] == .null)
+        // Paused a minute in: the time left, for a dashboard.
+        _ = try engine.pause(id: tea, now: now + 60)
+        let paused = HomeAssistantAlarmList(engine: engine).alarms.first { $0.id == tea }
+        #expect(paused?.state == .paused && paused?.remaining == 540 && paused?.next == nil)
     }
 
     @Test("Alarms that alert at the same instant, or not at all, are listed in the order of their id's text")

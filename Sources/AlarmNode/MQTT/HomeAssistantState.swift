@@ -21,7 +21,7 @@ public struct HomeAssistantState: Sendable, Hashable, Encodable {
 }
 
 /// The alarms sensor's attributes, published retained on `<base>/ha/alarms`:
-/// `{"alarms":[{"id":…,"title":…,"state":…,"next":…,"repeats":…}]}`, soonest first.
+/// `{"alarms":[{"id":…,"title":…,"state":…,"next":…,"remaining":…,"repeats":…}]}`, soonest first.
 public struct HomeAssistantAlarmList: Sendable, Hashable, Encodable {
     /// One alarm as Home Assistant lists it.
     public struct Entry: Sendable, Hashable, Encodable {
@@ -30,6 +30,8 @@ public struct HomeAssistantAlarmList: Sendable, Hashable, Encodable {
         public var state: Alarm.State
         /// When it next alerts (a countdown's end included); nil while paused or ringing.
         @InstantOrNull public var next: Date?
+        /// The seconds left while paused, which a dashboard shows beside the title; else nil.
+        @ExplicitNull public var remaining: TimeInterval?
         /// `once`, `daily`, `weekdays`, `weekends` or `mon,wed,fri`; nil for a timer.
         @ExplicitNull public var repeats: String?
     }
@@ -40,8 +42,9 @@ public struct HomeAssistantAlarmList: Sendable, Hashable, Encodable {
     /// Visits every alarm: built only when an alarm changed, not as time passes.
     public init(engine: AlarmEngine) {
         alarms = engine.records.values.sorted(by: AlarmRecord.alertsSooner).map { record in
-            Entry(id: record.id, title: record.configuration.attributes.presentation.alert.title,
-                  state: record.state, next: record.nextAlertDate, repeats: WeekdayList.describe(record.configuration.schedule))
+            let remaining: TimeInterval? = if case .paused(let total, let elapsed) = record.phase { total - elapsed } else { nil }
+            return Entry(id: record.id, title: record.configuration.attributes.presentation.alert.title, state: record.state,
+                         next: record.nextAlertDate, remaining: remaining, repeats: WeekdayList.describe(record.configuration.schedule))
         }
     }
 }
