@@ -12,7 +12,6 @@ extension MQTTClient {
         var keepalive = startConnecting {
             mosquitto_connect_async(handle.pointer, configuration.connectHost, Int32(configuration.port), Int32(configuration.keepAlive))
         }
-        var speaking = configuration.protocolSetting.firstVersion
         connectionLoop: while true {
             let result = serviceConnection(keepalive: &keepalive)
             let loopErrno = errno
@@ -28,10 +27,7 @@ extension MQTTClient {
                 _ = reconnectWaitInterrupt.wait(timeout: .now() + .nanoseconds(Int(delay.inNanoseconds)))
             }
             guard let version = state.withLock({ $0.machine.reconnectDelayElapsed() }) else { break }
-            if version != speaking {
-                mosquitto_int_option(handle.pointer, MOSQ_OPT_PROTOCOL_VERSION, version == .v5 ? MQTT_PROTOCOL_V5 : MQTT_PROTOCOL_V311)
-                speaking = version
-            }
+            mosquitto_int_option(handle.pointer, MOSQ_OPT_PROTOCOL_VERSION, version == .v5 ? MQTT_PROTOCOL_V5 : MQTT_PROTOCOL_V311)
             keepalive = startConnecting { mosquitto_reconnect_async(handle.pointer) }
         }
         finishEvents(discarding: state.withLock { $0.machine.networkThreadEnded() })
@@ -157,9 +153,9 @@ extension MQTTClient {
         let outcome = sendLock.withLock { _ -> (setup: MQTTConnectionStateMachine.ConnectionSetup, connected: MQTTEvent?)? in
             guard let setup = state.withLock({ $0.machine.connectionSetupStarting() }) else { return nil }
             var resubscriptions: Set<Int32> = []
-            for case .send(let subscription, let noLocal) in setup.subscriptions {
+            for subscription in setup.subscriptions {
                 do throws(MQTTError) {
-                    if let messageID = try send(subscription, noLocal: noLocal) { resubscriptions.insert(messageID) }
+                    if let messageID = try send(subscription) { resubscriptions.insert(messageID) }
                 } catch { failures.append(error) }
             }
             for message in setup.messages {

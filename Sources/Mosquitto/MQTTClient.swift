@@ -136,9 +136,9 @@ public final class MQTTClient: Sendable {
         try MosquittoHandle.validate(filter: filter, qos: qos, broker: configuration.brokerAddress)
         let subscription = MQTTConnectionStateMachine.Subscription(filter: filter, qos: qos, noLocal: noLocal)
         let sent = try sendLock.withLock { _ throws(MQTTError) -> Bool in
-            let action = try state.withLock { state throws(MQTTError) in try state.machine.subscribeRequested(subscription) }
-            guard case .send(let subscription, let noLocal) = action else { return false }
-            return try send(subscription, noLocal: noLocal) != nil
+            let toSend = try state.withLock { state throws(MQTTError) in try state.machine.subscribeRequested(subscription) }
+            guard let toSend else { return false }
+            return try send(toSend) != nil
         }
         if sent { networkWake.signal() }
     }
@@ -205,8 +205,8 @@ public final class MQTTClient: Sendable {
 
     /// Under the send lock: `mosquitto_subscribe(_v5)`, its message id recorded before the SUBACK
     /// can come. Returns that id, or nil without a connection.
-    func send(_ subscription: MQTTConnectionStateMachine.Subscription, noLocal: Bool) throws(MQTTError) -> Int32? {
-        guard let messageID = try handle.subscribe(subscription, noLocal: noLocal, broker: configuration.brokerAddress) else { return nil }
+    func send(_ subscription: MQTTConnectionStateMachine.Subscription) throws(MQTTError) -> Int32? {
+        guard let messageID = try handle.subscribe(subscription, broker: configuration.brokerAddress) else { return nil }
         state.withLock { $0.machine.subscriptionSent(filter: subscription.filter, messageID: messageID) }
         return messageID
     }

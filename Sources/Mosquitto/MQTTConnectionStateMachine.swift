@@ -191,24 +191,24 @@ struct MQTTConnectionStateMachine {
         }
     }
 
-    enum SubscribeAction: Equatable {
-        /// Down or being set up: the connection setup sends every subscription.
-        case none
-        /// Call `mosquitto_subscribe` (`mosquitto_subscribe_v5` with No Local when `noLocal`),
-        /// then ``subscriptionSent(filter:messageID:)``.
-        case send(Subscription, noLocal: Bool)
-    }
-
     /// Remembers `subscription` for every later connection (replacing one with the same filter).
-    mutating func subscribeRequested(_ subscription: Subscription) throws(MQTTError) -> SubscribeAction {
+    /// Returns it to send now, as ``sendable(_:)`` makes it; nil while down or being set up (the
+    /// connection setup sends every subscription).
+    mutating func subscribeRequested(_ subscription: Subscription) throws(MQTTError) -> Subscription? {
         guard !isClosing else { throw closedError }
         if let index = subscriptions.firstIndex(where: { $0.filter == subscription.filter }) {
             subscriptions[index] = subscription
         } else {
             subscriptions.append(subscription)
         }
-        guard link == .up else { return .none }
-        return .send(subscription, noLocal: subscription.noLocal && protocolVersion == .v5)
+        return link == .up ? sendable(subscription) : nil
+    }
+
+    /// `subscription` as it goes out on the current connection: No Local only on MQTT 5. Send it
+    /// with `mosquitto_subscribe` (`mosquitto_subscribe_v5` with No Local), then
+    /// ``subscriptionSent(filter:messageID:)``.
+    private func sendable(_ subscription: Subscription) -> Subscription {
+        Subscription(filter: subscription.filter, qos: subscription.qos, noLocal: subscription.noLocal && protocolVersion == .v5)
     }
 
     mutating func subscriptionSent(filter: String, messageID: Int32) { subscriptionsAwaitingAcknowledgement[messageID] = filter }
@@ -265,8 +265,8 @@ struct MQTTConnectionStateMachine {
     /// inside it would let those older messages overwrite newer retained state.
     struct ConnectionSetup: Equatable {
         let sessionPresent: Bool
-        /// Send each (``SubscribeAction/send(_:noLocal:)``), in this order.
-        let subscriptions: [SubscribeAction]
+        /// Send each (as ``subscribeRequested(_:)`` returns them), in this order.
+        let subscriptions: [Subscription]
         /// Hand over each, in this order (``PublishAction/handOver(_:)``): the birth message, then
         /// what was buffered, in publish order.
         let messages: [MQTTMessage]
@@ -283,7 +283,7 @@ struct MQTTConnectionStateMachine {
         let (messages, dropped) = outgoing.drain()
         return ConnectionSetup(
             sessionPresent: sessionPresent,
-            subscriptions: subscriptions.map { .send($0, noLocal: $0.noLocal && protocolVersion == .v5) },
+            subscriptions: subscriptions.map(sendable),
             messages: (birth.map { [$0] } ?? []) + messages,
             droppedCount: dropped,
             protocolVersion: protocolVersion

@@ -147,11 +147,11 @@ extension MosquittoHandle {
     }
 
     /// Calls `mosquitto_subscribe`, or `mosquitto_subscribe_v5` with `MQTT_SUB_OPT_NO_LOCAL` when
-    /// `noLocal`, and returns the SUBSCRIBE's message id (nil without a connection: the next
-    /// connection setup sends it).
-    func subscribe(_ subscription: MQTTConnectionStateMachine.Subscription, noLocal: Bool, broker: String) throws(MQTTError) -> Int32? {
+    /// `subscription.noLocal`, and returns the SUBSCRIBE's message id (nil without a connection:
+    /// the next connection setup sends it).
+    func subscribe(_ subscription: MQTTConnectionStateMachine.Subscription, broker: String) throws(MQTTError) -> Int32? {
         var messageID: Int32 = 0
-        let result = noLocal
+        let result = subscription.noLocal
             ? mosquitto_subscribe_v5(pointer, &messageID, subscription.filter, Int32(subscription.qos), Int32(MQTT_SUB_OPT_NO_LOCAL.rawValue), nil)
             : mosquitto_subscribe(pointer, &messageID, subscription.filter, Int32(subscription.qos))
         switch result {

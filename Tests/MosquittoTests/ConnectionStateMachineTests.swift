@@ -167,8 +167,7 @@ struct ConnectionStateMachineTests {
             machine.connectionAcknowledged(sessionPresent: false, refusal: nil)
             let started = machine.connectionSetupStarting()
             let setup = try #require(started)
-            #expect(setup.subscriptions == [.send(.init(filter: "a/#", qos: 0, noLocal: true), noLocal: true),
-                                            .send(.init(filter: "b", qos: 0, noLocal: false), noLocal: false)])
+            #expect(setup.subscriptions == [.init(filter: "a/#", qos: 0, noLocal: true), .init(filter: "b", qos: 0, noLocal: false)])
             machine.subscriptionSent(filter: "a/#", messageID: 10)
             machine.subscriptionSent(filter: "b", messageID: 11)
             do {
@@ -256,14 +255,14 @@ struct ConnectionStateMachineTests {
         let subscription = Machine.Subscription(filter: "cmd/#", qos: 1, noLocal: true)
         do {
             let result = try machine.subscribeRequested(subscription)
-            #expect(result == .send(subscription, noLocal: true))
+            #expect(result == subscription)
         }
 
         var legacy = Machine(configuration: MQTTConfiguration(host: "pi", clientID: "node", protocolSetting: .v311))
         try connected(&legacy, at: start)
         do {
             let result = try legacy.subscribeRequested(subscription)
-            #expect(result == .send(subscription, noLocal: false))
+            #expect(result == .init(filter: "cmd/#", qos: 1, noLocal: false))
         }
     }
 
