@@ -12,11 +12,6 @@ public enum HardwareParts {
         public let buzzer: SimulatedLine
         public let led: SimulatedLine
         public let buttons: SimulatedButtons<TimerFDClock>
-
-        /// Presses a virtual button for `duration` seconds (from `<base>/sim/press`).
-        public func press(_ button: String, duration: TimeInterval) async {
-            try? await buttons.press(button == "stop" ? .stop : .snooze, duration: .seconds(duration))
-        }
     }
 
     /// The parts to use: GPIO when configured, else the simulation. In `auto` mode the simulation

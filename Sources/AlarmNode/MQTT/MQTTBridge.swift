@@ -1,3 +1,4 @@
+import AlarmHardware
 import AlarmKit
 import FoundationEssentials
 import Logging
@@ -23,7 +24,8 @@ public final class MQTTBridge: Service, Sendable {
     private let status: Mutex<NodeStatus>
     /// The ids the node holds, for clearing retained alarm topics that no longer exist.
     private let knownAlarms: Mutex<Set<UUID>>
-    private let onSimulatedPress: (@Sendable (SimulatedPress) -> Void)?
+    /// The virtual hardware in simulation mode, pressed from `<base>/sim/press`.
+    private let simulation: HardwareParts.Simulation?
     private let homeAssistant: HomeAssistantDiscovery
     private let announcesToHomeAssistant: Bool
     private let homeAssistantMirror: HomeAssistantMirror
@@ -42,9 +44,9 @@ public final class MQTTBridge: Service, Sendable {
     public var messagesSent: Int { sentCount.load(ordering: .relaxed) }
 
     /// A press of the virtual hardware, from `<base>/sim/press`.
-    public struct SimulatedPress: Sendable, Decodable {
-        public var button: String
-        public var duration: TimeInterval
+    private struct SimulatedPress: Decodable {
+        var button: String
+        var duration: TimeInterval
     }
 
     /// - Parameters:
@@ -52,12 +54,12 @@ public final class MQTTBridge: Service, Sendable {
     ///     status first on every connection.
     ///   - status: the initial status (version, start time, zone, authorization, problems, groups).
     ///   - groups: the groups whose commands the node takes as its own, `groups` of `status`.
-    ///   - onSimulatedPress: set in simulation mode: `<base>/sim/press` is then subscribed.
+    ///   - simulation: set in simulation mode: `<base>/sim/press` is then subscribed.
     ///   - homeAssistant: the discovery topics; `announcesToHomeAssistant` false removes the
     ///     node's entities instead of announcing them.
     public init(client: MQTTClient, topics: NodeTopics, nodeID: String, topicPrefix: String, node: LocalAlarmNode,
                 status: NodeStatus, knownAlarms: Set<UUID>, homeAssistant: HomeAssistantDiscovery, announcesToHomeAssistant: Bool,
-                onSimulatedPress: (@Sendable (SimulatedPress) -> Void)?, logger: Logger) {
+                simulation: HardwareParts.Simulation?, logger: Logger) {
         self.client = client
         self.topics = topics
         self.nodeID = nodeID
@@ -70,7 +72,7 @@ public final class MQTTBridge: Service, Sendable {
         self.announcesToHomeAssistant = announcesToHomeAssistant
         self.homeAssistantMirror = HomeAssistantMirror(discovery: homeAssistant)
         (sendingBursts, sending) = AsyncStream.makeStream(bufferingPolicy: .bufferingNewest(1))
-        self.onSimulatedPress = onSimulatedPress
+        self.simulation = simulation
         self.logger = logger
     }
 
@@ -170,7 +172,7 @@ public final class MQTTBridge: Service, Sendable {
         // subscription. Without No Local every document the node publishes would also come back
         // to it, one more message each way through the broker for every change.
         try client.subscribe(topics.alarmsFilter, qos: 1, noLocal: true)
-        if onSimulatedPress != nil { try client.subscribe(topics.simulatedPress, qos: 1) }
+        if simulation != nil { try client.subscribe(topics.simulatedPress, qos: 1) }
         if announcesToHomeAssistant { for filter in homeAssistant.commandTopics { try client.subscribe(filter, qos: 1) } }
         // The status is the client's birth message: it goes first on every connection, so that
         // subscribers hear the node is online before the events of what it did while away.
@@ -300,14 +302,15 @@ public final class MQTTBridge: Service, Sendable {
     private func handle(_ message: MQTTMessage) async {
         if let id = topics.alarmID(inTopic: message.topic) {
             clearIfStale(id, message)
-        } else if message.topic == topics.simulatedPress, let onSimulatedPress {
+        } else if message.topic == topics.simulatedPress, let simulation {
             guard let press = try? JSONDecoder().decode(SimulatedPress.self, from: Data(message.payload)),
-                  ["stop", "snooze"].contains(press.button), press.duration.isFinite, (0...60).contains(press.duration) else {
+                  let button = Button(rawValue: press.button), press.duration.isFinite, (0...60).contains(press.duration) else {
                 logger.warning("simulated press ignored: expected {\"button\":\"stop\"|\"snooze\",\"duration\":0.1}",
                                metadata: ["payload": "\(message.payloadString ?? "<binary>")"])
                 return
             }
-            onSimulatedPress(press)
+            // The press lasts `duration`: it runs beside the bridge, which keeps handling messages.
+            Task { try? await simulation.buttons.press(button, duration: .seconds(press.duration)) }
         } else if message.topic == homeAssistant.birthTopic, message.payloadString == "online" {
             logger.info("Home Assistant came online; announcing the node again")
             await announceToHomeAssistant()

@@ -77,20 +77,13 @@ public final class AlarmDaemon: Sendable {
             authorization: state.authorization, alarms: state.alarms.count, stateFileProblem: loaded.statusProblem,
             authorizationPrompt: configuration.hardware.promptDuration,
             groups: configuration.node.groups.isEmpty ? nil : configuration.node.groups)
-        var pressSimulatedButton: (@Sendable (MQTTBridge.SimulatedPress) -> Void)?
-        if let simulation {
-            pressSimulatedButton = { press in
-                // The press lasts `duration`: it runs beside the bridge, which keeps handling messages.
-                Task { await simulation.press(press.button, duration: press.duration) }
-            }
-        }
         let bridge = MQTTBridge(
             client: client, topics: topics, nodeID: configuration.node.id, topicPrefix: configuration.node.topicPrefix,
             node: node, status: status, knownAlarms: Set(state.alarms.map(\.id)),
             homeAssistant: HomeAssistantDiscovery(prefix: configuration.homeAssistant.prefix, topics: topics,
                                                   nodeID: configuration.node.id, version: AlarmdVersion.current),
             announcesToHomeAssistant: configuration.homeAssistant.discovery,
-            onSimulatedPress: pressSimulatedButton, logger: logger)
+            simulation: simulation, logger: logger)
         // The simulated hardware says on the terminal what a person would notice, once per change.
         var printShown: (@Sendable (HardwareShown) -> Void)?
         if simulation != nil {
