@@ -34,8 +34,7 @@ public final class AlarmDaemon: Sendable {
         configuration: NodeConfiguration, reload: @escaping @Sendable () throws -> NodeConfiguration, logger: Logger
     ) throws(StartupError) -> AlarmDaemon {
         let store = StateStore(directory: configuration.node.stateDirectory, logger: logger)
-        let loaded: StateStore.Loaded
-        do { loaded = try store.load() } catch { throw StartupError(error.message) }
+        let loaded = try store.load()
 
         let timeZoneSource = TimeZoneSource(configured: configuration.node.timeZone)
         let zoneName = timeZoneSource.currentZone

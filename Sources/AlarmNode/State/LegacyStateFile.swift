@@ -50,7 +50,7 @@ struct LegacyStateFile {
             return Contents(state: NodeState(), damaged: ([(path, reason)] + journal).map { ($0, $1, "the node started with no alarms") })
         }
         guard snapshot.schemaVersion <= 2 else {
-            throw StateStore.StateError(message: "\(path) was written by an unknown alarmd (schema \(snapshot.schemaVersion)): move it away to start empty")
+            throw StateStore.StateError("\(path) was written by an unknown alarmd (schema \(snapshot.schemaVersion)): move it away to start empty")
         }
         var alarms: [AlarmRecord] = []
         func store(_ record: AlarmRecord) {

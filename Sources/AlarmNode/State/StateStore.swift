@@ -62,11 +62,8 @@ public final class StateStore: Sendable {
         }
     }
 
-    /// Why the state cannot be used at all.
-    public struct StateError: Error, Sendable, CustomStringConvertible {
-        public var message: String
-        public var description: String { message }
-    }
+    /// Why the state cannot be used at all: the daemon cannot start with it.
+    public typealias StateError = StartupError
 
     /// Creates the directories if needed, takes the lock and reads the state (empty when there
     /// is none yet). A state kept in the single file of earlier versions is moved to this layout.
@@ -77,14 +74,14 @@ public final class StateStore: Sendable {
                                                         attributes: [.posixPermissions: 0o700])
             }
         } catch {
-            throw StateError(message: "cannot create the state directory \(directory): \(error.localizedDescription); set node.state-directory or --state-dir to a folder alarmd's user may write")
+            throw StateError("cannot create the state directory \(directory): \(error.localizedDescription); set node.state-directory or --state-dir to a folder alarmd's user may write")
         }
         do {
             let lock = try ExclusiveLock(path: directory + "/lock")
             saved.withLock { $0.lock = lock }
         } catch where error.code == EWOULDBLOCK {
-            throw StateError(message: "another alarmd is using the state in \(directory): stop it first (systemctl stop alarmd), or give this one another state directory")
-        } catch { throw StateError(message: "cannot lock the state directory \(directory): \(error)") }
+            throw StateError("another alarmd is using the state in \(directory): stop it first (systemctl stop alarmd), or give this one another state directory")
+        } catch { throw StateError("cannot lock the state directory \(directory): \(error)") }
         for folder in [directory, alarmsDirectory] {
             do {
                 try AtomicFile.removeLeftoverTemporaryFiles(in: folder)
@@ -167,7 +164,7 @@ public final class StateStore: Sendable {
             let names = try FileManager.default.contentsOfDirectory(atPath: alarmsDirectory)
             return names.filter { $0.hasSuffix(".json") && !$0.hasPrefix(".") }.sorted()
         } catch {
-            throw StateError(message: "cannot list the alarms in \(alarmsDirectory): \(error.localizedDescription); let alarmd's user read that folder")
+            throw StateError("cannot list the alarms in \(alarmsDirectory): \(error.localizedDescription); let alarmd's user read that folder")
         }
     }
 
@@ -175,7 +172,7 @@ public final class StateStore: Sendable {
         guard FileManager.default.fileExists(atPath: nodePath) else { return nil }
         guard let node: StoredNode = try read(nodePath, problems: &problems) else { return nil }
         guard node.schemaVersion <= StoredNode.currentSchemaVersion else {
-            throw StateError(message: "\(nodePath) was written by a newer alarmd (schema \(node.schemaVersion), this one reads \(StoredNode.currentSchemaVersion)): install the newer alarmd again, or move the state directory away to start empty")
+            throw StateError("\(nodePath) was written by a newer alarmd (schema \(node.schemaVersion), this one reads \(StoredNode.currentSchemaVersion)): install the newer alarmd again, or move the state directory away to start empty")
         }
         return node
     }
@@ -206,7 +203,7 @@ public final class StateStore: Sendable {
         do {
             aside = try AtomicFile.quarantine(path)
         } catch {
-            throw StateError(message: "the state file \(path) \(reason) and could not be kept aside (\(error)): move it away by hand")
+            throw StateError("the state file \(path) \(reason) and could not be kept aside (\(error)): move it away by hand")
         }
         logger.critical("state file damaged; kept aside", metadata: ["file": "\(path)", "reason": "\(reason)", "keptAs": "\(aside)"])
         problems.append("the state file \(path) \(reason); it was kept as \(aside) and \(consequence): look at it, then remove it")
@@ -218,7 +215,7 @@ public final class StateStore: Sendable {
         do {
             try save(contents.state)
         } catch {
-            throw StateError(message: "the state in \(legacy.path) could not be moved to one file per alarm (\(error)): free space on that file system, or let alarmd's user write \(directory)")
+            throw StateError("the state in \(legacy.path) could not be moved to one file per alarm (\(error)): free space on that file system, or let alarmd's user write \(directory)")
         }
         var problems: [String] = []
         for damage in contents.damaged {
@@ -233,7 +230,7 @@ public final class StateStore: Sendable {
         do {
             try legacy.retire()
         } catch {
-            throw StateError(message: "the state in \(legacy.path) was copied to one file per alarm, but the old file could not be renamed (\(error)): rename state.json and state.journal there to *.migrated by hand")
+            throw StateError("the state in \(legacy.path) was copied to one file per alarm, but the old file could not be renamed (\(error)): rename state.json and state.journal there to *.migrated by hand")
         }
     }
 }
