@@ -52,24 +52,25 @@ public final class MQTTBridge: Service, Sendable {
     /// - Parameters:
     ///   - client: configured with `topics.status` as its birth topic, which republishes the
     ///     status first on every connection.
+    ///   - configuration: the node's id and topics; its groups, whose commands the node takes as
+    ///     its own; Home Assistant's discovery, which when off removes the node's entities instead
+    ///     of announcing them.
     ///   - status: the initial status (version, start time, zone, authorization, problems, groups).
-    ///   - groups: the groups whose commands the node takes as its own, `groups` of `status`.
     ///   - simulation: set in simulation mode: `<base>/sim/press` is then subscribed.
-    ///   - homeAssistant: the discovery topics; `announcesToHomeAssistant` false removes the
-    ///     node's entities instead of announcing them.
-    public init(client: MQTTClient, topics: NodeTopics, nodeID: String, topicPrefix: String, node: LocalAlarmNode,
-                status: NodeStatus, knownAlarms: Set<UUID>, homeAssistant: HomeAssistantDiscovery, announcesToHomeAssistant: Bool,
-                simulation: HardwareParts.Simulation?, logger: Logger) {
+    public init(client: MQTTClient, configuration: NodeConfiguration, node: LocalAlarmNode, status: NodeStatus,
+                knownAlarms: Set<UUID>, simulation: HardwareParts.Simulation?, logger: Logger) {
+        let prefix = configuration.node.topicPrefix
         self.client = client
-        self.topics = topics
-        self.nodeID = nodeID
-        self.protectedTopics = IntentTopics(prefix: topicPrefix, node: nodeID)
-        self.groups = (status.groups ?? []).map { ($0, NodeTopics.group($0, prefix: topicPrefix)) }
+        self.topics = configuration.topics
+        self.nodeID = configuration.node.id
+        self.protectedTopics = IntentTopics(prefix: prefix, node: nodeID)
+        self.groups = configuration.node.groups.map { ($0, NodeTopics.group($0, prefix: prefix)) }
         self.node = node
         self.status = Mutex(status)
         self.knownAlarms = Mutex(knownAlarms)
-        self.homeAssistant = homeAssistant
-        self.announcesToHomeAssistant = announcesToHomeAssistant
+        self.homeAssistant = HomeAssistantDiscovery(prefix: configuration.homeAssistant.prefix, topics: topics, nodeID: nodeID,
+                                                    version: AlarmdVersion.current)
+        self.announcesToHomeAssistant = configuration.homeAssistant.discovery
         self.homeAssistantMirror = HomeAssistantMirror(discovery: homeAssistant)
         (sendingBursts, sending) = AsyncStream.makeStream(bufferingPolicy: .bufferingNewest(1))
         self.simulation = simulation

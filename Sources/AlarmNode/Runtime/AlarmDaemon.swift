@@ -63,26 +63,20 @@ public final class AlarmDaemon: Sendable {
                                   clock: SystemAlarmClock(sleepingOn: TimerFDClock()), clockTrusted: clockSynchronized, authorizationPrompt: effects,
                                   delegate: effects, logger: logger)
 
-        let topics = configuration.topics
         let started = Date()
-        let client: MQTTClient
-        do {
-            client = try MQTTClient(configuration: try mqttConfiguration(configuration, topics: topics, onlineSince: started), logger: logger)
-        } catch { throw StartupError("cannot set up the MQTT client: \(error)") }
-        let simulation = hardwareParts.simulation
         let status = NodeStatus(
             state: "online", version: AlarmdVersion.current, since: started, timeZone: timeZone.identifier,
             clockSynchronized: clockSynchronized,
             authorization: state.authorization, alarms: state.alarms.count, stateFileProblem: loaded.statusProblem,
             authorizationPrompt: configuration.hardware.promptDuration,
             groups: configuration.node.groups.isEmpty ? nil : configuration.node.groups)
-        let bridge = MQTTBridge(
-            client: client, topics: topics, nodeID: configuration.node.id, topicPrefix: configuration.node.topicPrefix,
-            node: node, status: status, knownAlarms: Set(state.alarms.map(\.id)),
-            homeAssistant: HomeAssistantDiscovery(prefix: configuration.homeAssistant.prefix, topics: topics,
-                                                  nodeID: configuration.node.id, version: AlarmdVersion.current),
-            announcesToHomeAssistant: configuration.homeAssistant.discovery,
-            simulation: simulation, logger: logger)
+        let client: MQTTClient
+        do {
+            client = try MQTTClient(configuration: try mqttConfiguration(configuration, onlineSince: started, groups: status.groups), logger: logger)
+        } catch { throw StartupError("cannot set up the MQTT client: \(error)") }
+        let simulation = hardwareParts.simulation
+        let bridge = MQTTBridge(client: client, configuration: configuration, node: node, status: status,
+                                knownAlarms: Set(state.alarms.map(\.id)), simulation: simulation, logger: logger)
         // The simulated hardware says on the terminal what a person would notice, once per change.
         var printShown: (@Sendable (HardwareShown) -> Void)?
         if simulation != nil {
@@ -91,7 +85,7 @@ public final class AlarmDaemon: Sendable {
         let hardware = NodeHardware(parts: hardwareParts.parts, node: node, configuration: configuration.hardware,
                                     publishEvent: { bridge.publish(event: $0) }, onShownChange: printShown, logger: logger)
         effects.attach(bridge: bridge, hardware: hardware)
-        if let simulation { SimulationDisplay.start(simulation, bridge: bridge, topics: topics) }
+        if let simulation { SimulationDisplay.start(simulation, bridge: bridge, topics: configuration.topics) }
 
         // Graceful shutdown runs from the last service to the first, each once the one after it
         // has returned: systemd hears STOPPING=1, the hardware goes off (and the simulation shows
@@ -123,7 +117,7 @@ public final class AlarmDaemon: Sendable {
         logger.info("alarmd stopped")
     }
 
-    private static func mqttConfiguration(_ configuration: NodeConfiguration, topics: NodeTopics, onlineSince: Date) throws(StartupError) -> MQTTConfiguration {
+    private static func mqttConfiguration(_ configuration: NodeConfiguration, onlineSince: Date, groups: [String]?) throws(StartupError) -> MQTTConfiguration {
         let broker = configuration.broker
         var password = broker.password
         if let file = broker.passwordFile {
@@ -138,7 +132,7 @@ public final class AlarmDaemon: Sendable {
             host: broker.host, port: broker.port, clientID: broker.clientID ?? "alarmd-\(configuration.node.id)",
             username: broker.username, password: password, tls: tls, keepAlive: broker.keepAlive,
             protocolSetting: broker.protocolSetting,
-            will: MQTTBridge.will(for: topics, onlineSince: onlineSince, groups: configuration.node.groups.isEmpty ? nil : configuration.node.groups),
-            birthTopic: topics.status, outgoingBufferLimit: broker.outgoingBufferLimit)
+            will: MQTTBridge.will(for: configuration.topics, onlineSince: onlineSince, groups: groups),
+            birthTopic: configuration.topics.status, outgoingBufferLimit: broker.outgoingBufferLimit)
     }
 }
