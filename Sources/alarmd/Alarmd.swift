@@ -123,7 +123,7 @@ extension Alarmd {
             }
             do {
                 let options = self.options
-                try await AlarmDaemon.build(configuration: configuration, reload: { try options.load() }, logger: logger).run()
+                try await AlarmDaemon.run(configuration: configuration, reload: { try options.load() }, logger: logger)
             } catch let error as StartupError {
                 logger.critical("cannot start", metadata: ["reason": "\(error.message)"])
                 throw ExitCode(1)

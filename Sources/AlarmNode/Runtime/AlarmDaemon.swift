@@ -14,25 +14,15 @@ public struct StartupError: Error, Sendable, CustomStringConvertible {
 }
 
 /// The daemon, wired: the node, its state file, MQTT, the hardware and the services that run
-/// them. `build` is the one place where the parts are put together.
-public final class AlarmDaemon: Sendable {
-    private let configuration: NodeConfiguration
-    private let simulation: HardwareParts.Simulation?
-    private let services: [any Service]
-    private let logger: Logger
-
-    private init(configuration: NodeConfiguration, simulation: HardwareParts.Simulation?,
-                 services: [any Service], logger: Logger) {
-        self.configuration = configuration
-        self.simulation = simulation
-        self.services = services
-        self.logger = logger
-    }
-
+/// them. `run` is the one place where the parts are put together.
+public enum AlarmDaemon {
+    /// Puts the parts together, then runs until SIGTERM or SIGINT and shuts down gracefully:
+    /// offline status published, buzzer and LED off. Throws ``StartupError`` when a part cannot
+    /// be made (nothing runs then).
     /// - Parameter reload: reads the configuration again (on SIGHUP).
-    public static func build(
+    public static func run(
         configuration: NodeConfiguration, reload: @escaping @Sendable () throws -> NodeConfiguration, logger: Logger
-    ) throws(StartupError) -> AlarmDaemon {
+    ) async throws {
         let store = StateStore(directory: configuration.node.stateDirectory, logger: logger)
         let loaded = try store.load()
 
@@ -101,12 +91,7 @@ public final class AlarmDaemon: Sendable {
             hardware,
             ServiceNotifierService(notifier: ServiceNotifier(), nodeAnswers: { _ = await node.withEngine { _ in true } }, logger: logger),
         ]
-        return AlarmDaemon(configuration: configuration, simulation: simulation, services: services, logger: logger)
-    }
 
-    /// Runs until SIGTERM or SIGINT, then shuts down gracefully: offline status published,
-    /// buzzer and LED off.
-    public func run() async throws {
         logger.info("alarmd starting", metadata: [
             "node": "\(configuration.node.id)", "broker": "\(configuration.broker.host):\(configuration.broker.port)",
             "stateDirectory": "\(configuration.node.stateDirectory)", "hardware": "\(simulation == nil ? "gpio" : "simulated")",
