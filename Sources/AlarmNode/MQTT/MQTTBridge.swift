@@ -229,11 +229,11 @@ public final class MQTTBridge: Service, Sendable {
                     let operation = command(inTopic: message.topic).flatMap { NodeCommand.Operation(rawValue: $0.operation) }
                     if [.schedule, .requestAuthorization].contains(operation), await node.authorizationState == .notDetermined {
                         // Scheduling while undetermined waits for the hardware prompt: not in line.
-                        group.addTask { self.answer(await self.submit(message)) }
+                        group.addTask { await self.runCommand(message) }
                     } else {
                         // Commands are applied in arrival order; each reply waits for its own
                         // write, without holding up the next command.
-                        answer(await submit(message))
+                        await runCommand(message)
                     }
                 case .message(let message):
                     await handle(message)
@@ -419,17 +419,10 @@ public final class MQTTBridge: Service, Sendable {
         if cleared { logger.info("cleared the retained topic of an alarm that no longer exists", metadata: ["alarmID": "\(id)"]) }
     }
 
-    /// A command applied (or refused), with where its reply goes.
-    private struct PendingReply: Sendable {
-        var operation: String
-        var outcome: Result<LocalAlarmNode.Submission, AlarmNodeError>
-        var route: NodeCommand.ReplyRoute?
-        /// For a group's command: the reply names the node.
-        var namesNode: Bool
-    }
-
-    /// Reads a command and applies it to the node, without waiting for the disk.
-    private func submit(_ message: MQTTMessage) async -> PendingReply {
+    /// Reads a command and applies it to the node, then answers it once its change is durable:
+    /// at once for a rejection or a read, else from the state writer's thread right after the
+    /// write (no task waits for it).
+    private func runCommand(_ message: MQTTMessage) async {
         let (operation, group) = command(inTopic: message.topic) ?? ("", nil)
         let decoded = NodeCommand.decode(operation: operation, payload: message.payload, responseTopic: message.responseTopic,
                                          correlationData: message.correlationData, group: group)
@@ -438,32 +431,22 @@ public final class MQTTBridge: Service, Sendable {
             logger.notice("command rejected", metadata: [
                 "operation": "\(operation)", "code": "\(rejection.error.code.rawValue)", "reason": "\(rejection.error.message)",
             ])
-            return PendingReply(operation: operation, outcome: .failure(rejection.error), route: rejection.replyRoute, namesNode: group != nil)
+            reply(.failure(.node(rejection.error)), to: rejection.replyRoute, namesNode: group != nil)
         case .success(let command):
             if let sentAt = command.sentAt, AlarmEngine.countdownOrigin(sentAt: sentAt, now: Date()) != sentAt {
                 logger.notice("the command's sentAt is too far from this node's clock: a countdown counts from its arrival; check the clocks (NTP)",
                               metadata: ["operation": "\(operation)", "sentAt": "\(AlarmJSON.string(from: sentAt))"])
             }
-            return PendingReply(operation: operation, outcome: .success(await node.submit(command.action, sentAt: command.sentAt)),
-                                route: command.replyRoute, namesNode: group != nil)
-        }
-    }
-
-    /// Answers a command once its change is durable: at once for a rejection or a read, else
-    /// from the state writer's thread right after the write (no task waits for it).
-    private func answer(_ pending: PendingReply) {
-        switch pending.outcome {
-        case .failure(let error):
-            reply(.failure(.node(error)), to: pending.route, namesNode: pending.namesNode)
-        case .success(let submission):
+            let submission = await node.submit(command.action, sentAt: command.sentAt)
+            let route = command.replyRoute
             // Encoded while the disk works: once the change is durable, it only has to be sent.
-            let prepared = replyMessage(submission.reply, to: pending.route, namesNode: pending.namesNode)
+            let prepared = replyMessage(submission.reply, to: route, namesNode: group != nil)
             node.whenDurable(submission) { [self] result in
                 if case .failure(let error) = result {
                     logger.notice("command refused", metadata: [
-                        "operation": "\(pending.operation)", "code": "\(error.code.rawValue)", "reason": "\(error.message)",
+                        "operation": "\(operation)", "code": "\(error.code.rawValue)", "reason": "\(error.message)",
                     ])
-                    reply(result, to: pending.route, namesNode: pending.namesNode)
+                    reply(result, to: route, namesNode: group != nil)
                 } else if let prepared { send(prepared) }
             }
         }
