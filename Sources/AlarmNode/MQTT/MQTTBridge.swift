@@ -77,14 +77,6 @@ public final class MQTTBridge: Service, Sendable {
         self.logger = logger
     }
 
-    /// The last-will message, retained on the status topic: `{"state":"offline","lastOnline":…}`
-    /// for a node whose online status began at `onlineSince`, with its groups (a requester still
-    /// counts it among the members).
-    public static func will(for topics: NodeTopics, onlineSince: Date, groups: [String]?) -> MQTTConfiguration.Will {
-        MQTTConfiguration.Will(topic: topics.status, payload: encode(NodeStatus.will(lastOnline: onlineSince, groups: groups)),
-                               qos: 1, retain: true)
-    }
-
     // MARK: Publishing
 
     /// Publishes what the engine's effects call for (documents, removals, events, intents) and

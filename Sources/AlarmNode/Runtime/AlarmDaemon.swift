@@ -117,7 +117,10 @@ public enum AlarmDaemon {
             host: broker.host, port: broker.port, clientID: broker.clientID ?? "alarmd-\(configuration.node.id)",
             username: broker.username, password: password, tls: tls, keepAlive: broker.keepAlive,
             protocolSetting: broker.protocolSetting,
-            will: MQTTBridge.will(for: configuration.topics, onlineSince: onlineSince, groups: groups),
+            // Retained on the status topic: `{"state":"offline","lastOnline":…}`, with the node's
+            // groups (a requester still counts it among the members).
+            will: MQTTConfiguration.Will(topic: configuration.topics.status,
+                                         payload: MQTTBridge.encode(NodeStatus.will(lastOnline: onlineSince, groups: groups))),
             birthTopic: configuration.topics.status, outgoingBufferLimit: broker.outgoingBufferLimit)
     }
 }
