@@ -115,7 +115,7 @@ public final class MQTTClient: Sendable {
             // A thread of its own: it blocks in poll(2) and in libmosquitto's connect calls.
             try startDedicatedThread(named: "mqtt-network") { [self] in runNetworkLoop() }
         } catch {
-            if case .finishEvents(let discarding) = state.withLock({ $0.machine.networkThreadFailedToStart() }) {
+            if let discarding = state.withLock({ $0.machine.networkThreadFailedToStart() }) {
                 finishEvents(discarding: discarding)
             }
             throw MQTTError(code: .outOfMemory, message: "the MQTT client for \(configuration.brokerAddress) could not start its network thread (\(error)); free memory or raise the process's thread limit, then connect again")

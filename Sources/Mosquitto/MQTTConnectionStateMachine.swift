@@ -107,20 +107,16 @@ struct MQTTConnectionStateMachine {
         }
     }
 
-    enum ThreadStartFailureAction: Equatable {
-        /// connect() may be called again.
-        case returnToIdle
-        /// A disconnect() came meanwhile and waits for a thread that never started: end it.
-        case finishEvents(discarding: Int)
-    }
-
-    mutating func networkThreadFailedToStart() -> ThreadStartFailureAction {
+    /// The network thread could not start. Returns nil when connect() may be called again; else a
+    /// disconnect() came meanwhile and waits for a thread that never started: finish the events,
+    /// discarding the returned number of buffered messages.
+    mutating func networkThreadFailedToStart() -> Int? {
         guard lifecycle == .stopping else {
             lifecycle = .idle
-            return .returnToIdle
+            return nil
         }
         lifecycle = .stopped
-        return .finishEvents(discarding: outgoing.count)
+        return outgoing.count
     }
 
     enum DisconnectAction: Equatable {
