@@ -14,6 +14,14 @@ struct RequestLineTests {
         #expect(try RequestLine(parsing: text) == .timer(duration: seconds, title: title))
     }
 
+    @Test("Two lines are refused, not made one timer titled with the second; a line break at the end is no second line")
+    func severalLines() throws {
+        let error = #expect(throws: HumanSyntaxError.self) { try RequestLine(parsing: "10m Tea\n07:00 Wake") }
+        #expect(error?.message.hasPrefix("the text holds several lines: write one timer or alarm at a time") == true)
+        #expect(try RequestLine(parsing: "10m Tea\n") == .timer(duration: 600, title: "Tea"))
+        #expect(try RequestLine(parsing: "\r\n10m Tea \r\n \n") == .timer(duration: 600, title: "Tea"))
+    }
+
     @Test("Alarms: a time of day, the days that follow, then the title")
     func alarms() throws {
         let weekdays = try WeekdayList.recurrence(["weekdays"])
