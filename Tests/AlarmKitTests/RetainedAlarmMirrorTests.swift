@@ -34,8 +34,47 @@ struct RetainedAlarmMirrorTests {
         #expect(ids(mirror.received(a, id: a.id, retained: false)) == [a.id, b.id, c.id])
         #expect(ids(mirror.received(b, id: b.id, retained: false)) == [a.id, b.id, c.id])
         #expect(ids(mirror.received(c, id: c.id, retained: false)) == [a.id, b.id, c.id])
-        // The replay has ended: a later status asks for nothing.
-        #expect(mirror.received(online, retained: false) == .init())
+        // A status that counts what came ends the replay; it asks for nothing more.
+        let later = mirror.received(online, retained: false)
+        #expect(ids(later) == [a.id, b.id, c.id] && !later.askForList)
+    }
+
+    @Test("An alarm removed while away goes with the node's list, not before it")
+    func removedWhileAwayStatusFirst() {
+        var mirror = RetainedAlarmMirror()
+        for doc in [a, b, c] { _ = mirror.received(doc, id: doc.id, retained: true) }
+        _ = mirror.received(online, retained: true)
+        mirror.subscriptionLost()
+        #expect(mirror.received(NodeStatus(state: "online", alarms: 2), retained: true).askForList)
+        _ = mirror.received(a, id: a.id, retained: false)
+        #expect(ids(mirror.received(b, id: b.id, retained: false)) == [a.id, b.id, c.id], "no shrink yet")
+        #expect(Set(mirror.replace(with: [a, b]).map(\.id)) == [a.id, b.id])
+    }
+
+    @Test("An alarm added during the replay does not end it early: none goes that still exists")
+    func addedDuringReplay() {
+        var mirror = RetainedAlarmMirror()
+        for doc in [a, b, c] { _ = mirror.received(doc, id: doc.id, retained: true) }
+        _ = mirror.received(online, retained: true)
+        mirror.subscriptionLost()
+        let d = Self.document()
+        _ = mirror.received(online, retained: true)
+        _ = mirror.received(a, id: a.id, retained: false)
+        _ = mirror.received(b, id: b.id, retained: false)
+        // d is scheduled meanwhile: its document comes before the status that counts it.
+        #expect(ids(mirror.received(d, id: d.id, retained: false)) == [a.id, b.id, c.id, d.id])
+        #expect(ids(mirror.received(NodeStatus(state: "online", alarms: 4), retained: false)) == nil)
+        #expect(ids(mirror.received(c, id: c.id, retained: false)) == [a.id, b.id, c.id, d.id])
+    }
+
+    @Test("A list asked for that does not come ends the replay with what came, removing nothing")
+    func listUnanswered() {
+        var mirror = RetainedAlarmMirror()
+        #expect(mirror.received(NodeStatus(state: "online", alarms: 2), retained: true).askForList)
+        #expect(mirror.received(a, id: a.id, retained: false).list == nil)
+        #expect(ids(mirror.listUnanswered()) == [a.id])
+        #expect(mirror.isKnown)
+        #expect(mirror.listUnanswered() == .init(), "nothing awaited any more")
     }
 
     @Test("A first subscription that comes between the status and the documents waits for them")
@@ -76,7 +115,7 @@ struct RetainedAlarmMirrorTests {
     func listAnswer() {
         var mirror = RetainedAlarmMirror()
         #expect(mirror.received(online, retained: true).askForList)
-        mirror.replace(with: [a, b, c])
+        _ = mirror.replace(with: [a, b, c])
         #expect(mirror.isKnown && mirror.documents.count == 3)
         #expect(mirror.received(online, retained: false) == .init())
     }

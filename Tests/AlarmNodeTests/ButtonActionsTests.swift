@@ -294,6 +294,10 @@ struct ButtonActionsTests {
         #expect(ButtonActions.plan(.snooze, .short, engine: engine, now: Self.at(70.5)).isEmpty, "meant for the alarm just stopped")
         #expect(ButtonActions.plan(.snooze, .short, engine: engine, now: Self.at(79.9)).isEmpty)
         #expect(ButtonActions.plan(.snooze, .short, engine: engine, now: Self.at(80)) == [.perform(.pause, id: Self.id(1))])
+        // The wall clock stepped back an hour just after the stop: the press is not blocked for that hour.
+        var stepped = engine
+        _ = stepped.wallClockStepped(by: -3600, now: Self.at(75 - 3600))
+        #expect(ButtonActions.plan(.snooze, .short, engine: stepped, now: Self.at(81 - 3600)) == [.perform(.pause, id: Self.id(1))])
     }
 
     @Test("A running timer: a short stop press does nothing, a long one cancels it")

@@ -18,12 +18,17 @@ public enum RequestLine: Hashable, Sendable {
         (durations 1s to 7d; days mon..sun, mon-fri, weekdays, weekends, daily)
         """
 
-    /// Reads one line; the words after the duration, time and days, or date are the title.
-    public init(parsing text: String) throws(HumanSyntaxError) {
-        // Two lines (a multi-line template in Home Assistant) would become one timer with the second as its title.
+    /// Refuses text of several lines (a multi-line template in Home Assistant): read as one, it
+    /// would become one timer with the second line as its title. Blank lines around one are fine.
+    public static func requireOneLine(_ text: String) throws(HumanSyntaxError) {
         guard text.split(whereSeparator: \.isNewline).filter({ !$0.allSatisfy(\.isWhitespace) }).count < 2 else {
             throw .unreadable("the text holds several lines: write one timer or alarm at a time (\(Self.acceptedForms))")
         }
+    }
+
+    /// Reads one line; the words after the duration, time and days, or date are the title.
+    public init(parsing text: String) throws(HumanSyntaxError) {
+        try Self.requireOneLine(text)
         let words = text.split(whereSeparator: \.isWhitespace).map(String.init)
         guard let first = words.first else { throw .unreadable("nothing to schedule: \(Self.acceptedForms)") }
         func title(after count: Int) -> String? { count < words.count ? words[count...].joined(separator: " ") : nil }

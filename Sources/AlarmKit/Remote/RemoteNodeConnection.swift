@@ -181,6 +181,8 @@ public final class RemoteNodeConnection: AlarmNodeConnection {
         var loop: Task<Void, Never>?
         var pending: [String: AwaitedAnswer<[UInt8]>] = [:]
         var mirror = RetainedAlarmMirror()
+        /// The `list` the mirror asked for, while it runs.
+        var listFetch: Task<Void, Never>?
         var closed = false
         /// Present until the first request, which alone waits for the node's status.
         var firstRequest: Void? = ()
@@ -252,8 +254,7 @@ public final class RemoteNodeConnection: AlarmNodeConnection {
         guard case .alarms(let documents) = try await request(.list, fields: [:]) else {
             throw AlarmNodeError.internal("the node answered list without alarms")
         }
-        state.withLock { $0.mirror.replace(with: documents) }
-        self.documents.sendIfChanged(documents)
+        // The mirror took the list in already, in order with the documents around it (`receive`).
         return documents
     }
 
@@ -290,10 +291,11 @@ public final class RemoteNodeConnection: AlarmNodeConnection {
 
     /// Disconnects and ends every stream.
     public func close() async {
-        let (client, loop, observers) = state.withLock { state in
+        let (client, loop, fetch, observers) = state.withLock { state in
             defer { (state.eventObservers, state.closed) = ([:], true) }
-            return (state.client, state.loop, Array(state.eventObservers.values))
+            return (state.client, state.loop, state.listFetch, Array(state.eventObservers.values))
         }
+        fetch?.cancel()
         await client?.disconnect()
         loop?.cancel()
         observers.forEach { $0.finish() }
@@ -367,6 +369,11 @@ public final class RemoteNodeConnection: AlarmNodeConnection {
 
     private func receive(_ message: MQTTMessage) {
         if message.topic == replyTopic {
+            // A list is applied here, before its requester wakes: applied later, it could
+            // overwrite a document that came after it.
+            if case .alarms(let list)? = try? NodeReply.decode(message.payload) {
+                documents.sendIfChanged(state.withLock { $0.mirror.replace(with: list) })
+            }
             guard let correlation = message.replyCorrelation,
                   let waiting = state.withLock({ $0.pending.removeValue(forKey: correlation) }) else { return }
             waiting.answer(message.payload)
@@ -380,13 +387,15 @@ public final class RemoteNodeConnection: AlarmNodeConnection {
             // The list first: an observer that waits for the status then finds it whole.
             if let list = outcome.list { documents.sendIfChanged(list) }
             if outcome.askForList {
-                // Off the message loop, which brings the answer. The documents may still come
-                // meanwhile: they end the replay as well.
-                Task { [weak self] in
+                // Off the message loop, which brings the answer; close() cancels it.
+                let fetch = Task { [weak self] in
                     do { _ = try await self?.fetchDocuments() } catch {
-                        self?.logger.debug("alarm list not fetched", metadata: ["error": "\(error)"])
+                        guard let self, !Task.isCancelled else { return }
+                        logger.warning("alarm list not fetched; showing the documents that came", metadata: ["error": "\(error)"])
+                        if let list = state.withLock({ $0.mirror.listUnanswered() }).list { documents.sendIfChanged(list) }
                     }
                 }
+                state.withLock { $0.listFetch = fetch }
             }
             statuses.send(status)
             // An offline status names no decision: the last known one stands.

@@ -6,10 +6,10 @@ import OrderedCollections
 ///
 /// The node publishes its status first on each connection and its documents after it, so a
 /// subscriber that comes in between (both reconnecting after a broker restart) gets the status
-/// before some of the documents. The status's `alarms` count says how many to wait for: the
-/// replay ends once that many are in, and the alarms not replayed by then (removed meanwhile) go.
-/// A status that finds documents missing also asks for a `list`: a broker may replay none to a
-/// wildcard subscription (RabbitMQ before 3.12), or none from another cluster node.
+/// before some of the documents. Such a status, which counts more alarms than came, asks the node
+/// for its `list`, whose answer ends the replay; meanwhile the list grows and never shrinks, and
+/// is known once as many documents came as the status counts. A broker may also replay no
+/// document to a wildcard subscription (RabbitMQ before 3.12), or none from another cluster node.
 struct RetainedAlarmMirror {
     private(set) var documents: OrderedDictionary<UUID, AlarmDocument> = [:]
     /// Whether the list is whole: since the first replay ended, or the first live change came
@@ -37,7 +37,9 @@ struct RetainedAlarmMirror {
     mutating func received(_ document: AlarmDocument?, id: UUID, retained: Bool) -> Outcome {
         documents[id] = document
         replayed?.insert(id)
-        if let awaited, replayedCount >= awaited { return endReplay() }
+        // As many as the status counted: whole, though an alarm added meanwhile may be among them,
+        // so none goes before the node's list (or a status that counts them) says which are gone.
+        if let awaited, replayedCount >= awaited { isKnown = true }
         // A live change where the broker replayed no status: the list stands from here on.
         if awaited == nil && !retained { isKnown = true }
         return Outcome(list: isKnown ? Array(documents.values) : nil)
@@ -47,27 +49,32 @@ struct RetainedAlarmMirror {
     mutating func received(_ status: NodeStatus, retained: Bool) -> Outcome {
         guard replayed != nil else { return Outcome() }
         if let count = status.alarms, status.isOnline {
-            if replayedCount >= count { return endReplay() }
+            if replayedCount >= count { return endReplay(pruning: true) }
             awaited = count
             defer { listAsked = true }
             return Outcome(askForList: !listAsked)
         }
         // An offline status (or one from a node that gives no count) ends the replay when retained.
-        if retained { return endReplay() }
+        if retained { return endReplay(pruning: true) }
         defer { isKnown = true }
         return Outcome(list: isKnown ? nil : Array(documents.values))
     }
 
     /// The node's answer to `list`: the whole list, which ends the replay.
-    mutating func replace(with list: [AlarmDocument]) {
+    mutating func replace(with list: [AlarmDocument]) -> [AlarmDocument] {
         documents = OrderedDictionary(uniqueKeysWithValues: list.map { ($0.id, $0) })
-        (replayed, awaited, isKnown) = (nil, nil, true)
+        return endReplay(pruning: false).list ?? []
+    }
+
+    /// The `list` asked for did not come: the replay ends with what came, removing nothing.
+    mutating func listUnanswered() -> Outcome {
+        awaited == nil ? Outcome() : endReplay(pruning: false)
     }
 
     private var replayedCount: Int { replayed?.count { documents[$0] != nil } ?? 0 }
 
-    private mutating func endReplay() -> Outcome {
-        if let replayed { documents = documents.filter { replayed.contains($0.key) } }
+    private mutating func endReplay(pruning: Bool) -> Outcome {
+        if pruning, let replayed { documents = documents.filter { replayed.contains($0.key) } }
         (replayed, awaited, isKnown) = (nil, nil, true)
         return Outcome(list: Array(documents.values))
     }

@@ -52,7 +52,8 @@ public enum ButtonActions {
                 return (record, countdown)
             }
             guard running.allSatisfy({ now.timeIntervalSince($0.countdown.startDate) >= repeatedPressWindow }),
-                  engine.lastAlertEnd.map({ now.timeIntervalSince($0) >= afterAlertWindow }) ?? true else { return [] }
+                  // A clock stepped back since the alert ended blocks nothing.
+                  engine.lastAlertEnd.map({ !(0..<afterAlertWindow).contains(now.timeIntervalSince($0)) }) ?? true else { return [] }
             let timers = running.filter { $0.record.isTimer && !$0.countdown.isSnooze }
             if let soonest = timers.min(by: { $0.countdown.fireDate < $1.countdown.fireDate }) {
                 return [.perform(.pause, id: soonest.record.id)]

@@ -326,10 +326,11 @@ public final class MQTTBridge: Service, Sendable {
     private func applyFromHomeAssistant(_ message: MQTTMessage) async -> @Sendable () async -> HomeAssistantScheduleResult {
         let line = message.payloadString ?? ""
         let words = line.split(whereSeparator: \.isWhitespace)
-        if words.first?.lowercased() == "cancel" {
-            return await cancelFromHomeAssistant(line, naming: words.dropFirst().joined(separator: " "))
-        }
         do throws(HumanSyntaxError) {
+            try RequestLine.requireOneLine(line)
+            if words.first?.lowercased() == "cancel" {
+                return await cancelFromHomeAssistant(line, naming: words.dropFirst().joined(separator: " "))
+            }
             let request = try RequestLine(parsing: line)
             let timeZone = await node.withEngine { $0.configuration.timeZone }
             let submission = await node.submit(.schedule(id: UUID(), configuration: try request.configuration(in: timeZone), group: nil),
