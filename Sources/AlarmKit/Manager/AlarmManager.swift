@@ -22,7 +22,7 @@ public final class AlarmManager: Sendable {
     public init(connection: any AlarmNodeConnection) { self.connection = connection }
 
     /// A manager for a node running in this process.
-    public convenience init(node: LocalAlarmNode) { self.init(connection: LocalNodeConnection(node: node)) }
+    public convenience init(node: LocalAlarmNode) { self.init(connection: node) }
 
     /// Schedules an alarm, or replaces the one with this id; returns it.
     ///
@@ -83,17 +83,7 @@ public final class AlarmManager: Sendable {
     }
 }
 
-/// The connection to a node in this process.
-struct LocalNodeConnection: AlarmNodeConnection {
-    let node: LocalAlarmNode
-
-    func schedule(id: UUID, configuration: AlarmManager.AlarmConfiguration<JSONValue>) async throws -> AlarmDocument {
-        try await node.schedule(id: id, configuration: configuration)
-    }
-
-    func perform(_ operation: AlarmOperation, id: UUID) async throws { try await node.perform(operation, id: id) }
-    func requestAuthorization() async throws -> AlarmManager.AuthorizationState { await node.requestAuthorization() }
-    func currentDocuments() throws -> [AlarmDocument] { node.documentUpdates.value }
-    var documentUpdates: Broadcast<[AlarmDocument]> { node.documentUpdates }
-    var authorizationUpdates: Broadcast<AlarmManager.AuthorizationState> { node.authorizationUpdates }
+/// A node in this process is its own connection.
+extension LocalAlarmNode: AlarmNodeConnection {
+    public nonisolated func currentDocuments() -> [AlarmDocument] { documentUpdates.value }
 }

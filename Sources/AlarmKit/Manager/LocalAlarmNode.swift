@@ -146,15 +146,9 @@ public actor LocalAlarmNode {
         }
     }
 
-    /// Carries out `operation` on alarm `id` once it is on disk; returns the alarm's document,
-    /// or nil when the operation removed it.
-    @discardableResult
-    public func perform(_ operation: AlarmOperation, id: UUID) async throws -> AlarmDocument? {
-        switch await waitUntilDurable(await submit(.alarm(operation, id: id))) {
-        case .alarm(let document): return document
-        case .failure(let failure): throw failure.error
-        default: return engine.document(for: id)
-        }
+    /// Carries out `operation` on alarm `id`; returns once the change is on disk.
+    public func perform(_ operation: AlarmOperation, id: UUID) async throws {
+        if case .failure(let failure) = await waitUntilDurable(await submit(.alarm(operation, id: id))) { throw failure.error }
     }
 
     /// The alert's secondary button for alarm `id` (snooze, or its custom intent).
