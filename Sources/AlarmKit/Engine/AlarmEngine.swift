@@ -127,15 +127,6 @@ public struct AlarmEngine: Sendable {
     /// The next instant at which `advance(to:)` has something to do, or nil when nothing is due.
     public var nextDeadline: Date? { soonestDeadline?.date }
 
-    /// The soonest `nextAlertDate` of any alarm (held ones too), or nil.
-    public var soonestAlertDate: Date? { records.values.compactMap(\.nextAlertDate).min() }
-
-    /// When the soonest running countdown (pre-alert, timer or snooze) ends, or nil.
-    public var soonestCountdownEnd: Date? { records.values.compactMap { $0.state == .countdown ? $0.nextAlertDate : nil }.min() }
-
-    /// True while at least one alarm alerts.
-    public var isAlerting: Bool { records.values.contains { $0.state == .alerting } }
-
     /// The alarms alerting now with their sounds, oldest alert first.
     /// Ties (alarms that began alerting at the same instant) come in scheduling order.
     public var alerting: [(id: UUID, sound: AlertConfiguration.AlertSound, since: Date)] {

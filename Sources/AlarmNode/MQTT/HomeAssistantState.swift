@@ -3,20 +3,21 @@ import FoundationEssentials
 
 /// What the Home Assistant sensors show, published retained on `<base>/ha/state`.
 public struct HomeAssistantState: Sendable, Hashable, Encodable {
-    /// When the next alarm alerts (the soonest `nextAlertDate`), or nil.
+    /// When the next alarm alerts (the soonest `nextAlertDate`, held alarms too), or nil.
     @InstantOrNull public var nextAlarm: Date?
     public var alerting: Bool
-    /// When the soonest running countdown ends, or nil.
+    /// When the soonest running countdown (pre-alert, timer or snooze) ends, or nil.
     @InstantOrNull public var countdownEnds: Date?
     /// How many alarms the node holds.
     public var alarms: Int
 
     /// What the engine holds now.
     public init(engine: AlarmEngine) {
-        nextAlarm = engine.soonestAlertDate
-        alerting = engine.isAlerting
-        countdownEnds = engine.soonestCountdownEnd
-        alarms = engine.records.count
+        let records = engine.records.values
+        nextAlarm = records.compactMap(\.nextAlertDate).min()
+        alerting = records.contains { $0.state == .alerting }
+        countdownEnds = records.compactMap { $0.state == .countdown ? $0.nextAlertDate : nil }.min()
+        alarms = records.count
     }
 }
 
