@@ -85,6 +85,10 @@ public actor LocalAlarmNode {
     private let stateWriter = DispatchQueue(label: "alarmkit.state-writer")
     /// True while the last write failed: what it held is in effect but not on disk.
     private let lastWriteFailed = Mutex(false)
+    /// An element each time a write fails (buffering one): the daemon then calls
+    /// ``saveAfterFailedWrite()`` until the state is saved.
+    public nonisolated let writeFailures: AsyncStream<Void>
+    private let writeFailed: AsyncStream<Void>.Continuation
 
     /// Every alarm's document, updated after every change.
     public nonisolated let documentUpdates: Broadcast<[AlarmDocument]>
@@ -115,6 +119,7 @@ public actor LocalAlarmNode {
         self.logger = logger
         self.documentUpdates = Broadcast(engine.documents)
         self.authorizationUpdates = Broadcast(state.authorization)
+        (writeFailures, writeFailed) = AsyncStream.makeStream(bufferingPolicy: .bufferingNewest(1))
     }
 
     // MARK: Reading
@@ -351,6 +356,7 @@ public actor LocalAlarmNode {
                 write.settle(nil)
             } catch {
                 self.lastWriteFailed.withLock { $0 = true }
+                self.writeFailed.yield()
                 logger.error("state not saved", metadata: ["error": "\(error)"])
                 write.settle(.internal("the node could not save its state (\(error)): the change is in effect but not on disk; it is saved as soon as a write succeeds (alarmd tries again every 5 s)"))
             }

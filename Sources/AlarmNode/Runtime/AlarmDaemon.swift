@@ -82,7 +82,7 @@ public enum AlarmDaemon {
         // it), then the bridge publishes offline, then the timer stops.
         let services: [any Service] = [
             NodeTimerService(node: node),
-            StateRetryService(node: node, writeFailures: effects.writeFailures),
+            StateRetryService(node: node),
             HeapReleaseService(bursts: bridge.sendingBursts, messagesSent: { bridge.messagesSent }),
             TimeKeeperService(node: node, bridge: bridge, timeZone: timeZoneSource, logger: logger),
             bridge,

@@ -7,25 +7,12 @@ import Synchronization
 final class NodeEffects: AlarmNodeDelegate, AuthorizationPrompt {
     private let store: StateStore
     private let outputs = Mutex<(bridge: MQTTBridge?, hardware: NodeHardware?)>((nil, nil))
-    /// An element each time a write fails, for ``StateRetryService``.
-    let writeFailures: AsyncStream<Void>
-    private let writeFailed: AsyncStream<Void>.Continuation
 
-    init(store: StateStore) {
-        self.store = store
-        (writeFailures, writeFailed) = AsyncStream.makeStream(bufferingPolicy: .bufferingNewest(1))
-    }
+    init(store: StateStore) { self.store = store }
 
     func attach(bridge: MQTTBridge, hardware: NodeHardware) { outputs.withLock { $0 = (bridge, hardware) } }
 
-    func persist(_ state: NodeState) throws {
-        do {
-            try store.save(state)
-        } catch {
-            writeFailed.yield()
-            throw error
-        }
-    }
+    func persist(_ state: NodeState) throws { try store.save(state) }
 
     func show(_ engine: AlarmEngine) { outputs.withLock { $0.hardware }?.show(engine) }
 

@@ -20,10 +20,9 @@ struct NodeTimerService: Service {
 /// Nothing runs while writes succeed.
 struct StateRetryService: Service {
     let node: LocalAlarmNode
-    let writeFailures: AsyncStream<Void>
 
     func run() async throws {
-        for await _ in writeFailures.cancelOnGracefulShutdown() {
+        for await _ in node.writeFailures.cancelOnGracefulShutdown() {
             do {
                 try await cancelWhenGracefulShutdown {
                     repeat {
