@@ -72,9 +72,8 @@ public actor LocalAlarmNode {
     private let delegate: (any AlarmNodeDelegate)?
     private let prompt: (any AuthorizationPrompt)?
     private let logger: Logger
-    private var sleeper: Task<Void, Never>?
-    /// The deadline the timer waits for, nil while it is not waiting.
-    private var sleepingUntil: Date?
+    /// The timer's wait and the deadline it waits for, nil while it is not waiting.
+    private var sleeping: (task: Task<Void, Never>, until: Date)?
     private var pendingPrompt: Task<AlarmManager.AuthorizationState, Never>?
     /// The newest write queued: a reply that changes nothing still waits for it, so that it
     /// never shows a change that is not on disk yet.
@@ -278,7 +277,7 @@ public actor LocalAlarmNode {
         advanceTime { engine, now in engine.wallClockStepped(by: offset, now: now) }
         // The clock's waits run on a monotonic clock: after a step the current one would end at
         // the wrong wall-clock time (too late after a forward step), even if no alarm changed.
-        sleeper?.cancel()
+        sleeping?.task.cancel()
     }
 
     /// Whether the wall clock can be trusted (see `AlarmEngine.isClockTrusted`).
@@ -309,10 +308,9 @@ public actor LocalAlarmNode {
                 guard (try? await clock.sleep(until: deadline)) != nil else { return }
                 self.advanceTime { engine, now in engine.advance(to: now) }
             }
-            sleeper = sleep
-            sleepingUntil = deadline
+            sleeping = (sleep, deadline)
             await withTaskCancellationHandler { await sleep.value } onCancel: { sleep.cancel() }
-            sleepingUntil = nil
+            sleeping = nil
         }
     }
 
@@ -381,7 +379,7 @@ public actor LocalAlarmNode {
         // Wake the timer to plan again only when the next deadline is now earlier than its wait:
         // a later one costs at most one wake-up with nothing due, and most changes (a pause, a
         // stop, a timer far off) leave the earliest deadline where it was.
-        if let sleepingUntil, let next = engine.nextDeadline, next < sleepingUntil { sleeper?.cancel() }
+        if let sleeping, let next = engine.nextDeadline, next < sleeping.until { sleeping.task.cancel() }
         return write
     }
 
