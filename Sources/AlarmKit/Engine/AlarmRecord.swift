@@ -63,18 +63,16 @@ public struct AlarmRecord: Identifiable, Sendable, Hashable {
         case paused(totalCountdownDuration: TimeInterval, previouslyElapsedDuration: TimeInterval)
         /// Alerting since `since`, for the alert that was due at `alertDate`.
         case alerting(since: Date, alertDate: Date)
-
-        public var state: Alarm.State {
-            switch self {
-            case .scheduled: .scheduled
-            case .countdown: .countdown
-            case .paused: .paused
-            case .alerting: .alerting
-            }
-        }
     }
 
-    public var state: Alarm.State { phase.state }
+    public var state: Alarm.State {
+        switch phase {
+        case .scheduled: .scheduled
+        case .countdown: .countdown
+        case .paused: .paused
+        case .alerting: .alerting
+        }
+    }
 
     /// When the alarm next alerts: nil while paused or alerting.
     public var nextAlertDate: Date? {
