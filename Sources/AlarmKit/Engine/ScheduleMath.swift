@@ -61,12 +61,6 @@ package func zeroPadded(_ value: Int, _ width: Int) -> String {
     return String(repeating: "0", count: max(0, width - digits.count)) + digits
 }
 
-/// One occurrence of a relative schedule: the local day it belongs to and the instant it alerts.
-public struct Occurrence: Sendable, Hashable, Codable {
-    public var day: LocalDay
-    public var date: Date
-}
-
 /// When schedules alert, with the daylight-saving rules of docs/time.md. Pure functions of their inputs.
 public enum ScheduleMath {
     /// The local day that `date` falls on in `timeZone`.
@@ -115,10 +109,11 @@ public enum ScheduleMath {
     }
 
     /// The first occurrence of `relative` strictly after `date` whose local day is later than
-    /// `lastDay` (the day of the occurrence that last alerted), or `nil` for an empty weekly set.
+    /// `lastDay` (the day of the occurrence that last alerted): the local day it belongs to and
+    /// the instant it alerts; `nil` for an empty weekly set.
     public static func nextOccurrence(
         of relative: Alarm.Schedule.Relative, after date: Date, lastDay: LocalDay? = nil, in timeZone: TimeZone
-    ) -> Occurrence? {
+    ) -> (day: LocalDay, date: Date)? {
         let weekdays: Set<Int> = switch relative.repeats {
         case .never: Set(0..<7)
         case .weekly(let days): Set(days.map(\.indexFromSunday))
@@ -131,7 +126,7 @@ public enum ScheduleMath {
             defer { day = day.adding(days: 1) }
             guard weekdays.contains(day.weekdayIndex) else { continue }
             let instant = instant(of: relative.time, on: day, in: timeZone)
-            if instant > date { return Occurrence(day: day, date: instant) }
+            if instant > date { return (day, instant) }
         }
         return nil
     }
