@@ -14,7 +14,6 @@ import Logging
 public struct JournalLogHandler: StoredMetadataLogHandler {
     public var logLevel: Logger.Level = .info
     public var metadata: Logger.Metadata = [:]
-    public var metadataProvider: Logger.MetadataProvider?
     private let label: String
     private let identifier: String
     private let journal: JournalSocket
@@ -37,9 +36,7 @@ public struct JournalLogHandler: StoredMetadataLogHandler {
     }
 
     public func log(event: LogEvent) {
-        var merged = metadata
-        if let provided = metadataProvider?.get() { merged.merge(provided) { _, new in new } }
-        if let explicit = event.metadata { merged.merge(explicit) { _, new in new } }
+        let merged = metadata.merging(event.metadata ?? [:]) { _, new in new }
         let sortedKeys = merged.keys.sorted()
         let text = ([event.message.description] + sortedKeys.map { "\($0)=\(merged[$0]!)" }).joined(separator: " ")
         var fields: [(String, String)] = [
