@@ -74,6 +74,7 @@ let package = Package(
             dependencies: [
                 "AlarmKit", "AlarmHardware", "GPIO", "LinuxSystem", "Mosquitto",
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "OrderedCollections", package: "swift-collections"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
                 .product(name: "TOMLKit", package: "TOMLKit"),

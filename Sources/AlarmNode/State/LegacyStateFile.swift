@@ -1,6 +1,7 @@
 import AlarmKit
 import FoundationEssentials
 import LinuxSystem
+import OrderedCollections
 
 /// Reads the state as alarmd 0.1 kept it, so that an upgrade keeps every alarm: a snapshot,
 /// `state.json` (`{"alarms":[…],"authorization":…,"journalGeneration":N,"schemaVersion":2}`), and
@@ -52,11 +53,7 @@ struct LegacyStateFile {
         guard snapshot.schemaVersion <= 2 else {
             throw StateStore.StateError("\(path) was written by an unknown alarmd (schema \(snapshot.schemaVersion)): move it away to start empty")
         }
-        var alarms: [AlarmRecord] = []
-        func store(_ record: AlarmRecord) {
-            if let index = alarms.firstIndex(where: { $0.id == record.id }) { alarms[index] = record } else { alarms.append(record) }
-        }
-        snapshot.alarms.forEach { store($0.record) }
+        var alarms = OrderedDictionary(snapshot.alarms.map { ($0.record.id, $0.record) }) { $1 }
         var authorization = snapshot.authorization
         var damaged: [(file: String, reason: String, consequence: String)] = []
         for (number, line) in journalLines(generation: snapshot.journalGeneration) {
@@ -65,11 +62,11 @@ struct LegacyStateFile {
                 break
             }
             guard change.generation == snapshot.journalGeneration else { break }
-            change.alarms.forEach { store($0.record) }
-            alarms.removeAll { change.removed.contains($0.id) }
+            change.alarms.forEach { alarms[$0.record.id] = $0.record }
+            alarms.removeAll { change.removed.contains($0.key) }
             authorization = change.authorization
         }
-        return Contents(state: NodeState(authorization: authorization, alarms: alarms), damaged: damaged)
+        return Contents(state: NodeState(authorization: authorization, alarms: Array(alarms.values)), damaged: damaged)
     }
 
     /// The journal's complete change lines, numbered from 2, when its header names `generation`.
