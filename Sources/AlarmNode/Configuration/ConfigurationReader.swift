@@ -323,8 +323,7 @@ public enum ConfigurationReader {
             guard let value = table[leaf(path)] else { return .absent }
             if let flag = value.bool, !flag { return .disabled }
             var result = defaults
-            if let offset = value.int { result.line = String(offset); return .line(result) }
-            if let name = value.string { result.line = name; return .line(result) }
+            if let line = value.int.map(String.init) ?? value.string { result.line = line; return .line(result) }
             guard let nested = value.table else {
                 problem(path, "must be a line offset, a line name, false, or { line = 17, active-low = true, bias = \"pull-up\" }")
                 return .absent
