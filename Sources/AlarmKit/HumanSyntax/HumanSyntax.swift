@@ -89,8 +89,7 @@ public struct LocalDateTime: Hashable, Sendable {
         let sign = text.first == "-" ? -1 : 1
         let digits = text.dropFirst().filter { $0 != ":" }
         guard digits.count == 2 || digits.count == 4, let value = number(digits[...]) else { return nil }
-        let hours = digits.count == 2 ? value : value / 100
-        let minutes = digits.count == 2 ? 0 : value % 100
+        let (hours, minutes) = digits.count == 2 ? (value, 0) : value.quotientAndRemainder(dividingBy: 100)
         guard hours <= 18, minutes < 60 else { return nil }
         return sign * (hours * 3600 + minutes * 60)
     }
