@@ -43,8 +43,7 @@ public struct GroupView: Codable, Sendable, Equatable {
             }
         }
         return holders.keys.sorted().map { name in
-            var views: [UUID: AlarmView] = [:]
-            var shown: [AlarmDocument] = []
+            var shown: [UUID: (document: AlarmDocument, view: AlarmView)] = [:]
             for (id, members) in holders[name]! {
                 let rank = { (member: (node: String, document: AlarmDocument, online: Bool)) in (member.online ? 0 : 1, member.document.state.urgency) }
                 let pick = members.min { rank($0) < rank($1) }!
@@ -54,10 +53,9 @@ public struct GroupView: Codable, Sendable, Equatable {
                 if Set(members.compactMap { nodes[$0.node]?.status?.timeZone }).count > 1 { view.nextAlert = view.nextAlert.map { "\($0) (\(zone.identifier))" } }
                 view.members = members.map { MemberView(node: $0.node, state: $0.online ? $0.document.state.rawValue : "offline") }
                 view.membersText = MemberView.text(view.members ?? [])
-                views[id] = view
-                shown.append(pick.document)
+                shown[id] = (pick.document, view)
             }
-            return GroupView(name: name, alarms: Rendering.displayOrder(shown, now: now).map { views[$0.id]! })
+            return GroupView(name: name, alarms: Rendering.displayOrder(shown.values.map(\.document), now: now).map { shown[$0.id]!.view })
         }
     }
 }
