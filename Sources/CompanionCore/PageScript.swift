@@ -46,8 +46,7 @@ extension PageAssets {
 
           function remainingOf(alarm) {
             const c = alarm.countdown;
-            if (c.fireDate) return seconds(Date.parse(c.fireDate) - now());
-            return seconds((c.total - c.elapsed) * 1000);
+            return seconds(c.fireDate ? Date.parse(c.fireDate) - now() : (c.total - c.elapsed) * 1000);
           }
 
           function element(tag, props = {}, children = []) {
@@ -262,8 +261,7 @@ extension PageAssets {
             if (body) headers["Content-Type"] = "application/json";
             const response = await fetch(url, { method: "POST", headers, body: body ? JSON.stringify(body) : undefined, credentials: "same-origin" });
             if (response.status === 401) { location.reload(); return null; }
-            let reply = null;
-            try { reply = await response.json(); } catch { /* not JSON */ }
+            const reply = await response.json().catch(() => null); // null when not JSON
             if (!response.ok || !reply || !reply.ok) {
               throw new Error(reply && reply.error ? reply.error.message : `the companion answered ${response.status}`);
             }

@@ -27,7 +27,6 @@ extension PageAssets {
         }
         .top { display: flex; align-items: baseline; justify-content: space-between; gap: 12px; margin-bottom: 10px; }
         .connection { margin: 0; color: var(--muted); font-size: .85rem; }
-        .unanswered { margin: 4px 0 0; color: var(--danger); font-size: .85rem; }
         .now { margin: 0; font-size: 1.6rem; font-weight: 600; font-variant-numeric: tabular-nums; }
         .connection.lost { color: var(--danger); font-weight: 600; }
         .nodes { display: grid; gap: 14px; }
@@ -50,11 +49,10 @@ extension PageAssets {
           border-left: 4px solid var(--tint, #888);
         }
         .alarm.stale { opacity: .55; border-left-color: var(--offline); }
-        .ring { grid-area: ring; width: 56px; height: 56px; }
         .ring circle { fill: none; stroke-width: 9; }
         .ring .track { stroke: #3a3a3c; }
         .ring .progress { stroke: var(--tint, #888); stroke-linecap: round; transform: rotate(-90deg); transform-origin: 50% 50%; }
-        .badge { grid-area: ring; width: 56px; height: 56px; }
+        .ring, .badge { grid-area: ring; width: 56px; height: 56px; }
         .badge-face { fill: color-mix(in srgb, var(--tint, #888) 22%, transparent); }
         .badge-hands { fill: none; stroke: var(--tint, #888); stroke-width: 8; stroke-linecap: round; stroke-linejoin: round; }
         .alarm.stale .ring .progress, .alarm.stale .badge-hands { stroke: var(--offline); }
@@ -65,7 +63,7 @@ extension PageAssets {
         .remaining.small { font-size: 1.35rem; }
         .detail { margin: 0; color: var(--muted); font-size: .8rem; }
         .buttons { grid-area: buttons; display: flex; flex-wrap: wrap; gap: 8px; justify-content: flex-end; }
-        .error { color: var(--danger); margin: 4px 0 0; font-size: .85rem; }
+        .error, .unanswered { color: var(--danger); margin: 4px 0 0; font-size: .85rem; }
         .error:empty { display: none; }
         .new-alarm { margin-top: 18px; padding: 12px; border-radius: 20px; background: var(--card); }
         .new-alarm > label { display: block; font-weight: 600; margin-bottom: 6px; }
