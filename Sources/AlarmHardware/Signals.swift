@@ -126,13 +126,8 @@ public enum LEDMode: String, OnOffSignal, Hashable {
         switch self {
         case .off: return (false, nil)
         case .on: return (true, nil)
-        case .slowBlink: return BuzzerPattern.slowBlink.level(after: elapsed)
-        case .fastBlink: return BuzzerPattern.fastBlink.level(after: elapsed)
+        case .slowBlink: return BuzzerPattern([.on(500), .off(500)]).level(after: elapsed)
+        case .fastBlink: return BuzzerPattern([.on(100), .off(100)]).level(after: elapsed)
         }
     }
-}
-
-extension BuzzerPattern {
-    fileprivate static let slowBlink = BuzzerPattern([.on(500), .off(500)])
-    fileprivate static let fastBlink = BuzzerPattern([.on(100), .off(100)])
 }
