@@ -39,13 +39,12 @@ struct MQTTConnectionStateMachine {
 
     /// `host:port`, for error messages.
     let broker: String
-    /// Reconnect waits, from ``MQTTConfiguration``.
-    private let reconnectDelay, maximumReconnectDelay, maximumDelayAfterShortConnections: Duration
+    /// The reconnect waits, the protocol setting and the birth topic.
+    private let configuration: MQTTConfiguration
     private(set) var lifecycle: Lifecycle = .idle
     private(set) var link: Link = .down
     /// The version the next connection attempt speaks, and the current connection speaks.
     private(set) var protocolVersion: MQTTProtocolVersion
-    private let protocolSetting: MQTTProtocolSetting
     /// A broker accepted a connection in ``protocolVersion``: it is kept for every reconnect.
     private(set) var protocolConfirmed = false
     /// The fallback to 3.1.1 came from a dropped MQTT 5 CONNECT, which may also have been a broker
@@ -60,7 +59,6 @@ struct MQTTConnectionStateMachine {
     /// delivered once the broker has acknowledged them all.
     private var connectedEventAwaitingSubscriptions: (sessionPresent: Bool, messageIDs: Set<Int32>)?
     private(set) var outgoing: OutgoingBuffer
-    private let birthTopic: String?
     /// The latest retained message published on `birthTopic`: the first message of every connection.
     private(set) var birth: MQTTMessage?
     /// Message ids of QoS 1 and 2 publishes handed to libmosquitto and not acknowledged yet.
@@ -77,13 +75,9 @@ struct MQTTConnectionStateMachine {
 
     init(configuration: MQTTConfiguration) {
         broker = configuration.brokerAddress
-        reconnectDelay = configuration.reconnectDelay
-        maximumReconnectDelay = configuration.maximumReconnectDelay
-        maximumDelayAfterShortConnections = configuration.maximumDelayAfterShortConnections
-        protocolSetting = configuration.protocolSetting
+        self.configuration = configuration
         protocolVersion = configuration.protocolSetting.firstVersion
         outgoing = OutgoingBuffer(limit: configuration.outgoingBufferLimit)
-        birthTopic = configuration.birthTopic
     }
 
     var isConnected: Bool { link == .up }
@@ -161,7 +155,7 @@ struct MQTTConnectionStateMachine {
 
     mutating func publishRequested(_ message: MQTTMessage) throws(MQTTError) -> PublishAction {
         guard !isClosing else { throw closedError }
-        let isBirth = message.retain && message.topic == birthTopic
+        let isBirth = message.retain && message.topic == configuration.birthTopic
         if isBirth { birth = message }
         guard link == .up else {
             // The birth message leaves first at the next connection, not from the buffer.
@@ -331,7 +325,7 @@ struct MQTTConnectionStateMachine {
         guard lifecycle != .stopping else { return .stopNetworkThread }
         let failure = recorded ?? failure
         defer { connectedAt = nil }
-        if protocolSetting == .auto, !protocolConfirmed {
+        if configuration.protocolSetting == .auto, !protocolConfirmed {
             // The link is down, so publish and subscribe do not call into libmosquitto meanwhile.
             let refused = failure.mosquittoCode == Int32(MQTT_RC_UNSUPPORTED_PROTOCOL_VERSION.rawValue)
             // Dropped: the broker closed the connection (or sent what cannot be read, such as a 3.1.1
@@ -351,7 +345,7 @@ struct MQTTConnectionStateMachine {
         }
         guard let connectedAt else {
             let failure = acknowledged ? failure : failure.withoutConnectionAcknowledgement(broker: broker)
-            let delay = backoffDelay(atMost: maximumReconnectDelay)
+            let delay = backoffDelay(atMost: configuration.maximumReconnectDelay)
             failedAttempts += 1
             let repeated = failure.message == lastReportedFailure
             lastReportedFailure = failure.message
@@ -368,12 +362,12 @@ struct MQTTConnectionStateMachine {
             warn = failedAttempts == Self.shortConnectionsBeforeWarning
         }
         lastReportedFailure = failure.message
-        let delay = backoffDelay(atMost: maximumDelayAfterShortConnections)
+        let delay = backoffDelay(atMost: configuration.maximumDelayAfterShortConnections)
         return .waitBeforeReconnect(delay, report: .connectionLost(warnAboutShortConnections: warn))
     }
 
     /// `reconnectDelay`, doubled for each failed attempt, at most `cap`.
-    private func backoffDelay(atMost cap: Duration) -> Duration { min(reconnectDelay * (1 << min(failedAttempts, 16)), cap) }
+    private func backoffDelay(atMost cap: Duration) -> Duration { min(configuration.reconnectDelay * (1 << min(failedAttempts, 16)), cap) }
 
     /// The wait after a failed round ended (or disconnect() cut it short); also right after a protocol
     /// fallback. Returns the version to reconnect in (`MOSQ_OPT_PROTOCOL_VERSION`, then
