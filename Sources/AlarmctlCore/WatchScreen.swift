@@ -137,12 +137,11 @@ public enum WatchScreen {
         if event.name == .button, case .string(let button)? = event.details["button"], case .string(let press)? = event.details["press"] {
             return (parts + [button, "\(press) press"]).joined(separator: "  ")
         }
-        let details = event.details.keys.sorted().compactMap { key -> String? in
-            switch event.details[key] {
-            case .number(let value)? where key == "late": value > 0 ? "late \(DurationText.format(value))" : nil
-            case .string(let value)?: "\(key) \(value)"
-            case let value?: "\(key) \(JSONOutput.line(value))"
-            case nil: key
+        let details = event.details.sorted { $0.key < $1.key }.compactMap { key, value -> String? in
+            switch value {
+            case .number(let late) where key == "late": late > 0 ? "late \(DurationText.format(late))" : nil
+            case .string(let text): "\(key) \(text)"
+            default: "\(key) \(JSONOutput.line(value))"
             }
         }
         return (parts + details).joined(separator: "  ")
