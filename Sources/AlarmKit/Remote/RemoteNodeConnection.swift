@@ -328,14 +328,13 @@ public final class RemoteNodeConnection: AlarmNodeConnection {
         // Registered before the request is sent, so that the quickest reply finds its waiter.
         let pending = AwaitedAnswer<[UInt8]>()
         state.withLock { $0.pending[correlation] = pending }
+        defer { state.withLock { _ = $0.pending.removeValue(forKey: correlation) } }
         do {
             try client.publish(message)
         } catch {
-            state.withLock { _ = $0.pending.removeValue(forKey: correlation) }
             throw AlarmNodeError.unavailable("the request could not be sent to node '\(settings.node)': \(error)")
         }
         let answer = await pending.wait(atMost: limit - asked.duration(to: .now)) { try await Task.sleep(for: $0) }
-        state.withLock { _ = $0.pending.removeValue(forKey: correlation) }
         guard let answer else {
             // Still buffered if the broker was never reached: then it must never be, as the caller hears it failed.
             client.withdrawUnsent { $0.correlationData == message.correlationData }
