@@ -18,11 +18,10 @@ public struct NodeTopics: Sendable, Hashable {
 
     /// The node id of a status topic under `prefix` (`<prefix>/<node>/status`), if `topic` is one.
     public static func nodeID(inStatusTopic topic: String, prefix: String = "alarmd") -> String? {
-        var levels = topic.split(separator: "/", omittingEmptySubsequences: false)
+        let levels = topic.split(separator: "/", omittingEmptySubsequences: false)
         guard levels.last == "status", levels.count >= 2 else { return nil }
-        levels.removeLast()
-        let node = String(levels.removeLast())
-        return levels.joined(separator: "/") == prefix && isValidNodeID(node) ? node : nil
+        let node = String(levels[levels.count - 2])
+        return levels.dropLast(2).joined(separator: "/") == prefix && isValidNodeID(node) ? node : nil
     }
 
     /// True for an MQTT topic name a node may publish to: 1 to `maxBytes` UTF-8 bytes, without
