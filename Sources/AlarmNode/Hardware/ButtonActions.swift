@@ -62,8 +62,7 @@ public enum ButtonActions {
                 guard record.isTimer, case .paused(let total, let elapsed) = record.phase else { return nil }
                 return (record.id, total - elapsed)
             }
-            if let soonest = paused.min(by: { $0.1 < $1.1 }) { return [.perform(.resume, id: soonest.0)] }
-            return []
+            return paused.min { $0.1 < $1.1 }.map { [.perform(.resume, id: $0.0)] } ?? []
         case (.stop, .long): return cancelTimers(engine: engine)
         case (.stop, .short): return []
         }
