@@ -49,10 +49,8 @@ struct ConfigurationOptions: ParsableArguments {
 
     /// The configuration file's settings with the command line's over them.
     func load() throws -> NodeConfiguration {
-        var configuration = NodeConfiguration()
-        if let path = config ?? (FileManager.default.fileExists(atPath: Self.defaultConfigurationPath) ? Self.defaultConfigurationPath : nil) {
-            configuration = try ConfigurationReader.read(path: path)
-        }
+        let path = config ?? (FileManager.default.fileExists(atPath: Self.defaultConfigurationPath) ? Self.defaultConfigurationPath : nil)
+        var configuration = try path.map(ConfigurationReader.read(path:)) ?? NodeConfiguration()
         if let broker {
             // The same reading as alarmctl's and AlarmManager's: HOST, HOST:PORT or [IPv6]:PORT.
             guard let (host, port) = RemoteNodeSettings.parseBroker(broker) else {
