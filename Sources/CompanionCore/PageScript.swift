@@ -216,8 +216,7 @@ extension PageAssets {
             // While the alert covers the page, only its own buttons (a card's Stop has the same key).
             const target = focused && (alertView.hidden ? document : alertList).querySelector(`[data-key="${CSS.escape(focused)}"]`);
             // A new alert, or one stopped of several, puts the focus on a Stop.
-            const stop = alertList.querySelector("button.stop");
-            if (!alertView.hidden && (wasHidden || !target)) { if (stop) stop.focus(); }
+            if (!alertView.hidden && (wasHidden || !target)) alertList.querySelector("button.stop")?.focus();
             else if (target) target.focus();
             announceChanges(owners);
             tick();
