@@ -35,8 +35,7 @@ public struct GroupView: Codable, Sendable, Equatable {
     /// scheduled), so that an alert on one member is never hidden behind another's snooze.
     static func groups(of nodes: [String: KnownNode], now: Date) -> [GroupView] {
         var holders: [String: [UUID: [(node: String, document: AlarmDocument, online: Bool)]]] = [:]
-        for node in nodes.keys.sorted() {
-            let known = nodes[node]!
+        for (node, known) in nodes.sorted(by: { $0.key < $1.key }) {
             for document in known.documents {
                 guard let group = document.group else { continue }
                 holders[group, default: [:]][document.id, default: []].append((node, document, known.isOnline))
