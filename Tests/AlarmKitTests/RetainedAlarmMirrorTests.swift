@@ -72,7 +72,9 @@ struct RetainedAlarmMirrorTests {
         var mirror = RetainedAlarmMirror()
         #expect(mirror.received(NodeStatus(state: "online", alarms: 2), retained: true).askForList)
         #expect(mirror.received(a, id: a.id, retained: false).list == nil)
+        #expect(mirror.isMissingDocuments)
         #expect(ids(mirror.listUnanswered()) == [a.id])
+        #expect(!mirror.isMissingDocuments)
         #expect(mirror.isKnown)
         #expect(mirror.listUnanswered() == .init(), "nothing awaited any more")
     }

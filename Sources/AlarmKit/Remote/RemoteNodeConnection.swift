@@ -321,7 +321,7 @@ public final class RemoteNodeConnection: AlarmNodeConnection {
         let asked = ContinuousClock.now
         let isFirst = state.withLock { $0.firstRequest.take() != nil }
         let status = isFirst ? await status(within: min(settings.timeout / 2, .seconds(2))) : statuses.value
-        if let status, !status.isOnline { throw unavailableError(operation, client: client, waited: .zero) }
+        if let status, !status.isOnline { throw offlineError }
         let correlation = UUID().uuidString
         let message = MQTTMessage.command(topic: topics.command(operation), fields: fields, replyTopic: replyTopic, correlation: correlation)
         let limit = NodeStatus.replyWait(status, mayPrompt: mayPrompt, brokerReachable: client.isConnected, timeout: settings.timeout)
@@ -353,13 +353,15 @@ public final class RemoteNodeConnection: AlarmNodeConnection {
         }
     }
 
+    private var offlineError: AlarmNodeError {
+        .unavailable("node '\(settings.node)' is offline: start alarmd on it, or check the node name (\(settings.name(of: .node)))")
+    }
+
     private func unavailableError(_ operation: NodeCommand.Operation, client: MQTTClient, waited: Duration) -> AlarmNodeError {
         if !client.isConnected {
             return .unavailable(client.connectionProblem.map(settings.connectionProblemMessage) ?? settings.brokerNotConnectedMessage(waited: waited))
         }
-        if let status = statuses.value, !status.isOnline {
-            return .unavailable("node '\(settings.node)' is offline: start alarmd on it, or check the node name (\(settings.name(of: .node)))")
-        }
+        if let status = statuses.value, !status.isOnline { return offlineError }
         // Only a schedule is safe to send again as it was; the others may find the alarm changed.
         let retry = operation == .schedule ? "so retry a schedule with the same id (which then changes nothing)" : "so look at the alarm before you retry"
         return .unavailable("node '\(settings.node)' did not answer within \(waited): it may still carry the request out, \(retry); "
@@ -390,8 +392,11 @@ public final class RemoteNodeConnection: AlarmNodeConnection {
                 let fetch = Task { [weak self] in
                     do { _ = try await self?.fetchDocuments() } catch {
                         guard let self, !Task.isCancelled else { return }
-                        logger.warning("alarm list not fetched; showing the documents that came", metadata: ["error": "\(error)"])
-                        if let list = state.withLock({ $0.mirror.listUnanswered() }).list { documents.sendIfChanged(list) }
+                        let (missing, outcome) = state.withLock { ($0.mirror.isMissingDocuments, $0.mirror.listUnanswered()) }
+                        // Only documents missing make it worth a warning (alarmctl watch shows warnings).
+                        logger.log(level: missing ? .warning : .debug, "alarm list not fetched; showing the documents that came",
+                                   metadata: ["error": "\(error)"])
+                        if let list = outcome.list { documents.sendIfChanged(list) }
                     }
                 }
                 state.withLock { $0.listFetch = fetch }

@@ -71,6 +71,9 @@ struct RetainedAlarmMirror {
         awaited == nil ? Outcome() : endReplay(pruning: false)
     }
 
+    /// Whether a status counted more alarms than have come.
+    var isMissingDocuments: Bool { awaited.map { replayedCount < $0 } ?? false }
+
     private var replayedCount: Int { replayed?.count { documents[$0] != nil } ?? 0 }
 
     private mutating func endReplay(pruning: Bool) -> Outcome {
