@@ -17,9 +17,9 @@ struct RetainedAlarmMirror {
     private(set) var isKnown = false
     /// The alarms that came since the subscription, until its replay ends.
     private var replayed: Set<UUID>? = []
-    /// The `alarms` count of a status that came before all the documents did.
+    /// The `alarms` count of a status that came before all the documents did; the first such
+    /// status of a replay asks for the list.
     private var awaited: Int?
-    private var listAsked = false
 
     /// What a message changes: the list to publish (nil when it is not whole, or unchanged), and
     /// whether to ask the node for its list.
@@ -30,7 +30,7 @@ struct RetainedAlarmMirror {
 
     /// The connection was lost: the next subscription replays everything again.
     mutating func subscriptionLost() {
-        (replayed, awaited, listAsked) = ([], nil, false)
+        (replayed, awaited) = ([], nil)
     }
 
     /// An alarm's document (nil: an empty payload, the alarm removed) came.
@@ -50,9 +50,8 @@ struct RetainedAlarmMirror {
         guard replayed != nil else { return Outcome() }
         if let count = status.alarms, status.isOnline {
             if replayedCount >= count { return endReplay(pruning: true) }
-            awaited = count
-            defer { listAsked = true }
-            return Outcome(askForList: !listAsked)
+            defer { awaited = count }
+            return Outcome(askForList: awaited == nil)
         }
         // An offline status (or one from a node that gives no count) ends the replay when retained.
         if retained { return endReplay(pruning: true) }
