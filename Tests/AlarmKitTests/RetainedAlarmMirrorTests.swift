@@ -12,6 +12,15 @@ struct RetainedAlarmMirrorTests {
                       presentationState: nil, nextAlertDate: nil)
     }
 
+    /// A mirror that knew a, b and c, then lost its connection.
+    func knewThreeThenLost() -> RetainedAlarmMirror {
+        var mirror = RetainedAlarmMirror()
+        for doc in [a, b, c] { _ = mirror.received(doc, id: doc.id, retained: true) }
+        _ = mirror.received(online, retained: true)
+        mirror.subscriptionLost()
+        return mirror
+    }
+
     func ids(_ outcome: RetainedAlarmMirror.Outcome) -> Set<UUID>? { outcome.list.map { Set($0.map(\.id)) } }
 
     @Test("The documents, then the status: the list is whole at the status")
@@ -24,10 +33,7 @@ struct RetainedAlarmMirrorTests {
 
     @Test("After a broker restart the status comes before the documents: the list never shrinks meanwhile")
     func statusBeforeDocuments() {
-        var mirror = RetainedAlarmMirror()
-        for doc in [a, b, c] { _ = mirror.received(doc, id: doc.id, retained: true) }
-        _ = mirror.received(online, retained: true)
-        mirror.subscriptionLost()
+        var mirror = knewThreeThenLost()
         // The node published its status, not yet its documents, when this subscription came.
         let status = mirror.received(online, retained: true)
         #expect(status.list == nil && status.askForList)
@@ -41,10 +47,7 @@ struct RetainedAlarmMirrorTests {
 
     @Test("An alarm removed while away goes with the node's list, not before it")
     func removedWhileAwayStatusFirst() {
-        var mirror = RetainedAlarmMirror()
-        for doc in [a, b, c] { _ = mirror.received(doc, id: doc.id, retained: true) }
-        _ = mirror.received(online, retained: true)
-        mirror.subscriptionLost()
+        var mirror = knewThreeThenLost()
         #expect(mirror.received(NodeStatus(state: "online", alarms: 2), retained: true).askForList)
         _ = mirror.received(a, id: a.id, retained: false)
         #expect(ids(mirror.received(b, id: b.id, retained: false)) == [a.id, b.id, c.id], "no shrink yet")
@@ -53,10 +56,7 @@ struct RetainedAlarmMirrorTests {
 
     @Test("An alarm added during the replay does not end it early: none goes that still exists")
     func addedDuringReplay() {
-        var mirror = RetainedAlarmMirror()
-        for doc in [a, b, c] { _ = mirror.received(doc, id: doc.id, retained: true) }
-        _ = mirror.received(online, retained: true)
-        mirror.subscriptionLost()
+        var mirror = knewThreeThenLost()
         let d = Self.document()
         _ = mirror.received(online, retained: true)
         _ = mirror.received(a, id: a.id, retained: false)
@@ -93,10 +93,7 @@ struct RetainedAlarmMirrorTests {
 
     @Test("An alarm removed while the subscriber was away goes when the replay ends")
     func removedMeanwhile() {
-        var mirror = RetainedAlarmMirror()
-        for doc in [a, b, c] { _ = mirror.received(doc, id: doc.id, retained: true) }
-        _ = mirror.received(online, retained: true)
-        mirror.subscriptionLost()
+        var mirror = knewThreeThenLost()
         for doc in [a, b] { _ = mirror.received(doc, id: doc.id, retained: true) }
         #expect(ids(mirror.received(NodeStatus(state: "online", alarms: 2), retained: true)) == [a.id, b.id])
     }

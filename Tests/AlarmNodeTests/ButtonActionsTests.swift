@@ -52,6 +52,15 @@ struct ButtonActionsTests {
             now: at(0))
     }
 
+    /// A timer (id 1) of `duration` seconds from 0 s, and a one-shot alarm (id 2) ringing since 60 s.
+    static func timerBesideARingingAlarm(timer duration: TimeInterval) throws -> AlarmEngine {
+        var engine = engine()
+        try timer(&engine, id(1), duration)
+        try alarm(&engine, id(2), alertAt: 60)
+        _ = engine.advance(to: at(60))
+        return engine
+    }
+
     static func engine() -> AlarmEngine {
         AlarmEngine(configuration: EngineConfiguration(timeZone: TimeZone(identifier: "UTC")!))
     }
@@ -271,10 +280,7 @@ struct ButtonActionsTests {
 
     @Test("Snooze pressed twice while another countdown ends sooner: the second press pauses nothing")
     func doublePressAfterSnoozeBesideASoonerTimer() throws {
-        var engine = Self.engine()
-        try Self.timer(&engine, Self.id(1), 100)
-        try Self.alarm(&engine, Self.id(2), alertAt: 60)
-        _ = engine.advance(to: Self.at(60))
+        var engine = try Self.timerBesideARingingAlarm(timer: 100)
         _ = try Self.carryOut(ButtonActions.plan(.snooze, .short, engine: engine, now: Self.at(61)), on: &engine, at: 61)
         #expect(Self.state(engine, Self.id(2)) == .countdown, "snoozed for 5 minutes; the timer ends sooner")
         #expect(ButtonActions.plan(.snooze, .short, engine: engine, now: Self.at(61.6)).isEmpty, "the same press again")
@@ -285,10 +291,7 @@ struct ButtonActionsTests {
 
     @Test("Snooze pressed just after a stop, by hand or from Home Assistant, pauses no other timer")
     func snoozeJustAfterAStop() throws {
-        var engine = Self.engine()
-        try Self.timer(&engine, Self.id(1), 600)
-        try Self.alarm(&engine, Self.id(2), alertAt: 60)
-        _ = engine.advance(to: Self.at(60))
+        var engine = try Self.timerBesideARingingAlarm(timer: 600)
         _ = try Self.carryOut(ButtonActions.plan(.stop, .short, engine: engine, now: Self.at(70)), on: &engine, at: 70)
         #expect(Self.state(engine, Self.id(2)) == nil, "stopped")
         #expect(ButtonActions.plan(.snooze, .short, engine: engine, now: Self.at(70.5)).isEmpty, "meant for the alarm just stopped")
