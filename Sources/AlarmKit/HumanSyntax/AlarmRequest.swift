@@ -11,12 +11,8 @@ public enum AlarmRequest {
     public static func timer(
         duration: TimeInterval, title: String?, snooze: TimeInterval?, sound: String?
     ) throws(HumanSyntaxError) -> AlarmManager.AlarmConfiguration<JSONValue> {
-        let configuration = AlarmManager.AlarmConfiguration<JSONValue>(
-            countdownDuration: .init(preAlert: duration, postAlert: snooze),
-            attributes: attributes(title: title ?? "Timer", secondaryButton: .repeatButton, tint: .orange),
-            sound: sound.map { .named($0) } ?? .default)
-        try validate(configuration)
-        return configuration
+        try configuration(countdown: .init(preAlert: duration, postAlert: snooze), schedule: nil,
+                          title: title ?? "Timer", secondaryButton: .repeatButton, tint: .orange, sound: sound)
     }
 
     /// An alarm on `schedule`. `snooze` nil means no Snooze button; `preAlert` starts a countdown
@@ -32,29 +28,28 @@ public enum AlarmRequest {
             throw .refused(part: .date, reason: "\(ScheduleMath.localText(of: date, in: timeZone)) has passed (it is \(ScheduleMath.localText(of: shown, in: timeZone)))")
         }
         let countdown = snooze == nil && preAlert == nil ? nil : Alarm.CountdownDuration(preAlert: preAlert, postAlert: snooze)
-        let configuration = AlarmManager.AlarmConfiguration<JSONValue>(
-            countdownDuration: countdown,
-            schedule: schedule,
-            attributes: attributes(title: title ?? "Alarm", secondaryButton: snooze == nil ? nil : .snoozeButton, tint: .blue),
-            sound: sound.map { .named($0) } ?? .default)
-        try validate(configuration)
-        return configuration
+        return try configuration(countdown: countdown, schedule: schedule, title: title ?? "Alarm",
+                                 secondaryButton: snooze == nil ? nil : .snoozeButton, tint: .blue, sound: sound)
     }
 
-    private static func attributes(title: String, secondaryButton: AlarmButton?, tint: Color) -> AlarmAttributes<JSONValue> {
+    /// The configuration with these titles and buttons, checked by the node's own checks (docs/mqtt.md,
+    /// "Lifecycle") before sending, so that mistakes show early.
+    private static func configuration(
+        countdown: Alarm.CountdownDuration?, schedule: Alarm.Schedule?, title: String, secondaryButton: AlarmButton?, tint: Color,
+        sound: String?
+    ) throws(HumanSyntaxError) -> AlarmManager.AlarmConfiguration<JSONValue> {
         let alert = AlarmPresentation.Alert(
             title: title, secondaryButton: secondaryButton, secondaryButtonBehavior: secondaryButton == nil ? nil : .countdown)
         let presentation = AlarmPresentation(
             alert: alert,
             countdown: .init(title: title, pauseButton: .pauseButton),
             paused: .init(title: title, resumeButton: .resumeButton))
-        return AlarmAttributes(presentation: presentation, tintColor: tint)
-    }
-
-    /// The node's own checks (docs/mqtt.md, "Lifecycle"), run before sending so that mistakes show early.
-    private static func validate(_ configuration: AlarmManager.AlarmConfiguration<JSONValue>) throws(HumanSyntaxError) {
+        let configuration = AlarmManager.AlarmConfiguration<JSONValue>(
+            countdownDuration: countdown, schedule: schedule, attributes: AlarmAttributes(presentation: presentation, tintColor: tint),
+            sound: sound.map { .named($0) } ?? .default)
         do {
             try configuration.validate(now: Date())
+            return configuration
         } catch {
             switch error {
             case .invalidConfiguration(let field, let reason) where field.hasSuffix("title"):
