@@ -106,13 +106,10 @@ extension Alarmctl {
             try await output.run { () async throws(AlarmctlError) in
                 let expression = try AlarmctlError.reading { () throws(HumanSyntaxError) in try ScheduleExpression.parse(when) }
                 if noSnooze, snooze != nil { throw .usage("--snooze and --no-snooze exclude each other: choose one") }
-                let snoozeSeconds = noSnooze
-                    ? nil
-                    : try AlarmctlError.reading { () throws(HumanSyntaxError) in
-                        try snooze.map { text throws(HumanSyntaxError) in try DurationArgument.seconds(text, option: "--snooze") }
-                    } ?? AlarmRequest.defaultAlarmSnooze
-                let preAlertSeconds = try AlarmctlError.reading { () throws(HumanSyntaxError) in
-                    try preAlert.map { text throws(HumanSyntaxError) in try DurationArgument.seconds(text, option: "--pre-alert") }
+                let (snoozeSeconds, preAlertSeconds) = try AlarmctlError.reading { () throws(HumanSyntaxError) in
+                    (noSnooze ? nil : try snooze.map { text throws(HumanSyntaxError) in try DurationArgument.seconds(text, option: "--snooze") }
+                        ?? AlarmRequest.defaultAlarmSnooze,
+                     try preAlert.map { text throws(HumanSyntaxError) in try DurationArgument.seconds(text, option: "--pre-alert") })
                 }
                 let id = try alert.alarmID()
                 let configuration = { (timeZone: TimeZone) throws(AlarmctlError) in
