@@ -74,17 +74,11 @@ public final class AwaitedAnswer<Value: Sendable>: Sendable {
     /// Ends the wait: a waiter resumes with nil, and later answers are refused. An answer
     /// already accepted stays, for the waiter to take: whoever gave it was told it was taken.
     private func end() {
-        let waiter: CheckedContinuation<Value?, Never>? = state.withLock { state in
-            switch state {
-            case .open:
-                state = .over
-                return nil
-            case .waiting(let waiter):
-                state = .over
-                return waiter
-            case .answered, .over:
-                return nil
-            }
+        let waiter = state.withLock { state -> CheckedContinuation<Value?, Never>? in
+            if case .answered = state { return nil }
+            defer { state = .over }
+            if case .waiting(let waiter) = state { return waiter }
+            return nil
         }
         waiter?.resume(returning: nil)
     }
