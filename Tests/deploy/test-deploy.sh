@@ -332,6 +332,12 @@ if unit_has "ProtectClock=(yes|true|1|on)" || unit_has "PrivateDevices=(yes|true
 else
     pass "the unit has neither ProtectClock= (blocks the read-only adjtimex) nor PrivateDevices= (hides /dev/gpiochip*)"
 fi
+# An exit status for input that restarting cannot fix, which the unit would otherwise retry every 5 s for ever.
+bad_value=0; timeout 20 "$alarmd" --max-alarms 0 >/dev/null 2>&1 || bad_value=$?
+bad_flag=0; timeout 20 "$alarmd" --no-such-flag >/dev/null 2>&1 || bad_flag=$?
+check "the unit does not restart alarmd after an invalid configuration (exit $bad_value) or an unreadable command line (exit $bad_flag)" \
+    sh -c "[ $bad_value -gt 1 ] && [ $bad_flag -gt 1 ] && grep -x 'RestartPreventExitStatus=.*' deploy/alarmd.service | tr ' =' '\n\n' | grep -qx $bad_value \
+        && grep -x 'RestartPreventExitStatus=.*' deploy/alarmd.service | tr ' =' '\n\n' | grep -qx $bad_flag"
 check "the units wait neither for the network nor for a clock sync (not after or wanting network-online.target or time-sync.target)" \
     sh -c "! grep -Eq '^(After|Requires|Wants|BindsTo)=.*(network-online|time-sync)' deploy/alarmd.service deploy/alarmd-companion.service"
 
