@@ -157,7 +157,8 @@ struct ConfigurationTests {
             #expect(error.problems.map(\.key) == ["node.state-directory", "broker.host", "hardware.buzzer", "hardware.led", "hardware.snooze-button"])
             // The stop button keeps its default line, 17: the led, which the file sets, is the part to move.
             #expect(error.problems.suffix(2).map(\.message) == [
-                "line 17 is the stop-button's default: choose another line, or give stop-button one of its own (stop-button = false for none)",
+                // The stop button is required: no "= false for none" for it.
+                "line 17 is the stop-button's default: choose another line, or give stop-button one of its own",
                 "line 17 is the led's already: give each part a line of its own",
             ])
         }
@@ -168,6 +169,8 @@ struct ConfigurationTests {
         let cases: [(text: String, key: String, message: String)] = [
             ("[hardware]\nstop-button = 27", "hardware.stop-button",
              "line 27 is the snooze-button's default: choose another line, or give snooze-button one of its own (snooze-button = false for none)"),
+            ("[hardware]\nsnooze-button = 18", "hardware.snooze-button",
+             "line 18 is the buzzer's default: choose another line, or give buzzer one of its own"),
             ("id = \"pi\"", "id", "belongs under [node]: move it there"),
             ("[limits]\nescalate-after = 60", "limits.escalate-after", "belongs under [hardware]: move it there"),
             ("[node]\nhost = \"broker.lan\"", "node.host", "belongs under [broker]: move it there"),

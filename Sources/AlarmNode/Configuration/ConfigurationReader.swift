@@ -167,8 +167,9 @@ public enum ConfigurationReader {
                           let first = parts[..<index].first(where: { configuration.hardware[keyPath: $0.1]?.line == line })?.0 else { continue }
                     // The part the file sets is the one to move: the other may hold the line by default.
                     let (moved, other) = hardware[key] == nil ? (first, key) : (key, first)
+                    let none = ["led", "snooze-button"].contains(other) ? " (\(other) = false for none)" : ""  // the others are required
                     problem("hardware.\(moved)", hardware[other] == nil
-                        ? "line \(line) is the \(other)'s default: choose another line, or give \(other) one of its own (\(other) = false for none)"
+                        ? "line \(line) is the \(other)'s default: choose another line, or give \(other) one of its own\(none)"
                         : "line \(line) is the \(other)'s already: give each part a line of its own")
                 }
                 if configuration.hardware.buzzer == nil { problem("hardware.buzzer", "a buzzer line is required") }
