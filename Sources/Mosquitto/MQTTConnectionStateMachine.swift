@@ -344,7 +344,8 @@ struct MQTTConnectionStateMachine {
             }
         }
         guard let connectedAt else {
-            let failure = acknowledged ? failure : failure.withoutConnectionAcknowledgement(broker: broker)
+            // An address that accepted a connection before is a broker: one now silent is frozen or cut off.
+            let failure = acknowledged || protocolConfirmed ? failure : failure.withoutConnectionAcknowledgement(broker: broker)
             let delay = backoffDelay(atMost: configuration.maximumReconnectDelay)
             failedAttempts += 1
             let repeated = failure.message == lastReportedFailure

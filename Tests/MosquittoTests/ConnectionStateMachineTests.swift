@@ -336,7 +336,7 @@ struct ConnectionStateMachineTests {
         #expect(machine.failedAttempts == 0)
     }
 
-    @Test("an attempt closed before any CONNACK is reported as an address that may not be an MQTT broker; a connection lost later is not")
+    @Test("an attempt closed before any CONNACK is reported as an address that may not be an MQTT broker; a connection lost later is not, nor a silent attempt to a broker that answered before")
     func closedBeforeAcknowledgement() throws {
         var machine = Machine(configuration: MQTTConfiguration(host: "pi", port: 8080, clientID: "node", protocolSetting: .v311))
         try machine.connectRequested()
@@ -353,6 +353,13 @@ struct ConnectionStateMachineTests {
             Issue.record("expected a lost connection")
             return
         }
+        // The broker froze: the next CONNECT gets no CONNACK. It answered MQTT before, so it is not "not a broker".
+        let silent = MQTTError(mosquittoCode: 19, during: .connectionEnded, broker: "pi:8080")  // MOSQ_ERR_KEEPALIVE
+        guard case .waitBeforeReconnect(_, .attemptFailed(let frozen, _)) = machine.connectionRoundFailed(silent, at: start + .seconds(20)) else {
+            Issue.record("expected a failed attempt")
+            return
+        }
+        #expect(frozen.message == "broker pi:8080 stopped answering keepalive pings: it is frozen or the network is cut; reconnecting")
     }
 
     @Test("a broker that refuses MQTT 5 makes it fall back to MQTT 3.1.1 once, at once")
