@@ -133,6 +133,10 @@ struct ConfigurationTests {
                             ("[broker]\nhost = \"pi.lan:\"", "broker.host")] {
             do { _ = try ConfigurationReader.parse(text); Issue.record("accepted: \(text)") } catch { #expect(error.problems.map(\.key) == [key]) }
         }
+        do { _ = try ConfigurationReader.parse("[limits]\nalert-timeout = \"20\""); Issue.record("accepted a duration without its unit") } catch {
+            // 20 is in range: what is wrong is the missing unit, which the message says first.
+            #expect(error.problems.map(\.message) == ["\"20\" has no unit; it must be seconds from 5.0 to 86400.0, as a number or a string with its unit like \"90s\", \"10m\", \"1h30m\""])
+        }
         #expect(try ConfigurationReader.parse("[limits]\nalert-timeout = \"10m\"").limits.alertTimeout == 600)
         #expect(try ConfigurationReader.parse("[broker]\nhost = \"fe80::1\"").broker.host == "fe80::1")
         // Where minutes would be out of range, a bare number can only be seconds.

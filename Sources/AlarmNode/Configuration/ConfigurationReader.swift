@@ -276,7 +276,8 @@ public enum ConfigurationReader {
 
         /// Seconds as a number, or a duration string such as "90s", "10m", "1h30m".
         mutating func seconds(_ table: TOMLTable, _ path: String, in range: ClosedRange<Double>) -> TimeInterval? {
-            let expected = "must be seconds from \(range.lowerBound) to \(range.upperBound), as a number or a string with its unit like \"90s\", \"10m\", \"1h30m\""
+            let unitless = table[leaf(path)]?.string.flatMap { DurationText.isPlainNumber($0) ? "\"\($0)\" has no unit; it " : nil }
+            let expected = "\(unitless ?? "")must be seconds from \(range.lowerBound) to \(range.upperBound), as a number or a string with its unit like \"90s\", \"10m\", \"1h30m\""
             return value(table, path, expected: expected) { value in
                 // A string without a unit ("10") that could as well be minutes is refused, as in alarmctl.
                 let seconds = value.double ?? value.int.map(Double.init) ?? value.string.flatMap { text in
