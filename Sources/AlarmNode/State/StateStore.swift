@@ -56,7 +56,7 @@ public final class StateStore: Sendable {
 
         /// What the status says: this start's damage, then the files kept earlier, until someone removes them.
         public var statusProblem: String? {
-            let earlier = keptEarlier.isEmpty ? nil : "damaged state files kept aside earlier are still there (\(keptEarlier.joined(separator: ", "))): the node started without what they held; look at them, then remove them to clear this message"
+            let earlier = keptEarlier.isEmpty ? nil : "damaged state files kept aside earlier are still there (\(keptEarlier.joined(separator: ", "))): the node started without what they held; look at them, then remove them: this message goes at the next start"
             let parts = [problem, earlier].compactMap { $0 }
             return parts.isEmpty ? nil : parts.joined(separator: "; ")
         }
