@@ -24,6 +24,8 @@ public final class MQTTBridge: Service, Sendable {
     private let status: Mutex<NodeStatus>
     /// The ids the node holds, for clearing retained alarm topics that no longer exist.
     private let knownAlarms: Mutex<Set<UUID>>
+    /// The alarms whose state files were damaged at this start, which their retained documents may bring back.
+    private let restorable: Mutex<Set<UUID>>
     /// The virtual hardware in simulation mode, pressed from `<base>/sim/press`.
     private let simulation: HardwareParts.Simulation?
     private let homeAssistant: HomeAssistantDiscovery
@@ -58,7 +60,7 @@ public final class MQTTBridge: Service, Sendable {
     ///   - status: the initial status (version, start time, zone, authorization, problems, groups).
     ///   - simulation: set in simulation mode: `<base>/sim/press` is then subscribed.
     public init(client: MQTTClient, configuration: NodeConfiguration, node: LocalAlarmNode, status: NodeStatus,
-                knownAlarms: Set<UUID>, simulation: HardwareParts.Simulation?, logger: Logger) {
+                knownAlarms: Set<UUID>, damagedAlarms: Set<UUID> = [], simulation: HardwareParts.Simulation?, logger: Logger) {
         let prefix = configuration.node.topicPrefix
         self.client = client
         self.topics = configuration.topics
@@ -68,6 +70,7 @@ public final class MQTTBridge: Service, Sendable {
         self.node = node
         self.status = Mutex(status)
         self.knownAlarms = Mutex(knownAlarms)
+        self.restorable = Mutex(damagedAlarms)
         self.homeAssistant = HomeAssistantDiscovery(prefix: configuration.homeAssistant.prefix, topics: topics, nodeID: nodeID,
                                                     version: AlarmdVersion.current)
         self.announcesToHomeAssistant = configuration.homeAssistant.discovery
@@ -294,6 +297,7 @@ public final class MQTTBridge: Service, Sendable {
 
     private func handle(_ message: MQTTMessage) async {
         if let id = topics.alarmID(inTopic: message.topic) {
+            if restorable.withLock({ $0.remove(id) }) != nil, await restore(id, from: message) { return }
             clearIfStale(id, message)
         } else if message.topic == topics.simulatedPress, let simulation {
             guard let press = try? JSONDecoder().decode(SimulatedPress.self, from: Data(message.payload)),
@@ -394,6 +398,17 @@ public final class MQTTBridge: Service, Sendable {
             if let result { last = result }
             send(MQTTMessage(topic: homeAssistant.scheduleResultTopic, payload: Self.encode(last), qos: 1, retain: true))
         }
+    }
+
+    /// Schedules again, from its retained document (the node's own last copy), an alarm whose state
+    /// file was damaged: one with a date or days, as it was scheduled (a snooze or pause is not kept).
+    private func restore(_ id: UUID, from message: MQTTMessage) async -> Bool {
+        guard let document = try? AlarmJSON.decoder.decode(AlarmDocument.self, from: Data(message.payload)),
+              document.id == id, document.configuration.schedule != nil, await node.authorizationState == .authorized,
+              case .alarm(.some) = await node.submit(.schedule(id: id, configuration: document.configuration, group: document.group)).reply else { return false }
+        logger.notice("alarm restored from its retained document on the broker: its state file was damaged", metadata: ["alarmID": "\(id)"])
+        updateStatus { $0.stateFileProblem = ($0.stateFileProblem ?? "") + "; alarm \(id.uuidString) came back from its retained copy on the broker" }
+        return true
     }
 
     /// A retained alarm topic the node does not hold any more is cleared.

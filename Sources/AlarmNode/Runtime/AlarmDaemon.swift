@@ -66,7 +66,7 @@ public enum AlarmDaemon {
         } catch { throw StartupError("cannot set up the MQTT client: \(error)") }
         let simulation = hardwareParts.simulation
         let bridge = MQTTBridge(client: client, configuration: configuration, node: node, status: status,
-                                knownAlarms: Set(state.alarms.map(\.id)), simulation: simulation, logger: logger)
+                                knownAlarms: Set(state.alarms.map(\.id)), damagedAlarms: loaded.damagedAlarms, simulation: simulation, logger: logger)
         // The simulated hardware says on the terminal what a person would notice, once per change.
         var printShown: (@Sendable (HardwareShown) -> Void)?
         if simulation != nil {

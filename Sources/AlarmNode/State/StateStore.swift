@@ -53,6 +53,8 @@ public final class StateStore: Sendable {
         public var problem: String?
         /// The files kept aside at earlier starts that are still there.
         public var keptEarlier: [String] = []
+        /// The alarms whose files were kept aside at this start (named by their files).
+        public var damagedAlarms: Set<UUID> = []
 
         /// What the status says: this start's damage, then the files kept earlier, until someone removes them.
         public var statusProblem: String? {
@@ -102,7 +104,8 @@ public final class StateStore: Sendable {
         var problems: [String] = []
         let node = try readNode(problems: &problems)
         // The order alarms were first scheduled in is not kept; the earliest alert comes first.
-        let records = try alarmFileNames().map { name throws(StateError) in try readAlarm(name, problems: &problems) }
+        let names = try alarmFileNames()
+        let records = try names.map { name throws(StateError) in try readAlarm(name, problems: &problems) }
             .compactMap { $0 }.sorted(by: AlarmRecord.alertsSooner)
         saved.withLock { saved in
             saved.alarms = Dictionary(uniqueKeysWithValues: records.map { ($0.id, $0) })
@@ -110,7 +113,8 @@ public final class StateStore: Sendable {
         }
         return Loaded(state: NodeState(authorization: node?.authorization ?? .notDetermined, alarms: records,
                                        timeZone: node?.timeZone.flatMap(TimeZone.init(identifier:))),
-                      problem: problems.isEmpty ? nil : problems.joined(separator: "; "), keptEarlier: keptEarlier)
+                      problem: problems.isEmpty ? nil : problems.joined(separator: "; "), keptEarlier: keptEarlier,
+                      damagedAlarms: Set(names.compactMap { UUID(uuidString: String($0.dropLast(5))) }).subtracting(records.map(\.id)))
     }
 
     /// Makes `state` durable: among the alarms it names as changed and those in doubt, writes the
