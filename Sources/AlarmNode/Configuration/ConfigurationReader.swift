@@ -152,15 +152,11 @@ public enum ConfigurationReader {
                 let parts = [("buzzer", \NodeConfiguration.Hardware.buzzer), ("led", \.led),
                              ("stop-button", \.stopButton), ("snooze-button", \.snoozeButton)]
                 for (key, path) in parts {
-                    switch line(hardware, "hardware.\(key)", defaults: NodeConfiguration.Hardware()[keyPath: path]!) {
-                    case .absent: break
-                    case .disabled: configuration.hardware[keyPath: path] = nil
-                    case .line(let line):
-                        if let offset = Int(line.line), UInt32(exactly: offset) == nil {
-                            problem("hardware.\(key)", "\(offset) is not a line offset: " + (offset < 0 ? "offsets start at 0" : "no chip has that many lines"))
-                        }
-                        configuration.hardware[keyPath: path] = line
+                    guard let setting = line(hardware, "hardware.\(key)", defaults: NodeConfiguration.Hardware()[keyPath: path]!) else { continue }
+                    if let offset = setting.flatMap({ Int($0.line) }), UInt32(exactly: offset) == nil {
+                        problem("hardware.\(key)", "\(offset) is not a line offset: " + (offset < 0 ? "offsets start at 0" : "no chip has that many lines"))
                     }
+                    configuration.hardware[keyPath: path] = setting
                 }
                 for (index, (key, path)) in parts.enumerated() {
                     guard let line = configuration.hardware[keyPath: path]?.line,
@@ -316,24 +312,22 @@ public enum ConfigurationReader {
             return problems.count == problemsBefore ? groups : nil
         }
 
-        /// A GPIO line: `17`, `"GPIO17"`, `false` (none), or `{ line = 17, active-low = true, bias = "pull-up" }`.
-        enum LineSetting { case absent, disabled, line(NodeConfiguration.Hardware.Line) }
-
-        /// A part's line; what it does not say (`active-low`, `bias`) is the part's default, so
-        /// that `stop-button = 22` is still an active-low button with the pull-up.
-        mutating func line(_ table: TOMLTable, _ path: String, defaults: NodeConfiguration.Hardware.Line) -> LineSetting {
-            guard let value = table[leaf(path)] else { return .absent }
-            if let flag = value.bool, !flag { return .disabled }
+        /// A part's GPIO line: `17`, `"GPIO17"`, `false` (none: `.some(nil)`), or `{ line = 17, active-low = true,
+        /// bias = "pull-up" }`; nil when absent or unreadable. What it does not say (`active-low`, `bias`) is
+        /// the part's default, so that `stop-button = 22` is still an active-low button with the pull-up.
+        mutating func line(_ table: TOMLTable, _ path: String, defaults: NodeConfiguration.Hardware.Line) -> NodeConfiguration.Hardware.Line?? {
+            guard let value = table[leaf(path)] else { return nil }
+            if let flag = value.bool, !flag { return .some(nil) }
             var result = defaults
-            if let line = value.int.map(String.init) ?? value.string { result.line = line; return .line(result) }
+            if let line = value.int.map(String.init) ?? value.string { result.line = line; return result }
             guard let nested = value.table else {
                 problem(path, "must be a line offset, a line name, false, or { line = 17, active-low = true, bias = \"pull-up\" }")
-                return .absent
+                return nil
             }
             checkKeys(nested, path: path, known: ["line", "active-low", "bias"])
             guard let line = nested["line"].flatMap({ $0.int.map(String.init) ?? $0.string }) else {
                 problem("\(path).line", "is required: a line offset or name")
-                return .absent
+                return nil
             }
             result.line = line
             // A pull-down is a button wired to 3.3 V: pressed reads high, unless the table says otherwise.
@@ -341,7 +335,7 @@ public enum ConfigurationReader {
             if let activeLow = bool(nested, "\(path).active-low") { result.activeLow = activeLow }
             let biases = ["pull-up", "pull-down", "disabled", "as-is"]
             if let bias = choice(nested, "\(path).bias", among: biases) { result.bias = bias }
-            return .line(result)
+            return result
         }
     }
 }
