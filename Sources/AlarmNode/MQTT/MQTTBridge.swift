@@ -314,9 +314,8 @@ public final class MQTTBridge: Service, Sendable {
         } else if [homeAssistant.stopTopic, homeAssistant.snoozeTopic, homeAssistant.cancelTimersTopic].contains(message.topic) {
             logger.info("Home Assistant button pressed", metadata: ["topic": "\(message.topic)"])
             let refusals = switch message.topic {
-            case homeAssistant.stopTopic: await ButtonActions.press(.stop, .short, on: node, source: .homeAssistant)
-            case homeAssistant.snoozeTopic: await ButtonActions.press(.snooze, .short, on: node, source: .homeAssistant)
-            default: await ButtonActions.apply(source: .homeAssistant, on: node) { engine, _ in ButtonActions.cancelTimers(engine: engine) }
+            case homeAssistant.cancelTimersTopic: await ButtonActions.apply(source: .homeAssistant, on: node) { engine, _ in ButtonActions.cancelTimers(engine: engine) }
+            default: await ButtonActions.press(message.topic == homeAssistant.stopTopic ? .stop : .snooze, .short, on: node, source: .homeAssistant)
             }
             for (action, error) in refusals {
                 logger.notice("Home Assistant button action refused", metadata: ["action": "\(action)", "error": "\(error.message)"])
