@@ -22,15 +22,13 @@ final class SimulationDisplay: Sendable {
         var at: Int64
     }
 
-    /// `<base>/sim/outputs`: `{"at":…,"buzzer":true,"led":false,"realtime":…}`.
-    private struct OutputsMessage: Encodable {
+    /// `<base>/sim/outputs`: `{"at":…,"buzzer":true,"led":false,"realtime":…}` (`shown` keeps 0 for the times).
+    private struct Outputs: Encodable, Equatable {
         var buzzer: Bool
         var led: Bool
-        var at: Int64
-        var realtime: Int64
+        var at: Int64 = 0
+        var realtime: Int64 = 0
     }
-
-    private struct Outputs: Equatable { var buzzer, led: Bool }
 
     private let bridge: MQTTBridge
     private let topics: NodeTopics
@@ -66,8 +64,8 @@ final class SimulationDisplay: Sendable {
     }
 
     private func publish(_ outputs: Outputs, at instant: ContinuousClock.Instant) {
-        let message = OutputsMessage(buzzer: outputs.buzzer, led: outputs.led, at: nanosecondsSinceStart(at: instant),
-                                     realtime: ClockReading.wallClockNanoseconds(at: instant))
+        let message = Outputs(buzzer: outputs.buzzer, led: outputs.led, at: nanosecondsSinceStart(at: instant),
+                              realtime: ClockReading.wallClockNanoseconds(at: instant))
         bridge.publish(.init(topic: topics.simulatedOutputs, payload: MQTTBridge.encode(message), qos: 1, retain: true))
     }
 
