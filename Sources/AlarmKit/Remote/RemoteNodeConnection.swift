@@ -340,16 +340,13 @@ public final class RemoteNodeConnection: AlarmNodeConnection {
             client.withdrawUnsent { $0.correlationData == message.correlationData }
             throw unavailableError(operation, client: client, waited: limit)
         }
-        let reply: NodeReply
-        do {
-            reply = try NodeReply.decode(answer, alarmID: alarmID)
-        } catch { throw AlarmNodeError.internal("the node's reply could not be read: \(error)") }
-        switch reply {
-        case .failure(.node(.unauthorized)):
+        switch Result(catching: { try NodeReply.decode(answer, alarmID: alarmID) }) {
+        case .failure(let error): throw AlarmNodeError.internal("the node's reply could not be read: \(error)")
+        case .success(.failure(.node(.unauthorized))):
             // A reply's `unauthorized` does not carry the decision; the node's status does.
             throw AlarmNodeError.unauthorized(authorization.value)
-        case .failure(let failure): throw failure.error
-        default: return reply
+        case .success(.failure(let failure)): throw failure.error
+        case .success(let reply): return reply
         }
     }
 
