@@ -55,9 +55,8 @@ public final class CompanionAccess: Sendable {
         guard password != nil else { return openToken }
         guard let id = Self.sessionID(inCookie: cookie) else { return nil }
         return sessions.withLock { sessions in
-            guard let session = sessions[id] else { return nil }
-            guard session.expires > now else {
-                sessions[id] = nil
+            guard let session = sessions[id], session.expires > now else {
+                sessions[id] = nil  // expired (nothing to remove when unknown)
                 return nil
             }
             return session.token
