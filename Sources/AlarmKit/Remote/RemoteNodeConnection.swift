@@ -97,8 +97,7 @@ public struct RemoteNodeSettings: Sendable, Hashable {
     /// `mqtts://`, whose TLS is set apart; a space; a port outside 1…65535), so that a typo is
     /// refused rather than looked up.
     public static func parseBroker(_ written: String) -> (String, Int)? {
-        let text = written.hasPrefix("mqtt://") && written.hasSuffix("/") ? String(written.dropFirst(7).dropLast())
-            : written.hasPrefix("mqtt://") ? String(written.dropFirst(7)) : written
+        let text = written.hasPrefix("mqtt://") ? String(written.dropFirst(7).dropLast(written.hasSuffix("/") ? 1 : 0)) : written
         if text.filter({ $0 == ":" }).count > 1, text.allSatisfy({ $0.isHexDigit || $0 == ":" }) { return (text, 1883) }
         let bracketed = text.hasPrefix("[")
         guard let hostEnd = bracketed ? text.firstIndex(of: "]") : text.firstIndex(of: ":") ?? text.endIndex else { return nil }
