@@ -130,9 +130,8 @@ public final class NodeSession: Sendable {
     }
 
     private enum RaceOutcome<Value: Sendable>: Sendable {
-        case answer(Result<Value, AlarmctlError>)
-        /// The work or the deadline ended without an answer.
-        case gaveUp
+        /// What ends the race: nil when the work or the deadline ended without an answer.
+        case answer(Result<Value, AlarmctlError>?)
         /// A watcher ended without seeing a problem (the stream finished or the race is over).
         case quiet
     }
@@ -145,7 +144,7 @@ public final class NodeSession: Sendable {
         let problems = connectionProblems
         let statuses = connection.statusUpdates
         return await withTaskGroup(of: RaceOutcome<Value>.self) { group in
-            group.addTask { await work().map { .answer($0) } ?? .gaveUp }
+            group.addTask { .answer(await work()) }
             group.addTask {
                 for await case let problem? in problems.stream() { return .answer(.failure(self.unreachable(problem))) }
                 return .quiet
@@ -158,14 +157,10 @@ public final class NodeSession: Sendable {
                     return .quiet
                 }
             }
-            group.addTask { try? await Task.sleep(for: deadline); return .gaveUp }
+            group.addTask { try? await Task.sleep(for: deadline); return .answer(nil) }
             defer { group.cancelAll() }
             while let next = await group.next() {
-                switch next {
-                case .answer(let result): return result
-                case .gaveUp: return nil
-                case .quiet: continue
-                }
+                if case .answer(let result) = next { return result }
             }
             return nil
         }
