@@ -48,7 +48,7 @@ public enum Rendering {
     /// What `alarmctl list` warns of beside the table: alarms missing from it (a damaged state
     /// file), and alarms shown as due that the node holds while its clock is not synchronized.
     public static func listWarnings(_ documents: [AlarmDocument], status: NodeStatus?, now: Date) -> [String] {
-        var warnings = status?.stateFileProblem.map { [$0] } ?? []
+        var warnings = [status?.configurationProblem, status?.stateFileProblem].compactMap { $0 }
         if status?.clockSynchronized == false, documents.contains(where: { $0.state != .alerting && $0.nextAlertDate ?? .distantFuture <= now }) {
             warnings.append("the node's clock is not synchronized: the alarms shown as due wait until it is (10 minutes after alarmd started at the most), then ring, or are reported missed if later than the missed-alarm grace")
         }

@@ -77,6 +77,7 @@ extension Alarmctl {
                 if let authorization = status.authorization { lines.append(("authorization", authorization.rawValue)) }
                 if let alarms = status.alarms { lines.append(("alarms", "\(alarms)")) }
                 if let groups = status.groups, !groups.isEmpty { lines.append(("groups", groups.joined(separator: ", "))) }
+                if let problem = status.configurationProblem { lines.append(("configuration", problem)) }
                 if let problem = status.stateFileProblem { lines.append(("state file", problem)) }
                 output.print(Rendering.labelled(lines), json: status)
                 return status.isOnline ? nil : .unreachable("the node is offline: start alarmd on it, or check the node id (--node, ALARMD_NODE)")

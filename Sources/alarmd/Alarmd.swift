@@ -47,10 +47,14 @@ struct ConfigurationOptions: ParsableArguments {
 
     static let defaultConfigurationPath = "/etc/alarmd/alarmd.toml"
 
-    /// The configuration file's settings with the command line's over them.
-    func load() throws -> NodeConfiguration {
-        let path = config ?? (FileManager.default.fileExists(atPath: Self.defaultConfigurationPath) ? Self.defaultConfigurationPath : nil)
-        var configuration = try path.map(ConfigurationReader.read(path:)) ?? NodeConfiguration()
+    /// The file to read: `--config`, or the default one when it exists.
+    var path: String? { config ?? (FileManager.default.fileExists(atPath: Self.defaultConfigurationPath) ? Self.defaultConfigurationPath : nil) }
+    /// The copy of the file alarmd last started with, in the state folder the command line names (or the default one).
+    var lastStartedPath: String { StateStore.lastStartedConfigurationPath(in: stateDirectory ?? NodeConfiguration().node.stateDirectory) }
+
+    /// The configuration file's settings (or `file`'s) with the command line's over them.
+    func load(file: String? = nil) throws -> NodeConfiguration {
+        var configuration = try (file ?? path).map(ConfigurationReader.read(path:)) ?? NodeConfiguration()
         if let broker {
             // The same reading as alarmctl's and AlarmManager's: HOST, HOST:PORT or [IPv6]:PORT.
             guard let (host, port) = RemoteNodeSettings.parseBroker(broker) else {
@@ -110,9 +114,14 @@ extension Alarmd {
                 return handler
             }
             let logger = Logger(label: "alarmd")
-            let configuration: NodeConfiguration
+            var configuration: NodeConfiguration, problem: String?
             do {
                 configuration = try options.load()
+            } catch let error as ConfigurationError where (try? options.load(file: options.lastStartedPath)) != nil {
+                // An alarm clock keeps ringing: with a file it cannot use, it runs as it last started.
+                configuration = try options.load(file: options.lastStartedPath)
+                problem = "\(error)\nalarmd runs with the configuration it last started with (\(options.lastStartedPath)) until the file is fixed and alarmd restarted"
+                logger.critical("configuration invalid; running with the one alarmd last started with", metadata: ["problems": "\(error)", "running": "\(options.lastStartedPath)"])
             } catch where error is ConfigurationError || error is ValidationError {
                 // A bad override on the command line is a configuration error too: exit 2, which
                 // the systemd unit does not restart (RestartPreventExitStatus=2).
@@ -121,7 +130,8 @@ extension Alarmd {
             }
             do {
                 let options = self.options
-                try await AlarmDaemon.run(configuration: configuration, reload: { try options.load() }, logger: logger)
+                try await AlarmDaemon.run(configuration: configuration, file: problem == nil ? options.path : nil, problem: problem,
+                                          reload: { try options.load() }, logger: logger)
             } catch let error as StartupError {
                 logger.critical("cannot start", metadata: ["reason": "\(error.message)"])
                 throw ExitCode(1)

@@ -125,6 +125,45 @@ struct TimeAndPersistenceTests {
         }
     }
 
+    @Test("A configuration file that became unusable: alarmd runs as it last started, saying why; with no such start, it exits 2")
+    func unusableConfigurationFallsBack() async throws {
+        try await TestBroker.withBroker { broker in
+            try await withTestClients { clients in
+                let directory = FileManager.default.temporaryDirectory.appending(path: "alarmd-config-\(UUID().uuidString)")
+                try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+                defer { try? FileManager.default.removeItem(at: directory) }
+                let config = directory.appending(path: "alarmd.toml"), state = directory.appending(path: "state")
+                try Data("[node]\ngroups = [\"house\"]\n".utf8).write(to: config)
+                let nodeName = "config-\(UUID().uuidString.prefix(6))"
+                let node = try await NodeClient.connect(broker: broker, node: nodeName, clients: clients)
+                func online(after mark: Int) async throws -> [String: JSONValue] {
+                    let status = try await node.waitForMessage("online", after: mark) {
+                        $0.topic == node.topics.status && NodeClient.object($0.payload)?["state"] == .string("online")
+                    }
+                    return try #require(NodeClient.object(status.payload))
+                }
+                let first = try await withDaemonProcess(broker: broker, node: nodeName, stateDirectory: state,
+                                                        arguments: ["--config", config.path]) { _ in try await online(after: 0) }
+                #expect(first["configurationProblem"] == nil)
+                // Edited, with a typo, and never checked: the next start (a reboot) reads it.
+                try Data("[node]\ngroups = [\"house\"]\ntimezone = \"Europe/Berlin\"\n".utf8).write(to: config)
+                let mark = node.count
+                let second = try await withDaemonProcess(broker: broker, node: nodeName, stateDirectory: state,
+                                                         arguments: ["--config", config.path]) { _ in try await online(after: mark) }
+                #expect(second["groups"] == .array([.string("house")]), "the groups of the start before")
+                guard case .string(let problem)? = second["configurationProblem"] else { throw TestSupportError("no configurationProblem: \(second)") }
+                #expect(problem.contains("node.timezone: unknown key (did you mean 'time-zone'?)"))
+                #expect(problem.contains("alarmd runs with the configuration it last started with (\(state.path)/last-started.toml)"))
+                // A state folder that never saw a start with a usable file: nothing to fall back on.
+                let fresh = try await DaemonProcess.start(broker: broker, node: nodeName, stateDirectory: directory.appending(path: "fresh"),
+                                                          arguments: ["--config", config.path])
+                let deadline = ContinuousClock.now + .seconds(10)
+                while fresh.isRunning, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(20)) }
+                #expect(await fresh.terminate() == 2, "\(fresh.log)")
+            }
+        }
+    }
+
     @Test("SIGHUP re-reads the configured time zone: relative schedules move, the status says so")
     func timeZoneReload() async throws {
         try await TestBroker.withBroker { broker in

@@ -97,6 +97,8 @@ public struct NodeStatus: Sendable, Hashable, Codable {
     public var alarms: Int?
     /// Set when the state file was damaged and kept aside: what happened and where it is.
     public var stateFileProblem: String?
+    /// Set when the configuration file could not be used at the start: its problems, and what the node runs with.
+    public var configurationProblem: String?
     /// The groups the node belongs to (`node.groups`); absent when none.
     public var groups: [String]?
     /// How long, in seconds, the node's hardware prompt waits for a press before it answers an
@@ -154,8 +156,9 @@ public struct NodeStatus: Sendable, Hashable, Codable {
     public init(state: String, version: String? = nil, since: Date? = nil, timeZone: String? = nil,
                 clockSynchronized: Bool? = nil, authorization: AlarmManager.AuthorizationState? = nil,
                 alarms: Int? = nil, stateFileProblem: String? = nil, authorizationPrompt: TimeInterval? = nil,
-                groups: [String]? = nil, lastOnline: Date? = nil) {
+                groups: [String]? = nil, lastOnline: Date? = nil, configurationProblem: String? = nil) {
         self.groups = groups
+        self.configurationProblem = configurationProblem
         self.lastOnline = lastOnline
         self.state = state
         self.version = version

@@ -19,12 +19,19 @@ public enum AlarmDaemon {
     /// Puts the parts together, then runs until SIGTERM or SIGINT and shuts down gracefully:
     /// offline status published, buzzer and LED off. Throws ``StartupError`` when a part cannot
     /// be made (nothing runs then).
-    /// - Parameter reload: reads the configuration again (on SIGHUP).
+    /// - Parameters:
+    ///   - file: the configuration file, copied into the state folder once it is locked: a start
+    ///     whose file has become unusable runs with that copy, with `problem` in the status.
+    ///   - reload: reads the configuration again (on SIGHUP).
     public static func run(
-        configuration: NodeConfiguration, reload: @escaping @Sendable () throws -> NodeConfiguration, logger: Logger
+        configuration: NodeConfiguration, file: String? = nil, problem: String? = nil,
+        reload: @escaping @Sendable () throws -> NodeConfiguration, logger: Logger
     ) async throws {
         let store = StateStore(directory: configuration.node.stateDirectory, logger: logger)
         let loaded = try store.load()
+        if let text = file.flatMap(FileManager.default.contents(atPath:)) {
+            try? AtomicFile.write(Array(text), to: StateStore.lastStartedConfigurationPath(in: store.directory))
+        }
 
         let timeZoneSource = TimeZoneSource(configured: configuration.node.timeZone)
         let zoneName = timeZoneSource.currentZone
@@ -59,7 +66,7 @@ public enum AlarmDaemon {
             clockSynchronized: clockSynchronized,
             authorization: state.authorization, alarms: state.alarms.count, stateFileProblem: loaded.statusProblem,
             authorizationPrompt: configuration.hardware.promptDuration,
-            groups: configuration.node.groups.isEmpty ? nil : configuration.node.groups)
+            groups: configuration.node.groups.isEmpty ? nil : configuration.node.groups, configurationProblem: problem)
         let client: MQTTClient
         do {
             client = try MQTTClient(configuration: try mqttConfiguration(configuration, onlineSince: started, groups: status.groups), logger: logger)

@@ -46,6 +46,9 @@ public final class StateStore: Sendable {
         self.logger = logger
     }
 
+    /// The copy of the configuration file the daemon last started with (`last-started.toml`).
+    public static func lastStartedConfigurationPath(in directory: String) -> String { directory + "/last-started.toml" }
+
     /// What loading found.
     public struct Loaded: Sendable {
         public var state: NodeState
