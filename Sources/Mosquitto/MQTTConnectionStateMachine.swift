@@ -238,12 +238,8 @@ struct MQTTConnectionStateMachine {
     /// `.connected` once the last SUBACK of a connection setup has come.
     mutating func subscriptionAcknowledged(messageID: Int32) -> (filter: String?, deliver: MQTTEvent?) {
         let filter = subscriptionsAwaitingAcknowledgement.removeValue(forKey: messageID)
-        guard var awaiting = connectedEventAwaitingSubscriptions else { return (filter, nil) }
-        awaiting.messageIDs.remove(messageID)
-        guard awaiting.messageIDs.isEmpty else {
-            connectedEventAwaitingSubscriptions = awaiting
-            return (filter, nil)
-        }
+        connectedEventAwaitingSubscriptions?.messageIDs.remove(messageID)
+        guard let awaiting = connectedEventAwaitingSubscriptions, awaiting.messageIDs.isEmpty else { return (filter, nil) }
         connectedEventAwaitingSubscriptions = nil
         return (filter, .connected(sessionPresent: awaiting.sessionPresent))
     }
