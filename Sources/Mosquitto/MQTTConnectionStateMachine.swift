@@ -351,16 +351,10 @@ struct MQTTConnectionStateMachine {
         // A connection that ends soon after it was accepted counts as a failed attempt, so that the
         // wait grows instead of reconnecting at once forever (two clients with one client id take
         // the session from each other; a broker may accept and then drop).
-        var warn = false
-        if connectedAt.duration(to: now) >= Self.stableConnection {
-            failedAttempts = 0
-        } else {
-            failedAttempts += 1
-            warn = failedAttempts == Self.shortConnectionsBeforeWarning
-        }
+        failedAttempts = connectedAt.duration(to: now) >= Self.stableConnection ? 0 : failedAttempts + 1
         lastReportedFailure = failure.message
         let delay = backoffDelay(atMost: configuration.maximumDelayAfterShortConnections)
-        return .waitBeforeReconnect(delay, report: .connectionLost(warnAboutShortConnections: warn))
+        return .waitBeforeReconnect(delay, report: .connectionLost(warnAboutShortConnections: failedAttempts == Self.shortConnectionsBeforeWarning))
     }
 
     /// `reconnectDelay`, doubled for each failed attempt, at most `cap`.
