@@ -105,12 +105,9 @@ struct MQTTConnectionStateMachine {
     /// disconnect() came meanwhile and waits for a thread that never started: finish the events,
     /// discarding the returned number of buffered messages.
     mutating func networkThreadFailedToStart() -> Int? {
-        guard lifecycle == .stopping else {
-            lifecycle = .idle
-            return nil
-        }
-        lifecycle = .stopped
-        return outgoing.count
+        let stopping = lifecycle == .stopping
+        lifecycle = stopping ? .stopped : .idle
+        return stopping ? outgoing.count : nil
     }
 
     enum DisconnectAction: Equatable {
