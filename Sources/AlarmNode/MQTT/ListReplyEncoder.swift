@@ -11,13 +11,8 @@ import Synchronization
 /// Every byte still comes from ``AlarmJSON``'s encoder: the reply is encoded with no documents
 /// (its keys sorted, so it begins `{"alarms":[]`) and the documents' bytes go into that array.
 final class ListReplyEncoder: Sendable {
-    private struct Encoded {
-        let document: AlarmDocument
-        let bytes: [UInt8]
-    }
-
     /// The bytes of the documents of the last `list`; one `list` at a time reads and renews them.
-    private let lastList = Mutex<[UUID: Encoded]>([:])
+    private let lastList = Mutex<[UUID: (document: AlarmDocument, bytes: [UInt8])]>([:])
 
     private static let opening = Array(#"{"alarms":["#.utf8)
 
@@ -26,10 +21,10 @@ final class ListReplyEncoder: Sendable {
         let empty = NodeReply.alarms([]).payload(correlationID: correlationID, node: node)
         precondition(empty.starts(with: Self.opening + [UInt8(ascii: "]")]), "a list reply's first key is alarms")
         let items = lastList.withLock { kept in
-            var renewed = [UUID: Encoded](minimumCapacity: documents.count)
+            var renewed = [UUID: (document: AlarmDocument, bytes: [UInt8])](minimumCapacity: documents.count)
             let items = documents.map { document in
                 let encoded = kept[document.id].flatMap { $0.document == document ? $0 : nil }
-                    ?? Encoded(document: document, bytes: MQTTBridge.encode(document))
+                    ?? (document: document, bytes: MQTTBridge.encode(document))
                 renewed[document.id] = encoded
                 return encoded.bytes
             }
