@@ -90,8 +90,6 @@ public struct HomeAssistantScheduleResult: Sendable, Hashable, Encodable {
     /// Home Assistant refuses a text state longer than the entity's maximum (it counts code points).
     static func shortened(_ text: String) -> String {
         guard text.unicodeScalars.count > HomeAssistantDiscovery.textMaximum else { return text }
-        var scalars = String.UnicodeScalarView()
-        scalars.append(contentsOf: text.unicodeScalars.prefix(HomeAssistantDiscovery.textMaximum - 1))
-        return String(scalars) + "…"
+        return String(String.UnicodeScalarView(text.unicodeScalars.prefix(HomeAssistantDiscovery.textMaximum - 1))) + "…"
     }
 }
