@@ -78,8 +78,6 @@ public struct AlarmEngine: Sendable {
     /// (and held again if it too is past the grace).
     private mutating func store(_ record: AlarmRecord) { setRecord(record.id, record) }
 
-    private mutating func removeRecord(_ id: UUID) { setRecord(id, nil) }
-
     private mutating func setRecord(_ id: UUID, _ record: AlarmRecord?) {
         records[id] = record
         heldAlarms.remove(id)
@@ -218,7 +216,7 @@ public struct AlarmEngine: Sendable {
     /// Removes the alarm in any state, repeating or not.
     public mutating func cancel(id: UUID, now: Date) throws(AlarmNodeError) -> [AlarmEffect] {
         let alertEnded: [AlarmEffect] = try existing(id).state == .alerting ? [endAlert(id, now: now)] : []
-        removeRecord(id)
+        setRecord(id, nil)
         return alertEnded + [.event(AlarmEvent(.cancelled, alarmID: id, at: now)), .removed(id)]
     }
 
@@ -486,7 +484,7 @@ public struct AlarmEngine: Sendable {
             store(next)
             return changeEffects(next, countdownStarted: next.state == .countdown, now: now)
         }
-        removeRecord(record.id)
+        setRecord(record.id, nil)
         return [.removed(record.id)]
     }
 
