@@ -106,8 +106,7 @@ public struct ButtonDebouncer: Sendable {
     }
 
     private func settle(_ state: inout LineState, button: Button, into presses: inout [ButtonPress]) {
-        guard let changeAt = state.burstStart.take() else { return }
-        guard state.raw != state.stable else { return }
+        guard let changeAt = state.burstStart.take(), state.raw != state.stable else { return }
         state.stable = state.raw
         if state.stable {
             state.pressStart = changeAt
