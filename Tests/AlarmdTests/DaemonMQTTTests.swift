@@ -394,31 +394,26 @@ struct HomeAssistantDaemonTests {
 
     @Test("With discovery off, entities announced before are removed")
     func discoveryOff() async throws {
-        try await TestBroker.withBroker { broker in
-            try await withTestClients { clients in
-                let directory = FileManager.default.temporaryDirectory.appending(path: "alarmd-ha-\(UUID().uuidString)")
-                try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-                defer { try? FileManager.default.removeItem(at: directory) }
-                let config = directory.appending(path: "alarmd.toml")
-                try Data("[home-assistant]\ndiscovery = false\n".utf8).write(to: config)
-                let nodeName = "ha-\(UUID().uuidString.prefix(6))"
-                let node = try await NodeClient.connect(broker: broker, node: nodeName, clients: clients)
-                let entity = "homeassistant/sensor/alarmd_\(nodeName)/next_alarm/config"
-                try node.client.subscribe("homeassistant/#", qos: 1)
-                // An entity announced by an earlier run with discovery on.
-                try node.client.publish(MQTTMessage(topic: entity, string: #"{"name":"Next alarm"}"#, qos: 1, retain: true))
-                try await node.waitForMessage("the old entity") { $0.topic == entity && !$0.payload.isEmpty }
-                let daemon = try await DaemonProcess.start(broker: broker, node: nodeName, stateDirectory: directory,
-                                                           arguments: ["--config", config.path])
-                do {
-                    try await node.waitForMessage("the entity removed") { $0.topic == entity && $0.payload.isEmpty }
-                } catch {
-                    print("alarmd log:\n\(daemon.log)")
-                    await daemon.cleanUp()
-                    throw error
-                }
+        try await withBrokerAndFolder("ha") { broker, clients, directory in
+            let config = directory.appending(path: "alarmd.toml")
+            try Data("[home-assistant]\ndiscovery = false\n".utf8).write(to: config)
+            let nodeName = "ha-\(UUID().uuidString.prefix(6))"
+            let node = try await NodeClient.connect(broker: broker, node: nodeName, clients: clients)
+            let entity = "homeassistant/sensor/alarmd_\(nodeName)/next_alarm/config"
+            try node.client.subscribe("homeassistant/#", qos: 1)
+            // An entity announced by an earlier run with discovery on.
+            try node.client.publish(MQTTMessage(topic: entity, string: #"{"name":"Next alarm"}"#, qos: 1, retain: true))
+            try await node.waitForMessage("the old entity") { $0.topic == entity && !$0.payload.isEmpty }
+            let daemon = try await DaemonProcess.start(broker: broker, node: nodeName, stateDirectory: directory,
+                                                       arguments: ["--config", config.path])
+            do {
+                try await node.waitForMessage("the entity removed") { $0.topic == entity && $0.payload.isEmpty }
+            } catch {
+                print("alarmd log:\n\(daemon.log)")
                 await daemon.cleanUp()
+                throw error
             }
+            await daemon.cleanUp()
         }
     }
 }

@@ -174,3 +174,16 @@ func writeState(_ state: NodeState, to directory: URL) throws {
     _ = try store.load()
     try store.save(state)
 }
+
+/// Runs `body` with a started broker, the test's clients and a temporary folder named after
+/// `name` (removed afterwards), for a test that starts alarmd on a state of its own.
+func withBrokerAndFolder<Result>(_ name: String, _ body: (TestBroker, TestClients, URL) async throws -> Result) async throws -> Result {
+    try await TestBroker.withBroker { broker in
+        try await withTestClients { clients in
+            let directory = FileManager.default.temporaryDirectory.appending(path: "alarmd-\(name)-\(UUID().uuidString)")
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+            defer { try? FileManager.default.removeItem(at: directory) }
+            return try await body(broker, clients, directory)
+        }
+    }
+}

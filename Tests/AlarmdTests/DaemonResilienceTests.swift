@@ -92,66 +92,56 @@ struct DaemonResilienceTests {
 
     @Test("A damaged state file is kept aside and reported, never silently replaced")
     func damagedStateFile() async throws {
-        try await TestBroker.withBroker { broker in
-            try await withTestClients { clients in
-                let directory = FileManager.default.temporaryDirectory.appending(path: "alarmd-damaged-\(UUID().uuidString)")
-                try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-                defer { try? FileManager.default.removeItem(at: directory) }
-                try Data("{\"schemaVersion\":1,\"alarms\":[{\"id\":".utf8).write(to: directory.appending(path: "state.json"))
-                let nodeName = "damaged-\(UUID().uuidString.prefix(6))"
-                let node = try await NodeClient.connect(broker: broker, node: nodeName, clients: clients)
-                let (status, log) = try await withDaemonProcess(broker: broker, node: nodeName, stateDirectory: directory) { daemon in
-                    let status = try await node.waitForMessage("status with the problem") {
-                        $0.topic == node.topics.status && NodeClient.object($0.payload)?["stateFileProblem"] != nil
-                    }
-                    return (status, daemon.log)
+        try await withBrokerAndFolder("damaged") { broker, clients, directory in
+            try Data("{\"schemaVersion\":1,\"alarms\":[{\"id\":".utf8).write(to: directory.appending(path: "state.json"))
+            let nodeName = "damaged-\(UUID().uuidString.prefix(6))"
+            let node = try await NodeClient.connect(broker: broker, node: nodeName, clients: clients)
+            let (status, log) = try await withDaemonProcess(broker: broker, node: nodeName, stateDirectory: directory) { daemon in
+                let status = try await node.waitForMessage("status with the problem") {
+                    $0.topic == node.topics.status && NodeClient.object($0.payload)?["stateFileProblem"] != nil
                 }
-                let problem = NodeClient.object(status.payload)?["stateFileProblem"]
-                #expect(problem.map { "\($0)".contains("damaged") } == true)
-                let names = try FileManager.default.contentsOfDirectory(atPath: directory.path)
-                #expect(names.contains { $0.hasPrefix("state.json.damaged-") })
-                #expect(log.contains("state file damaged"))
+                return (status, daemon.log)
             }
+            let problem = NodeClient.object(status.payload)?["stateFileProblem"]
+            #expect(problem.map { "\($0)".contains("damaged") } == true)
+            let names = try FileManager.default.contentsOfDirectory(atPath: directory.path)
+            #expect(names.contains { $0.hasPrefix("state.json.damaged-") })
+            #expect(log.contains("state file damaged"))
         }
     }
 
     @Test("An alarm whose file is damaged comes back from its retained document on the broker, as scheduled; a timer's is cleared")
     func damagedAlarmFileRestoredFromBroker() async throws {
-        try await TestBroker.withBroker { broker in
-            try await withTestClients { clients in
-                let directory = FileManager.default.temporaryDirectory.appending(path: "alarmd-restore-\(UUID().uuidString)")
-                try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-                defer { try? FileManager.default.removeItem(at: directory) }
-                let nodeName = "restore-\(UUID().uuidString.prefix(6))"
-                let node = try await NodeClient.connect(broker: broker, node: nodeName, clients: clients)
-                let weekly = #"{"relative":{"time":{"hour":7,"minute":0},"repeats":{"weekly":["mon","fri"]}}}"#
-                let (alarm, timer) = try await withDaemonProcess(broker: broker, node: nodeName, stateDirectory: directory) { _ in
-                    try await node.waitForMessage("online") { $0.topic == node.topics.status && NodeClient.object($0.payload)?["state"] == .string("online") }
-                    let alarm = try await node.request("schedule", ["configuration": configurationJSON(schedule: weekly, title: "Wake")])
-                    let timer = try await node.request("schedule", ["configuration": configurationJSON(preAlert: 3600)])
-                    guard case .string(let alarmID)? = alarm["alarm"]?["id"], case .string(let timerID)? = timer["alarm"]?["id"] else {
-                        throw TestSupportError("schedule gave no alarm: \(alarm), \(timer)")
-                    }
-                    return (alarmID, timerID)
+        try await withBrokerAndFolder("restore") { broker, clients, directory in
+            let nodeName = "restore-\(UUID().uuidString.prefix(6))"
+            let node = try await NodeClient.connect(broker: broker, node: nodeName, clients: clients)
+            let weekly = #"{"relative":{"time":{"hour":7,"minute":0},"repeats":{"weekly":["mon","fri"]}}}"#
+            let (alarm, timer) = try await withDaemonProcess(broker: broker, node: nodeName, stateDirectory: directory) { _ in
+                try await node.waitForMessage("online") { $0.topic == node.topics.status && NodeClient.object($0.payload)?["state"] == .string("online") }
+                let alarm = try await node.request("schedule", ["configuration": configurationJSON(schedule: weekly, title: "Wake")])
+                let timer = try await node.request("schedule", ["configuration": configurationJSON(preAlert: 3600)])
+                guard case .string(let alarmID)? = alarm["alarm"]?["id"], case .string(let timerID)? = timer["alarm"]?["id"] else {
+                    throw TestSupportError("schedule gave no alarm: \(alarm), \(timer)")
                 }
-                // An SD card's damage: both files cut short while the node was stopped.
-                for id in [alarm, timer] { try Data("{\"schema".utf8).write(to: directory.appending(path: "alarms/\(id).json")) }
-                let mark = node.count
-                let (status, list) = try await withDaemonProcess(broker: broker, node: nodeName, stateDirectory: directory) { _ in
-                    let status = try await node.waitForMessage("status naming the restored alarm", after: mark) {
-                        $0.topic == node.topics.status && "\(NodeClient.object($0.payload)?["stateFileProblem"] ?? .null)".contains("came back")
-                    }
-                    return (status, try await node.request("list"))
-                }
-                let problem = "\(NodeClient.object(status.payload)?["stateFileProblem"] ?? .null)"
-                #expect(problem.contains("alarm \(alarm) came back from its retained copy on the broker"))
-                #expect(!problem.contains("alarm \(timer) came back"))
-                guard case .array(let alarms)? = list["alarms"] else { throw TestSupportError("list gave no alarms: \(list)") }
-                #expect(alarms.map { $0["id"] } == [.string(alarm)])
-                #expect(alarms.first?["attributes"]?["presentation"]?["alert"]?["title"] == .string("Wake"))
-                // Written again: the next start reads it from its own file.
-                #expect(FileManager.default.fileExists(atPath: directory.appending(path: "alarms/\(alarm).json").path))
+                return (alarmID, timerID)
             }
+            // An SD card's damage: both files cut short while the node was stopped.
+            for id in [alarm, timer] { try Data("{\"schema".utf8).write(to: directory.appending(path: "alarms/\(id).json")) }
+            let mark = node.count
+            let (status, list) = try await withDaemonProcess(broker: broker, node: nodeName, stateDirectory: directory) { _ in
+                let status = try await node.waitForMessage("status naming the restored alarm", after: mark) {
+                    $0.topic == node.topics.status && "\(NodeClient.object($0.payload)?["stateFileProblem"] ?? .null)".contains("came back")
+                }
+                return (status, try await node.request("list"))
+            }
+            let problem = "\(NodeClient.object(status.payload)?["stateFileProblem"] ?? .null)"
+            #expect(problem.contains("alarm \(alarm) came back from its retained copy on the broker"))
+            #expect(!problem.contains("alarm \(timer) came back"))
+            guard case .array(let alarms)? = list["alarms"] else { throw TestSupportError("list gave no alarms: \(list)") }
+            #expect(alarms.map { $0["id"] } == [.string(alarm)])
+            #expect(alarms.first?["attributes"]?["presentation"]?["alert"]?["title"] == .string("Wake"))
+            // Written again: the next start reads it from its own file.
+            #expect(FileManager.default.fileExists(atPath: directory.appending(path: "alarms/\(alarm).json").path))
         }
     }
 

@@ -102,110 +102,95 @@ struct TimeAndPersistenceTests {
 
     @Test("A garbage state file is kept aside and the node starts empty, saying so")
     func garbageStateFile() async throws {
-        try await TestBroker.withBroker { broker in
-            try await withTestClients { clients in
-                let directory = FileManager.default.temporaryDirectory.appending(path: "alarmd-garbage-\(UUID().uuidString)")
-                try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-                defer { try? FileManager.default.removeItem(at: directory) }
-                let garbage = Data((0..<4096).map { _ in UInt8.random(in: 0...255) })
-                try garbage.write(to: directory.appending(path: "state.json"))
-                let nodeName = "garbage-\(UUID().uuidString.prefix(6))"
-                let node = try await NodeClient.connect(broker: broker, node: nodeName, clients: clients)
-                try await withDaemonProcess(broker: broker, node: nodeName, stateDirectory: directory) { _ in
-                    try await node.waitForMessage("status with the problem") {
-                        $0.topic == node.topics.status && NodeClient.object($0.payload)?["stateFileProblem"] != nil
-                    }
-                    let list = try await node.request("list")
-                    #expect(list["alarms"] == .array([]))
+        try await withBrokerAndFolder("garbage") { broker, clients, directory in
+            let garbage = Data((0..<4096).map { _ in UInt8.random(in: 0...255) })
+            try garbage.write(to: directory.appending(path: "state.json"))
+            let nodeName = "garbage-\(UUID().uuidString.prefix(6))"
+            let node = try await NodeClient.connect(broker: broker, node: nodeName, clients: clients)
+            try await withDaemonProcess(broker: broker, node: nodeName, stateDirectory: directory) { _ in
+                try await node.waitForMessage("status with the problem") {
+                    $0.topic == node.topics.status && NodeClient.object($0.payload)?["stateFileProblem"] != nil
                 }
-                let aside = try FileManager.default.contentsOfDirectory(atPath: directory.path).filter { $0.hasPrefix("state.json.damaged-") }
-                #expect(aside.count == 1)
-                #expect(try Data(contentsOf: directory.appending(path: aside[0])) == garbage)
+                let list = try await node.request("list")
+                #expect(list["alarms"] == .array([]))
             }
+            let aside = try FileManager.default.contentsOfDirectory(atPath: directory.path).filter { $0.hasPrefix("state.json.damaged-") }
+            #expect(aside.count == 1)
+            #expect(try Data(contentsOf: directory.appending(path: aside[0])) == garbage)
         }
     }
 
     @Test("A configuration file that became unusable: alarmd runs as it last started, saying why; with no such start, it exits 2")
     func unusableConfigurationFallsBack() async throws {
-        try await TestBroker.withBroker { broker in
-            try await withTestClients { clients in
-                let directory = FileManager.default.temporaryDirectory.appending(path: "alarmd-config-\(UUID().uuidString)")
-                try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-                defer { try? FileManager.default.removeItem(at: directory) }
-                let config = directory.appending(path: "alarmd.toml"), state = directory.appending(path: "state")
-                try Data("[node]\ngroups = [\"house\"]\n".utf8).write(to: config)
-                let nodeName = "config-\(UUID().uuidString.prefix(6))"
-                let node = try await NodeClient.connect(broker: broker, node: nodeName, clients: clients)
-                func online(after mark: Int) async throws -> [String: JSONValue] {
-                    let status = try await node.waitForMessage("online", after: mark) {
-                        $0.topic == node.topics.status && NodeClient.object($0.payload)?["state"] == .string("online")
-                    }
-                    return try #require(NodeClient.object(status.payload))
+        try await withBrokerAndFolder("config") { broker, clients, directory in
+            let config = directory.appending(path: "alarmd.toml"), state = directory.appending(path: "state")
+            try Data("[node]\ngroups = [\"house\"]\n".utf8).write(to: config)
+            let nodeName = "config-\(UUID().uuidString.prefix(6))"
+            let node = try await NodeClient.connect(broker: broker, node: nodeName, clients: clients)
+            func online(after mark: Int) async throws -> [String: JSONValue] {
+                let status = try await node.waitForMessage("online", after: mark) {
+                    $0.topic == node.topics.status && NodeClient.object($0.payload)?["state"] == .string("online")
                 }
-                let first = try await withDaemonProcess(broker: broker, node: nodeName, stateDirectory: state,
-                                                        arguments: ["--config", config.path]) { _ in try await online(after: 0) }
-                #expect(first["configurationProblem"] == nil)
-                // Edited, with a typo, and never checked: the next start (a reboot) reads it.
-                try Data("[node]\ngroups = [\"house\"]\ntimezone = \"Europe/Berlin\"\n".utf8).write(to: config)
-                let mark = node.count
-                let second = try await withDaemonProcess(broker: broker, node: nodeName, stateDirectory: state,
-                                                         arguments: ["--config", config.path]) { _ in try await online(after: mark) }
-                #expect(second["groups"] == .array([.string("house")]), "the groups of the start before")
-                guard case .string(let problem)? = second["configurationProblem"] else { throw TestSupportError("no configurationProblem: \(second)") }
-                #expect(problem.contains("node.timezone: unknown key (did you mean 'time-zone'?)"))
-                #expect(problem.contains("alarmd runs with the configuration it last started with (\(state.path)/last-started.toml)"))
-                // A state folder that never saw a start with a usable file: nothing to fall back on.
-                let fresh = try await DaemonProcess.start(broker: broker, node: nodeName, stateDirectory: directory.appending(path: "fresh"),
-                                                          arguments: ["--config", config.path])
-                let deadline = ContinuousClock.now + .seconds(10)
-                while fresh.isRunning, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(20)) }
-                #expect(await fresh.terminate() == 2, "\(fresh.log)")
+                return try #require(NodeClient.object(status.payload))
             }
+            let first = try await withDaemonProcess(broker: broker, node: nodeName, stateDirectory: state,
+                                                    arguments: ["--config", config.path]) { _ in try await online(after: 0) }
+            #expect(first["configurationProblem"] == nil)
+            // Edited, with a typo, and never checked: the next start (a reboot) reads it.
+            try Data("[node]\ngroups = [\"house\"]\ntimezone = \"Europe/Berlin\"\n".utf8).write(to: config)
+            let mark = node.count
+            let second = try await withDaemonProcess(broker: broker, node: nodeName, stateDirectory: state,
+                                                     arguments: ["--config", config.path]) { _ in try await online(after: mark) }
+            #expect(second["groups"] == .array([.string("house")]), "the groups of the start before")
+            guard case .string(let problem)? = second["configurationProblem"] else { throw TestSupportError("no configurationProblem: \(second)") }
+            #expect(problem.contains("node.timezone: unknown key (did you mean 'time-zone'?)"))
+            #expect(problem.contains("alarmd runs with the configuration it last started with (\(state.path)/last-started.toml)"))
+            // A state folder that never saw a start with a usable file: nothing to fall back on.
+            let fresh = try await DaemonProcess.start(broker: broker, node: nodeName, stateDirectory: directory.appending(path: "fresh"),
+                                                      arguments: ["--config", config.path])
+            let deadline = ContinuousClock.now + .seconds(10)
+            while fresh.isRunning, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(20)) }
+            #expect(await fresh.terminate() == 2, "\(fresh.log)")
         }
     }
 
     @Test("SIGHUP re-reads the configured time zone: relative schedules move, the status says so")
     func timeZoneReload() async throws {
-        try await TestBroker.withBroker { broker in
-            try await withTestClients { clients in
-                let directory = FileManager.default.temporaryDirectory.appending(path: "alarmd-zone-\(UUID().uuidString)")
-                try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-                defer { try? FileManager.default.removeItem(at: directory) }
-                let config = directory.appending(path: "alarmd.toml")
-                try Data("[node]\ntime-zone = \"Europe/Berlin\"\n".utf8).write(to: config)
-                let nodeName = "zone-\(UUID().uuidString.prefix(6))"
-                let node = try await NodeClient.connect(broker: broker, node: nodeName, clients: clients)
-                let daemon = try await DaemonProcess.start(broker: broker, node: nodeName, stateDirectory: directory,
-                                                           timeZone: nil, arguments: ["--config", config.path])
-                do {
-                    try await node.waitForMessage("online in Berlin") {
-                        $0.topic == node.topics.status && NodeClient.object($0.payload)?["timeZone"] == .string("Europe/Berlin")
-                    }
-                    let everyDay = #"{"relative":{"time":{"hour":7,"minute":0},"repeats":{"weekly":["mon","tue","wed","thu","fri","sat","sun"]}}}"#
-                    let reply = try await node.request("schedule", ["configuration": configurationJSON(schedule: everyDay)])
-                    let berlin = try AlarmJSON.decoder.decode(AlarmDocument.self, from: AlarmJSON.encoder.encode(reply["alarm"]!))
-                    try Data("[node]\ntime-zone = \"America/Los_Angeles\"\n".utf8).write(to: config)
-                    let mark = node.count
-                    daemon.signal(SIGHUP)
-                    try await node.waitForMessage("status in Los Angeles", after: mark) {
-                        $0.topic == node.topics.status && NodeClient.object($0.payload)?["timeZone"] == .string("America/Los_Angeles")
-                    }
-                    let moved = try await node.document(berlin.id, after: mark) { $0.nextAlertDate != berlin.nextAlertDate }
-                    let losAngeles = try #require(TimeZone(identifier: "America/Los_Angeles"))
-                    #expect(ScheduleMath.localTime(of: try #require(moved.nextAlertDate), in: losAngeles) == .init(hour: 7, minute: 0))
-                    // A change that needs a restart is named by its section.
-                    try Data("[node]\ntime-zone = \"America/Los_Angeles\"\n[limits]\nmax-alarms = 5\n".utf8).write(to: config)
-                    daemon.signal(SIGHUP)
-                    let deadline = ContinuousClock.now + .seconds(10)
-                    while !daemon.log.contains("sections=limits"), ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(50)) }
-                    #expect(daemon.log.contains("sections=limits [AlarmNode] configuration changed beyond the time zone: restart alarmd to apply it"))
-                } catch {
-                    print("alarmd log:\n\(daemon.log)")
-                    await daemon.cleanUp()
-                    throw error
+        try await withBrokerAndFolder("zone") { broker, clients, directory in
+            let config = directory.appending(path: "alarmd.toml")
+            try Data("[node]\ntime-zone = \"Europe/Berlin\"\n".utf8).write(to: config)
+            let nodeName = "zone-\(UUID().uuidString.prefix(6))"
+            let node = try await NodeClient.connect(broker: broker, node: nodeName, clients: clients)
+            let daemon = try await DaemonProcess.start(broker: broker, node: nodeName, stateDirectory: directory,
+                                                       timeZone: nil, arguments: ["--config", config.path])
+            do {
+                try await node.waitForMessage("online in Berlin") {
+                    $0.topic == node.topics.status && NodeClient.object($0.payload)?["timeZone"] == .string("Europe/Berlin")
                 }
+                let everyDay = #"{"relative":{"time":{"hour":7,"minute":0},"repeats":{"weekly":["mon","tue","wed","thu","fri","sat","sun"]}}}"#
+                let reply = try await node.request("schedule", ["configuration": configurationJSON(schedule: everyDay)])
+                let berlin = try AlarmJSON.decoder.decode(AlarmDocument.self, from: AlarmJSON.encoder.encode(reply["alarm"]!))
+                try Data("[node]\ntime-zone = \"America/Los_Angeles\"\n".utf8).write(to: config)
+                let mark = node.count
+                daemon.signal(SIGHUP)
+                try await node.waitForMessage("status in Los Angeles", after: mark) {
+                    $0.topic == node.topics.status && NodeClient.object($0.payload)?["timeZone"] == .string("America/Los_Angeles")
+                }
+                let moved = try await node.document(berlin.id, after: mark) { $0.nextAlertDate != berlin.nextAlertDate }
+                let losAngeles = try #require(TimeZone(identifier: "America/Los_Angeles"))
+                #expect(ScheduleMath.localTime(of: try #require(moved.nextAlertDate), in: losAngeles) == .init(hour: 7, minute: 0))
+                // A change that needs a restart is named by its section.
+                try Data("[node]\ntime-zone = \"America/Los_Angeles\"\n[limits]\nmax-alarms = 5\n".utf8).write(to: config)
+                daemon.signal(SIGHUP)
+                let deadline = ContinuousClock.now + .seconds(10)
+                while !daemon.log.contains("sections=limits"), ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(50)) }
+                #expect(daemon.log.contains("sections=limits [AlarmNode] configuration changed beyond the time zone: restart alarmd to apply it"))
+            } catch {
+                print("alarmd log:\n\(daemon.log)")
                 await daemon.cleanUp()
+                throw error
             }
+            await daemon.cleanUp()
         }
     }
 }
