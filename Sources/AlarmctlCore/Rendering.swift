@@ -45,8 +45,9 @@ public enum Rendering {
         }.joined(separator: "\n")
     }
 
-    /// What `alarmctl list` warns of beside the table: alarms missing from it (a damaged state
-    /// file), and alarms shown as due that the node holds while its clock is not synchronized.
+    /// What `alarmctl list` warns of beside the table: a configuration file the node could not use,
+    /// alarms missing from it (a damaged state file), and alarms shown as due that the node holds
+    /// while its clock is not synchronized.
     public static func listWarnings(_ documents: [AlarmDocument], status: NodeStatus?, now: Date) -> [String] {
         var warnings = [status?.configurationProblem, status?.stateFileProblem].compactMap { $0 }
         if status?.clockSynchronized == false, documents.contains(where: { $0.state != .alerting && $0.nextAlertDate ?? .distantFuture <= now }) {

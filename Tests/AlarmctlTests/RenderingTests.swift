@@ -32,7 +32,7 @@ struct RenderingTests {
         #expect(order([running, try Fixtures.pausedTimer(id: eggs, title: "Eggs", total: 600, elapsed: 60)]) == [laundry, eggs])
     }
 
-    @Test("list warns of a damaged state file, and of alarms shown as due that wait for the node's clock to be synchronized")
+    @Test("list warns of a configuration file the node could not use, of a damaged state file, and of alarms shown as due that wait for the node's clock to be synchronized")
     func listWarnings() throws {
         let due = try Fixtures.scheduledAlarm(id: UUID(), title: "Wake up", words: ["07:00"], nextAlert: "2026-11-22T06:59:00Z")
         let status = { (synchronized: Bool, problem: String?) in
@@ -45,6 +45,9 @@ struct RenderingTests {
         let warnings = Rendering.listWarnings(mixed + [due], status: status(false, "alarms/x.json is damaged"), now: now)
         #expect(warnings.count == 2 && warnings[0] == "alarms/x.json is damaged")
         #expect(warnings.last?.hasPrefix("the node's clock is not synchronized: the alarms shown as due wait") == true)
+        // A configuration file the node could not use comes first: the node does not run as the file says.
+        let unusable = NodeStatus(state: "online", stateFileProblem: "alarms/x.json is damaged", configurationProblem: "alarmd.toml has 1 problem")
+        #expect(Rendering.listWarnings(mixed, status: unusable, now: now) == ["alarmd.toml has 1 problem", "alarms/x.json is damaged"])
     }
 
     @Test("A narrow terminal shortens the titles")
