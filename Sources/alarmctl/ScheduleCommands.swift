@@ -104,7 +104,11 @@ extension Alarmctl {
 
         func run() async throws {
             try await output.run { () async throws(AlarmctlError) in
-                let expression = try AlarmctlError.reading { () throws(HumanSyntaxError) in try ScheduleExpression.parse(when) }
+                let expression = try AlarmctlError.reading { () throws(HumanSyntaxError) in
+                    do throws(HumanSyntaxError) { return try ScheduleExpression.parse(when) } catch {
+                        throw alert.title == nil ? ScheduleExpression.strayTitle(in: when, titleOption: "--title") ?? error : error
+                    }
+                }
                 if noSnooze, snooze != nil { throw .usage("--snooze and --no-snooze exclude each other: choose one") }
                 let (snoozeSeconds, preAlertSeconds) = try AlarmctlError.reading { () throws(HumanSyntaxError) in
                     (noSnooze ? nil : try snooze.map { text throws(HumanSyntaxError) in try DurationArgument.seconds(text, option: "--snooze") }

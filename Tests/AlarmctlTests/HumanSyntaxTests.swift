@@ -103,6 +103,17 @@ struct HumanSyntaxTests {
         }
     }
 
+    @Test("A title typed where the days go is pointed to --title; misspelt days and good schedules are not")
+    func strayTitle() {
+        #expect(ScheduleExpression.strayTitle(in: ["07:00", "mon", "tue", "Wake", "up"], titleOption: "--title")
+            == .unreadable("'Wake' is not a weekday: for a title, use --title \"Wake up\"; for days, \(WeekdayList.acceptedForms)"))
+        #expect(ScheduleExpression.strayTitle(in: ["7 am Gym"], titleOption: "--title")
+            == .unreadable("'Gym' is not a weekday: for a title, use --title \"Gym\"; for days, \(WeekdayList.acceptedForms)"))
+        for words in [["07:00", "mon,wed,fir"], ["07:00", "weekdys"], ["07:00", "weekdays"], ["soon", "Tea"]] {
+            #expect(ScheduleExpression.strayTitle(in: words, titleOption: "--title") == nil, "\(words)")
+        }
+    }
+
     @Test("Recurrences read back in short form")
     func describeRecurrence() throws {
         #expect(WeekdayList.describe(.never) == "once")

@@ -262,6 +262,18 @@ public enum ScheduleExpression: Hashable, Sendable {
         return .relative(.init(time: time, repeats: try WeekdayList.recurrence(Array(tokens.dropFirst(timeWords)))))
     }
 
+    /// What to say when ``parse(_:)`` refused `words` because they end in words that are neither
+    /// days nor misspelt days (`07:00 mon tue Wake up`): a title typed where the days go, which
+    /// belongs in the `titleOption`; nil when that is not the mistake.
+    public static func strayTitle(in words: [String], titleOption: String) -> HumanSyntaxError? {
+        let tokens = words.flatMap { $0.split(whereSeparator: \.isWhitespace).map(String.init) }
+        guard let (_, timeWords) = TimeOfDay.leading(tokens) else { return nil }
+        let title = tokens.dropFirst(timeWords).reversed()
+            .prefix { (try? WeekdayList.recurrence([$0])) == nil && WeekdayList.misspelling($0) == nil }.reversed()
+        guard let first = title.first else { return nil }
+        return .unreadable("'\(first)' is not a weekday: for a title, use \(titleOption) \"\(title.joined(separator: " "))\"; for days, \(WeekdayList.acceptedForms)")
+    }
+
     /// Whether the schedule needs the node's time zone to become an instant: a fixed date without offset.
     public var needsTimeZone: Bool { if case .fixed(let dateTime) = self { dateTime.utcOffset == nil } else { false } }
 
