@@ -132,12 +132,13 @@ public enum WatchScreen {
         var parts = [ScheduleMath.timeOfDayText(of: event.at, in: timeZone, withSeconds: true), pad(event.name.rawValue, to: 13)]
         if let id = event.alarmID {
             parts.append(String(id.uuidString.prefix(8)))
-            if let title = titles[id] { parts.append(title) }
+            // An alarm gone before the watch began (`missed`, `silenced`) is named by its event.
+            if let title = titles[id] ?? event.details["title"]?.string.map(AlarmText.printable) { parts.append(title) }
         }
-        if event.name == .button, case .string(let button)? = event.details["button"], case .string(let press)? = event.details["press"] {
+        if event.name == .button, let button = event.details["button"]?.string, let press = event.details["press"]?.string {
             return (parts + [button, "\(press) press"]).joined(separator: "  ")
         }
-        let details = event.details.sorted { $0.key < $1.key }.compactMap { key, value -> String? in
+        let details = event.details.filter { $0.key != "title" }.sorted { $0.key < $1.key }.compactMap { key, value -> String? in
             switch value {
             case .number(let late) where key == "late": late > 0 ? "late \(DurationText.format(late))" : nil
             case .string(let text): "\(key) \(text)"

@@ -279,7 +279,7 @@ struct EngineLifecycleTests {
         #expect(engine.advance(to: start + 659).isEmpty)
         let effects = engine.advance(to: start + 660)
         #expect(effects.eventNames == [.silenced, .stopped])
-        #expect(effects.event(.silenced)?.details["action"] == .string("stop"))
+        #expect(effects.event(.silenced)?.details == ["action": .string("stop"), "title": .string("Wake up")], "named: a one-shot alarm is gone with it")
         #expect(effects.event(.stopped)?.details == ["source": .string("silence")])
         #expect(effects.removedIDs == [id])
     }
@@ -356,6 +356,7 @@ struct EngineLifecycleTests {
         _ = try engine.schedule(id: id, configuration: configuration(schedule: .fixed(start + 60)), now: start)
         let effects = engine.advance(to: start + 60 + 901)
         #expect(effects.eventNames == [.missed])
+        #expect(effects.event(.missed)?.details["title"] == .string("Wake up"), "named: the alarm is gone with it")
         #expect(effects.removedIDs == [id])
     }
 

@@ -24,6 +24,8 @@ struct WatchScreenTests {
             node: "bedroom",
             status: NodeStatus(state: "online", timeZone: "Europe/Berlin", clockSynchronized: true),
             documents: try Fixtures.mixed())
+        state.record(AlarmEvent(.missed, alarmID: Fixtures.id("0DD00000-1111-4222-8333-444455556666"), at: now.addingTimeInterval(-8),
+                                details: ["late": .number(1200), "alertDate": .string("2026-11-22T06:39:52.000Z"), "title": .string("Work")]))
         state.record(AlarmEvent(.alerting, alarmID: Fixtures.id("7A7A0000-1111-4222-8333-444455556666"), at: now.addingTimeInterval(-5),
                                 details: ["late": .number(0)]))
         state.record(AlarmEvent(.button, alarmID: nil, at: now.addingTimeInterval(-2),
@@ -52,7 +54,8 @@ struct WatchScreenTests {
         let nap = try #require(lines.first { $0.contains("Nap over") })
         #expect(nap.contains("alerting") && nap.hasSuffix("alarmctl stop|snooze 7A7A0000"))
         let events = lines.filter { $0.hasPrefix("07:59:") }
-        #expect(events == ["07:59:58  button         snooze  short press", "07:59:55  alerting       7A7A0000  Nap over"])
+        #expect(events == ["07:59:58  button         snooze  short press", "07:59:55  alerting       7A7A0000  Nap over",
+                           "07:59:52  missed         0DD00000  Work  alertDate 2026-11-22T06:39:52.000Z  late 20m"], "a missed alarm named by its event")
         #expect(!lines.joined().contains("\u{1B}"))
         #expect(!lines.contains("Ctrl-C quits"), "piped frames have nothing to quit with Ctrl-C")
         let screen = WatchScreen.render(try state(), now: now, timeZone: berlin, width: 100, onTerminal: true)

@@ -97,11 +97,14 @@ import Testing
         // The timer rang unanswered, was silenced and removed before its event came.
         hub.record(node: "attic", event: AlarmEvent(.silenced, alarmID: Fixtures.timerID, at: Fixtures.now))
         hub.record(node: "attic", event: AlarmEvent(.stopped, alarmID: Fixtures.timerID, at: Fixtures.now))
+        // One the companion never saw is named by its event; an event without a title (an older alarmd's) is "An alarm".
+        hub.record(node: "attic", event: AlarmEvent(.missed, alarmID: UUID(uuidString: "0DD00000-1111-4222-8333-444455556666"), at: Fixtures.now.addingTimeInterval(30),
+                                                      details: ["alertDate": .string("2026-11-22T05:30:00.000Z"), "title": .string("Work")]))
         hub.record(node: "attic", event: AlarmEvent(.missed, alarmID: Fixtures.alarmID, at: Fixtures.now.addingTimeInterval(60),
                                                       details: ["alertDate": .string("2026-11-22T06:00:00.000Z")]))
         let node = { (now: Date) in try #require(CompanionSnapshot(nodes: hub.nodes.value, now: now).nodes.first) }
         #expect(try node(Fixtures.now.addingTimeInterval(120)).unanswered
-            == ["An alarm was missed, today 07:00", "Tea rang unanswered, today 08:00"])
+            == ["An alarm was missed, today 07:00", "Work was missed, today 06:30", "Tea rang unanswered, today 08:00"])
         #expect(try node(Fixtures.now.addingTimeInterval(12 * 3600)).unanswered.isEmpty, "half a day later it is gone")
     }
 }

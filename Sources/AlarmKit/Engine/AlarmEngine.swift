@@ -513,7 +513,7 @@ public struct AlarmEngine: Sendable {
         let lateDetail: [String: JSONValue] = ["late": .number((late * 1000).rounded() / 1000)]
         if late > configuration.missedAfter {
             store(record)
-            let details = lateDetail.merging(["alertDate": .string(AlarmJSON.string(from: alertDate))]) { $1 }
+            let details = lateDetail.merging(["alertDate": .string(AlarmJSON.string(from: alertDate)), "title": .string(record.configuration.attributes.presentation.alert.title)]) { $1 }
             return [.event(AlarmEvent(.missed, alarmID: record.id, at: now, details: details))]
                 + finishOccurrence(of: record, now: now)
         }
@@ -540,7 +540,7 @@ public struct AlarmEngine: Sendable {
     private mutating func silence(_ record: AlarmRecord, timedOutAt timeout: Date, now: Date) -> [AlarmEffect] {
         let snooze = configuration.silenceAction == .countdown ? record.configuration.snoozeDuration : nil
         let event = AlarmEvent(.silenced, alarmID: record.id, at: now,
-                               details: ["action": .string(snooze == nil ? "stop" : "countdown")])
+                               details: ["action": .string(snooze == nil ? "stop" : "countdown"), "title": .string(record.configuration.attributes.presentation.alert.title)])
         let effects: [AlarmEffect] = [endAlert(record.id, now: now), .event(event)]
         if let snooze { return effects + startCountdown(record, duration: snooze, from: timeout, now: now).caused(by: .silence) }
         let stopped: [AlarmEffect] = [.event(AlarmEvent(.stopped, alarmID: record.id, at: now))]

@@ -53,6 +53,9 @@ public enum JSONValue: Sendable, Hashable, Codable {
     /// The member `key` of an object; nil for a missing key or a value that is not an object.
     public subscript(key: String) -> JSONValue? { if case .object(let object) = self { object[key] } else { nil } }
 
+    /// The text of a string; nil for any other value.
+    public var string: String? { if case .string(let text) = self { text } else { nil } }
+
     /// The size of this value written as compact JSON, in bytes.
     public var encodedByteCount: Int { (try? AlarmJSON.encoder.encode(self).count) ?? 0 }
 }

@@ -23,9 +23,8 @@ struct EffectMessages {
                 knownChanges.append((id, false))
                 messages.append(MQTTMessage(topic: topics.alarm(id), payload: [], qos: 1, retain: true))
             case .event(let event):
-                if event.name == .intent, let alarmID = event.alarmID, case .string(let topic)? = event.details["topic"] {
-                    let refusal: String? = if case .string(let reason)? = event.details["refused"] { reason } else { nil }
-                    intents.append((alarmID, topic, refusal))
+                if event.name == .intent, let alarmID = event.alarmID, let topic = event.details["topic"]?.string {
+                    intents.append((alarmID, topic, event.details["refused"]?.string))
                 }
                 messages.append(MQTTMessage(topic: topics.events, payload: MQTTBridge.encode(event), qos: 1, retain: false))
             case .runIntent(let intent, let alarmID):
