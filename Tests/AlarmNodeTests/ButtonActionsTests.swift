@@ -264,6 +264,31 @@ struct ButtonActionsTests {
         }
     }
 
+    @Test("Stop ends a snooze, as it would the alert: a one-shot alarm goes, a daily one waits for tomorrow; not just after the alert ended")
+    func stopEndsSnoozes() throws {
+        var engine = Self.engine()
+        try Self.alarm(&engine, Self.id(1), alertAt: 60)
+        let daily = Alarm.Schedule.relative(.init(time: .init(hour: 8, minute: 1), repeats: .weekly(WeekdayList.week)))
+        _ = try engine.schedule(id: Self.id(2), configuration: Self.configuration(schedule: daily, postAlert: 300, secondary: .countdown), now: Self.at(0))
+        try Self.timer(&engine, Self.id(3), 600)
+        _ = engine.advance(to: Self.at(60))
+        _ = try Self.carryOut(ButtonActions.plan(.snooze, .short, engine: engine, now: Self.at(61)), on: &engine, at: 61)
+        #expect(Self.state(engine, Self.id(1)) == .countdown && Self.state(engine, Self.id(2)) == .countdown, "both snoozed")
+        for seconds in [61.5, 70.9] {
+            #expect(ButtonActions.plan(.stop, .short, engine: engine, now: Self.at(seconds)).isEmpty, "meant for the alert, at \(seconds) s")
+        }
+        let plan = ButtonActions.plan(.stop, .short, engine: engine, now: Self.at(120))
+        #expect(Set(plan) == [.endSnooze(id: Self.id(1)), .endSnooze(id: Self.id(2))], "the running timer is no snooze")
+        #expect(Set(ButtonActions.plan(.stop, .long, engine: engine, now: Self.at(120)))
+            == [.endSnooze(id: Self.id(1)), .endSnooze(id: Self.id(2)), .perform(.cancel, id: Self.id(3))], "a long press cancels the timer too")
+        let effects = try Self.carryOut(plan, on: &engine, at: 120)
+        #expect(effects.compactMap { effect -> AlarmEvent.Name? in if case .event(let event) = effect { event.name } else { nil } } == [.stopped, .stopped])
+        #expect(Self.state(engine, Self.id(1)) == nil)
+        #expect(Self.state(engine, Self.id(2)) == .scheduled && engine.records[Self.id(2)]?.nextAlertDate == Self.at(60 + 86400))
+        #expect(Self.state(engine, Self.id(3)) == .countdown)
+        #expect(throws: AlarmNodeError.self) { try ButtonAction.endSnooze(id: Self.id(3)).apply(to: &engine, now: Self.at(121)) }
+    }
+
     @Test("A snoozed timer (a nap's, say) is never paused by a press; a timer counting down beside it is")
     func pressesAfterTimerSnooze() throws {
         var engine = Self.engine()

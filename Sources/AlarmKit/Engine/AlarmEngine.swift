@@ -224,7 +224,21 @@ public struct AlarmEngine: Sendable {
     /// Runs the alarm's stop intent.
     public mutating func stop(id: UUID, now: Date) throws(AlarmNodeError) -> [AlarmEffect] {
         let record = try existing(id, in: .alerting, for: "stop")
-        var effects: [AlarmEffect] = [endAlert(id, now: now), .event(AlarmEvent(.stopped, alarmID: id, at: now))]
+        return [endAlert(id, now: now)] + stopped(record, now: now)
+    }
+
+    /// Ends a snooze as a stop ends an alert (the stop button while nothing alerts): a one-shot
+    /// alarm is removed, a repeating one waits for its next occurrence; runs the stop intent.
+    public mutating func endSnooze(id: UUID, now: Date) throws(AlarmNodeError) -> [AlarmEffect] {
+        let record = try existing(id, in: .countdown, for: "ending a snooze")
+        guard case .countdown(let countdown) = record.phase, countdown.isSnooze else {
+            throw .invalidState("alarm \(id.uuidString) counts down, but not a snooze: cancel or pause it instead")
+        }
+        return stopped(record, now: now)
+    }
+
+    private mutating func stopped(_ record: AlarmRecord, now: Date) -> [AlarmEffect] {
+        var effects: [AlarmEffect] = [.event(AlarmEvent(.stopped, alarmID: record.id, at: now))]
         if let intent = record.configuration.stopIntent { effects += intentEffects(intent, record: record, now: now) }
         return effects + finishOccurrence(of: record, now: now)
     }

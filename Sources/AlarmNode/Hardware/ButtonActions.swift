@@ -7,12 +7,15 @@ public enum ButtonAction: Sendable, Hashable {
     case perform(AlarmOperation, id: UUID)
     /// The alert's secondary button (snooze, or its custom intent).
     case secondary(id: UUID)
+    /// The stop button on a snoozed alarm (``AlarmEngine/endSnooze(id:now:)``).
+    case endSnooze(id: UUID)
 
     /// Carries the action out on `engine` at `now`; a refusal leaves `engine` unchanged.
     public func apply(to engine: inout AlarmEngine, now: Date) throws(AlarmNodeError) -> [AlarmEffect] {
         switch self {
         case .perform(let operation, let id): try engine.perform(operation, id: id, now: now)
         case .secondary(let id): try engine.secondaryAction(id: id, now: now)
+        case .endSnooze(let id): try engine.endSnooze(id: id, now: now)
         }
     }
 }
@@ -31,8 +34,9 @@ public enum ButtonActions {
     ///   alarm's secondary behaviour;
     /// - otherwise snooze toggles the timer that ends soonest (pauses the running one, unless a
     ///   countdown started within ``repeatedPressWindow``; or resumes the paused one with the least
-    ///   time left when none runs; nothing within ``afterAlertWindow`` of an alert's end), and a
-    ///   long stop press cancels every timer.
+    ///   time left when none runs; nothing within ``afterAlertWindow`` of an alert's end); stop
+    ///   ends every snooze (not within ``afterAlertWindow`` of an alert's end, when a second press
+    ///   was meant for that alert), and a long stop press cancels every timer too.
     ///
     /// Buttons pause, resume and cancel timers (alarms with no schedule) only, and pause none while
     /// snoozed: a paused alarm never rings, and a second tap on snooze, half asleep, must not keep
@@ -45,17 +49,19 @@ public enum ButtonActions {
             case .snooze: return alerting.map { .secondary(id: $0) }
             }
         }
+        let running = engine.records.values.compactMap { record -> (record: AlarmRecord, countdown: AlarmRecord.Countdown)? in
+            guard case .countdown(let countdown) = record.phase else { return nil }
+            return (record, countdown)
+        }.sorted { $0.countdown.fireDate < $1.countdown.fireDate }
+        // A clock stepped back since the alert ended blocks nothing.
+        let justAfterAlert = engine.lastAlertEnd.map { (0..<afterAlertWindow).contains(now.timeIntervalSince($0)) } ?? false
+        // A long press cancels the timers, snoozed ones among them.
+        let snoozes = justAfterAlert ? [] : running.filter { $0.countdown.isSnooze && !($0.record.isTimer && kind == .long) }
+            .map { ButtonAction.endSnooze(id: $0.record.id) }
         switch (button, kind) {
         case (.snooze, _):
-            let running = engine.records.values.compactMap { record -> (record: AlarmRecord, countdown: AlarmRecord.Countdown)? in
-                guard case .countdown(let countdown) = record.phase else { return nil }
-                return (record, countdown)
-            }
-            guard running.allSatisfy({ now.timeIntervalSince($0.countdown.startDate) >= repeatedPressWindow }),
-                  // A clock stepped back since the alert ended blocks nothing.
-                  engine.lastAlertEnd.map({ !(0..<afterAlertWindow).contains(now.timeIntervalSince($0)) }) ?? true else { return [] }
-            let timers = running.filter { $0.record.isTimer && !$0.countdown.isSnooze }
-            if let soonest = timers.min(by: { $0.countdown.fireDate < $1.countdown.fireDate }) {
+            guard running.allSatisfy({ now.timeIntervalSince($0.countdown.startDate) >= repeatedPressWindow }), !justAfterAlert else { return [] }
+            if let soonest = running.first(where: { $0.record.isTimer && !$0.countdown.isSnooze }) {
                 return [.perform(.pause, id: soonest.record.id)]
             }
             let paused = engine.records.values.compactMap { record -> (UUID, TimeInterval)? in
@@ -63,8 +69,8 @@ public enum ButtonActions {
                 return (record.id, total - elapsed)
             }
             return paused.min { $0.1 < $1.1 }.map { [.perform(.resume, id: $0.0)] } ?? []
-        case (.stop, .long): return cancelTimers(engine: engine)
-        case (.stop, .short): return []
+        case (.stop, .long): return snoozes + cancelTimers(engine: engine)
+        case (.stop, .short): return snoozes
         }
     }
 
