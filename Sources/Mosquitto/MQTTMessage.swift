@@ -12,14 +12,8 @@ public struct MQTTMessage: Sendable, Equatable {
     /// Sent only on MQTT 5 connections; at most 65,535 bytes.
     public var correlationData: [UInt8]?
 
-    public init(
-        topic: String,
-        payload: [UInt8],
-        qos: Int = 1,
-        retain: Bool = false,
-        responseTopic: String? = nil,
-        correlationData: [UInt8]? = nil
-    ) {
+    public init(topic: String, payload: [UInt8], qos: Int = 1, retain: Bool = false,
+                responseTopic: String? = nil, correlationData: [UInt8]? = nil) {
         self.topic = topic
         self.payload = payload
         self.qos = qos
@@ -29,18 +23,10 @@ public struct MQTTMessage: Sendable, Equatable {
     }
 
     /// A message whose payload is the UTF-8 encoding of `string`.
-    public init(
-        topic: String,
-        string: String,
-        qos: Int = 1,
-        retain: Bool = false,
-        responseTopic: String? = nil,
-        correlationData: [UInt8]? = nil
-    ) {
-        self.init(
-            topic: topic, payload: Array(string.utf8), qos: qos, retain: retain,
-            responseTopic: responseTopic, correlationData: correlationData
-        )
+    public init(topic: String, string: String, qos: Int = 1, retain: Bool = false,
+                responseTopic: String? = nil, correlationData: [UInt8]? = nil) {
+        self.init(topic: topic, payload: Array(string.utf8), qos: qos, retain: retain,
+                  responseTopic: responseTopic, correlationData: correlationData)
     }
 
     /// The payload decoded as UTF-8, or nil when it is not valid UTF-8.
