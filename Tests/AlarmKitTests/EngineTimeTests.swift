@@ -60,6 +60,30 @@ struct EngineTimeTests {
         #expect(effects.event(.missed)?.alarmID == missed)
     }
 
+    @Test("Down, or stepped forward, over days: the occurrence missed is reported, and the one late within the grace still rings",
+          arguments: [
+            // Daily 07:00 in Berlin, down from Saturday 20:00 to Monday 07:05: Sunday missed, Monday 5 minutes late.
+            ("Europe/Berlin", WeekdayList.week, "2026-11-21T19:00:00Z", "2026-11-23T06:05:00Z", false),
+            ("Europe/Berlin", WeekdayList.week, "2026-11-21T19:00:00Z", "2026-11-23T06:05:00Z", true),
+            // Weekdays 07:00 in New York, down from Thursday 21:00 to Monday 07:05: Friday missed.
+            ("America/New_York", Array(WeekdayList.week.prefix(5)), "2026-11-20T02:00:00Z", "2026-11-23T12:05:00Z", false),
+          ])
+    func downOverDays(zone zoneID: String, days: [Locale.Weekday], from: String, back: String, stepped: Bool) throws {
+        var engine = AlarmEngine(configuration: .init(timeZone: zone(zoneID)))
+        _ = try engine.schedule(id: id, configuration: configuration(schedule: weekly(7, 0, days)), now: date(from))
+        let effects = stepped ? engine.wallClockStepped(by: date(back).timeIntervalSince(date(from)), now: date(back)) : engine.advance(to: date(back))
+        #expect(effects.eventNames == [.missed, .alerting])
+        #expect(effects.event(.alerting)?.details["late"] == .number(300))
+        #expect(engine.records[id]?.state == .alerting)
+    }
+
+    @Test("A zone change just after an alert fell due, before the node's timer ran, rings it rather than moving on")
+    func zoneChangeAtTheAlertDate() throws {
+        var engine = AlarmEngine(configuration: .init(timeZone: zone("Europe/Berlin")))
+        _ = try engine.schedule(id: id, configuration: configuration(schedule: weekly(7, 0, WeekdayList.week)), now: date("2026-11-22T12:00:00Z"))
+        #expect(engine.changeTimeZone(to: zone("Europe/Paris"), now: date("2026-11-23T06:00:02Z")).eventNames == [.alerting])
+    }
+
     @Test("A time zone change re-reads relative schedules; fixed ones stay put")
     func timeZoneChange() throws {
         var engine = AlarmEngine(configuration: .init(timeZone: zone("Europe/Berlin")))

@@ -388,8 +388,9 @@ public struct AlarmEngine: Sendable {
     /// that last alerted becomes the new zone's last day whose occurrence is not after that alert,
     /// so that no occurrence still ahead in the new zone is skipped (Tokyo's Sunday is Los Angeles'
     /// Saturday) and none that alerted alerts again.
+    /// An alert already due is carried out first, in the zone it fell due in.
     public mutating func changeTimeZone(to timeZone: TimeZone, now: Date) -> [AlarmEffect] {
-        readInTimeZone(timeZone, now: now) + advance(to: now)
+        advance(to: now) + readInTimeZone(timeZone, now: now) + advance(to: now)
     }
 
     /// ``changeTimeZone(to:now:)`` without its `advance`.
@@ -491,9 +492,10 @@ public struct AlarmEngine: Sendable {
         return changeEffects(record, countdownStarted: true, now: now)
     }
 
-    /// After an occurrence is over: a repeating alarm waits for its next one, any other is removed.
-    private mutating func finishOccurrence(of record: AlarmRecord, now: Date) -> [AlarmEffect] {
-        let next = rescheduled(record, after: now)
+    /// After an occurrence is over: a repeating alarm waits for its next one after `start` (now
+    /// when nil), any other is removed.
+    private mutating func finishOccurrence(of record: AlarmRecord, now: Date, after start: Date? = nil) -> [AlarmEffect] {
+        let next = rescheduled(record, after: start ?? now, now: now)
         if record.repeats, next.isWaitingForSchedule {
             store(next)
             return changeEffects(next, countdownStarted: next.state == .countdown, now: now)
@@ -528,8 +530,9 @@ public struct AlarmEngine: Sendable {
         if late > configuration.missedAfter {
             store(record)
             let details = lateDetail.merging(["alertDate": .string(AlarmJSON.string(from: alertDate)), "title": .string(record.configuration.attributes.presentation.alert.title)]) { $1 }
+            // A later occurrence that is late within the grace (the node was down for days) alerts next.
             return [.event(AlarmEvent(.missed, alarmID: record.id, at: now, details: details))]
-                + finishOccurrence(of: record, now: now)
+                + finishOccurrence(of: record, now: now, after: now - configuration.missedAfter)
         }
         record.phase = .alerting(since: now, alertDate: alertDate)
         store(record)
