@@ -341,6 +341,18 @@ struct EngineLifecycleTests {
         #expect(engine.alerting.first?.sound == .named("gentle"))
     }
 
+    @Test("A snooze paused and resumed is still a snooze: the buttons keep off it, and stop ends it")
+    mutating func pausedSnoozeResumesAsASnooze() throws {
+        _ = try engine.schedule(id: id, configuration: configuration(preAlert: 60, postAlert: 300, secondary: .countdown), now: start)
+        _ = engine.advance(to: start + 60)
+        _ = try engine.countdown(id: id, now: start + 61)
+        _ = try engine.pause(id: id, now: start + 100)
+        _ = try engine.resume(id: id, now: start + 120)
+        guard case .countdown(let countdown)? = engine.records[id]?.phase else { Issue.record("not counting down"); return }
+        #expect(countdown.isSnooze && countdown.fireDate == start + 120 + 261)
+        #expect(try engine.endSnooze(id: id, now: start + 130).eventNames == [.stopped])
+    }
+
     // MARK: missed alarms
 
     @Test("An alert late within the grace sounds now and says how late")

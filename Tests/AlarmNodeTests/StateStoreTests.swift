@@ -202,7 +202,7 @@ struct StateStoreTests {
 
     @Test func everyPhaseRoundTrips() throws {
         var engine = AlarmEngine(configuration: .init(timeZone: TimeZone(identifier: "Europe/Berlin")!))
-        let ids = (0..<5).map { _ in UUID() }
+        let ids = (0..<6).map { _ in UUID() }
         let attributes = AlarmAttributes<JSONValue>(presentation: .init(alert: .init(
             title: "Wake")), tintColor: .blue)
         _ = try engine.schedule(id: ids[0], configuration: .alarm(schedule: .relative(.init(time: .init(hour: 7, minute: 0), repeats: .weekly([.monday]))), attributes: attributes), now: now)
@@ -215,6 +215,11 @@ struct StateStoreTests {
         _ = try engine.countdown(id: ids[4], now: now + 40)
         guard case .countdown(let snooze)? = engine.records[ids[4]]?.phase else { Issue.record("not snoozed"); return }
         #expect(snooze.isSnooze, "a snooze is told apart from a timer's own countdown, across restarts too")
+        _ = try engine.schedule(id: ids[5], configuration: .timer(duration: 10, attributes: attributes), now: now + 30)
+        _ = engine.advance(to: now + 40)
+        _ = try engine.countdown(id: ids[5], now: now + 40)
+        _ = try engine.pause(id: ids[5], now: now + 41)
+        #expect(engine.records[ids[5]]?.phase == .paused(totalCountdownDuration: 10, previouslyElapsedDuration: 1, isSnooze: true), "a paused snooze too")
         #expect(Set(engine.records.values.map(\.state)) == Set(Alarm.State.allCases))
         for record in engine.records.values {
             let decoded = try AlarmJSON.decoder.decode(StoredAlarm.self, from: AlarmJSON.encoder.encode(StoredAlarm(record)))

@@ -115,7 +115,7 @@ public struct AlarmEngine: Sendable {
             .countdown(.init(totalCountdownDuration: countdown.totalCountdownDuration,
                              previouslyElapsedDuration: countdown.previouslyElapsedDuration,
                              startDate: countdown.startDate, fireDate: countdown.fireDate))
-        case .paused(let total, let elapsed): .paused(.init(totalCountdownDuration: total, previouslyElapsedDuration: elapsed))
+        case .paused(let total, let elapsed, _): .paused(.init(totalCountdownDuration: total, previouslyElapsedDuration: elapsed))
         case .alerting(_, let alertDate): .alert(.init(time: alertTime(of: record, alertDate: alertDate)))
         }
         return AlarmDocument(id: record.id, state: record.state, configuration: record.configuration,
@@ -262,7 +262,7 @@ public struct AlarmEngine: Sendable {
         let pausedAt = Self.countdownOrigin(sentAt: sentAt, now: now)
         let elapsed = countdown.previouslyElapsedDuration + max(0, pausedAt.timeIntervalSince(countdown.startDate))
         record.phase = .paused(totalCountdownDuration: countdown.totalCountdownDuration,
-                               previouslyElapsedDuration: min(elapsed, countdown.totalCountdownDuration))
+                               previouslyElapsedDuration: min(elapsed, countdown.totalCountdownDuration), isSnooze: countdown.isSnooze)
         store(record)
         return [.event(AlarmEvent(.paused, alarmID: id, at: now)), .changed(document(for: record))]
     }
@@ -271,8 +271,8 @@ public struct AlarmEngine: Sendable {
     /// ``countdownOrigin(sentAt:now:)``.
     public mutating func resume(id: UUID, now: Date, sentAt: Date? = nil) throws(AlarmNodeError) -> [AlarmEffect] {
         var record = try existing(id, in: .paused, for: "resume")
-        guard case .paused(let total, let elapsed) = record.phase else { return [] }
-        record.phase = .countdown(.starting(at: Self.countdownOrigin(sentAt: sentAt, now: now), total: total, elapsed: elapsed))
+        guard case .paused(let total, let elapsed, let isSnooze) = record.phase else { return [] }
+        record.phase = .countdown(.starting(at: Self.countdownOrigin(sentAt: sentAt, now: now), total: total, elapsed: elapsed, isSnooze: isSnooze))
         store(record)
         return [.event(AlarmEvent(.resumed, alarmID: id, at: now)), .changed(document(for: record))]
     }

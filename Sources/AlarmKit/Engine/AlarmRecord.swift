@@ -60,7 +60,8 @@ public struct AlarmRecord: Identifiable, Sendable, Hashable {
         /// Waiting for its alert date (its pre-alert countdown starts before it).
         case scheduled(alertDate: Date)
         case countdown(Countdown)
-        case paused(totalCountdownDuration: TimeInterval, previouslyElapsedDuration: TimeInterval)
+        /// A paused countdown; `isSnooze` for a snooze's, which resumes as a snooze.
+        case paused(totalCountdownDuration: TimeInterval, previouslyElapsedDuration: TimeInterval, isSnooze: Bool = false)
         /// Alerting since `since`, for the alert that was due at `alertDate`.
         case alerting(since: Date, alertDate: Date)
     }

@@ -65,7 +65,7 @@ public enum ButtonActions {
                 return [.perform(.pause, id: soonest.record.id)]
             }
             let paused = engine.records.values.compactMap { record -> (UUID, TimeInterval)? in
-                guard record.isTimer, case .paused(let total, let elapsed) = record.phase else { return nil }
+                guard record.isTimer, case .paused(let total, let elapsed, _) = record.phase else { return nil }
                 return (record.id, total - elapsed)
             }
             return paused.min { $0.1 < $1.1 }.map { [.perform(.resume, id: $0.0)] } ?? []

@@ -43,7 +43,7 @@ public struct HomeAssistantAlarmList: Sendable, Hashable, Encodable {
     /// Visits every alarm: built only when an alarm changed, not as time passes.
     public init(engine: AlarmEngine) {
         alarms = engine.records.values.sorted(by: AlarmRecord.alertsSooner).map { record in
-            let remaining: TimeInterval? = if case .paused(let total, let elapsed) = record.phase { total - elapsed } else { nil }
+            let remaining: TimeInterval? = if case .paused(let total, let elapsed, _) = record.phase { total - elapsed } else { nil }
             return Entry(id: record.id, title: record.configuration.attributes.presentation.alert.title, state: record.state,
                          next: record.nextAlertDate, remaining: remaining, repeats: WeekdayList.describe(record.configuration.schedule))
         }

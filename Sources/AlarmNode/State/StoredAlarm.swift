@@ -32,6 +32,7 @@ struct StoredAlarm: Codable {
             let total = try countdownSeconds(.totalCountdownDuration, within: AlarmLimits.durations)
             return (total, try countdownSeconds(.previouslyElapsedDuration, within: 0...total))
         }
+        let isSnooze = try container.decodeIfPresent(Bool.self, forKey: .isSnooze) ?? false
         let phase: AlarmRecord.Phase
         switch try container.decode(Alarm.State.self, forKey: .phase) {
         case .scheduled: phase = .scheduled(alertDate: try date(.alertDate))
@@ -41,10 +42,10 @@ struct StoredAlarm: Codable {
                 totalCountdownDuration: total, previouslyElapsedDuration: elapsed,
                 startDate: try date(.startDate), fireDate: try date(.fireDate),
                 isPreAlert: try container.decode(Bool.self, forKey: .isPreAlert),
-                isSnooze: try container.decodeIfPresent(Bool.self, forKey: .isSnooze) ?? false))
+                isSnooze: isSnooze))
         case .paused:
             let (total, elapsed) = try countdownDurations()
-            phase = .paused(totalCountdownDuration: total, previouslyElapsedDuration: elapsed)
+            phase = .paused(totalCountdownDuration: total, previouslyElapsedDuration: elapsed, isSnooze: isSnooze)
         case .alerting: phase = .alerting(since: try date(.since), alertDate: try date(.alertDate))
         }
         let configuration = try container.decode(AlarmManager.AlarmConfiguration<JSONValue>.self, forKey: .configuration)
@@ -79,9 +80,10 @@ struct StoredAlarm: Codable {
             try container.encode(countdown.isPreAlert, forKey: .isPreAlert)
             // Written only for a snooze, so that other records read as they always did.
             if countdown.isSnooze { try container.encode(true, forKey: .isSnooze) }
-        case .paused(let total, let elapsed):
+        case .paused(let total, let elapsed, let isSnooze):
             try container.encode(total, forKey: .totalCountdownDuration)
             try container.encode(elapsed, forKey: .previouslyElapsedDuration)
+            if isSnooze { try container.encode(true, forKey: .isSnooze) }
         case .alerting(let since, let alertDate):
             try container.encodeDate(since, forKey: .since)
             try container.encodeDate(alertDate, forKey: .alertDate)
