@@ -305,6 +305,27 @@ struct EngineLifecycleTests {
         #expect(engine.document(for: id)?.nextAlertDate == start + 480)
     }
 
+    @Test("Auto-silence snoozes an unanswered alarm once, then stops it: a daily one rings at its time the next day")
+    func autoSilenceSnoozesOnce() throws {
+        var engine = AlarmEngine(configuration: .init(alertTimeout: 600, silenceAction: .countdown, timeZone: zone("Europe/Berlin")))
+        let daily = configuration(schedule: weekly(7, 0, WeekdayList.week), postAlert: 540, secondary: .countdown)
+        _ = try engine.schedule(id: id, configuration: daily, now: date("2026-11-22T05:00:00Z"))
+        var alerts: [Date] = []
+        func run(until end: String) {
+            while let due = engine.nextDeadline, due <= date(end) {
+                if engine.advance(to: due).eventNames.contains(.alerting) { alerts.append(due) }
+            }
+        }
+        run(until: "2026-11-23T06:05:00Z")
+        // 07:00 Berlin, again after 10 minutes of ringing and a 9-minute snooze; then 07:00 the next day.
+        #expect(alerts == [date("2026-11-22T06:00:00Z"), date("2026-11-22T06:19:00Z"), date("2026-11-23T06:00:00Z")])
+        // Someone's snooze of an alert after auto-silence's lets auto-silence snooze again.
+        run(until: "2026-11-23T06:19:00Z")
+        #expect(engine.records[id]?.silenceSnoozed == true)
+        _ = try engine.countdown(id: id, now: date("2026-11-23T06:20:00Z"))
+        #expect(engine.records[id]?.silenceSnoozed == false)
+    }
+
     @Test("An alert restored long after its timeout is not snoozed from the restart: its snooze ended while the node was down")
     func staleAlertNotSnoozedAtRestart() {
         let restored = AlarmRecord(id: id, configuration: configuration(schedule: .fixed(start), postAlert: 540, secondary: .countdown),

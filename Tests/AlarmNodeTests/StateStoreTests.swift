@@ -221,7 +221,8 @@ struct StateStoreTests {
         _ = try engine.pause(id: ids[5], now: now + 41)
         #expect(engine.records[ids[5]]?.phase == .paused(totalCountdownDuration: 10, previouslyElapsedDuration: 1, isSnooze: true), "a paused snooze too")
         #expect(Set(engine.records.values.map(\.state)) == Set(Alarm.State.allCases))
-        for record in engine.records.values {
+        for var record in engine.records.values {
+            record.silenceSnoozed = record.id == ids[4]
             let decoded = try AlarmJSON.decoder.decode(StoredAlarm.self, from: AlarmJSON.encoder.encode(StoredAlarm(record)))
             #expect(decoded.record == record)
         }

@@ -484,10 +484,11 @@ public struct AlarmEngine: Sendable {
         (countdownStarted ? [.event(AlarmEvent(.countdown, alarmID: record.id, at: now))] : []) + [.changed(document(for: record))]
     }
 
-    /// Starts a snooze: the countdown after an alert.
-    private mutating func startCountdown(_ record: AlarmRecord, duration: TimeInterval, from start: Date, now: Date) -> [AlarmEffect] {
+    /// Starts a snooze: the countdown after an alert, started by auto-silence or by someone.
+    private mutating func startCountdown(_ record: AlarmRecord, duration: TimeInterval, from start: Date, now: Date, bySilence: Bool = false) -> [AlarmEffect] {
         var record = record
         record.phase = .countdown(.starting(at: start, total: duration, isSnooze: true))
+        record.silenceSnoozed = bySilence
         store(record)
         return changeEffects(record, countdownStarted: true, now: now)
     }
@@ -495,7 +496,8 @@ public struct AlarmEngine: Sendable {
     /// After an occurrence is over: a repeating alarm waits for its next one after `start` (now
     /// when nil), any other is removed.
     private mutating func finishOccurrence(of record: AlarmRecord, now: Date, after start: Date? = nil) -> [AlarmEffect] {
-        let next = rescheduled(record, after: start ?? now, now: now)
+        var next = rescheduled(record, after: start ?? now, now: now)
+        next.silenceSnoozed = false
         if record.repeats, next.isWaitingForSchedule {
             store(next)
             return changeEffects(next, countdownStarted: next.state == .countdown, now: now)
@@ -555,11 +557,11 @@ public struct AlarmEngine: Sendable {
     /// restored after a long downtime is long past: its end is then decided as any alert that
     /// fell due while the node was down.
     private mutating func silence(_ record: AlarmRecord, timedOutAt timeout: Date, now: Date) -> [AlarmEffect] {
-        let snooze = configuration.silenceAction == .countdown ? record.configuration.snoozeDuration : nil
+        let snooze = configuration.silenceAction == .countdown && !record.silenceSnoozed ? record.configuration.snoozeDuration : nil
         let event = AlarmEvent(.silenced, alarmID: record.id, at: now,
                                details: ["action": .string(snooze == nil ? "stop" : "countdown"), "title": .string(record.configuration.attributes.presentation.alert.title)])
         let effects: [AlarmEffect] = [endAlert(record.id, now: now), .event(event)]
-        if let snooze { return effects + startCountdown(record, duration: snooze, from: timeout, now: now).caused(by: .silence) }
+        if let snooze { return effects + startCountdown(record, duration: snooze, from: timeout, now: now, bySilence: true).caused(by: .silence) }
         let stopped: [AlarmEffect] = [.event(AlarmEvent(.stopped, alarmID: record.id, at: now))]
         return effects + (stopped + finishOccurrence(of: record, now: now)).caused(by: .silence)
     }

@@ -13,11 +13,15 @@ public struct AlarmRecord: Identifiable, Sendable, Hashable {
     public var lastOccurrenceDay: LocalDay?
     /// The group the alarm was scheduled through (`<prefix>/groups/<group>/cmd/schedule`), if any.
     public var group: String?
+    /// True from a snooze that auto-silence started until the occurrence ends or someone snoozes:
+    /// auto-silence snoozes an alert nobody answers once, then stops it.
+    public var silenceSnoozed: Bool
 
     public init(id: UUID, configuration: AlarmManager.AlarmConfiguration<JSONValue>, phase: Phase,
-                pendingOccurrenceDay: LocalDay? = nil, lastOccurrenceDay: LocalDay? = nil, group: String? = nil) {
+                pendingOccurrenceDay: LocalDay? = nil, lastOccurrenceDay: LocalDay? = nil, group: String? = nil, silenceSnoozed: Bool = false) {
         self.id = id
         self.group = group
+        self.silenceSnoozed = silenceSnoozed
         self.configuration = configuration
         self.phase = phase
         self.pendingOccurrenceDay = pendingOccurrenceDay

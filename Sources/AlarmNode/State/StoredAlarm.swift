@@ -11,7 +11,7 @@ struct StoredAlarm: Codable {
 
     private enum CodingKeys: String, CodingKey {
         case id, configuration, phase, alertDate, totalCountdownDuration, previouslyElapsedDuration,
-             startDate, fireDate, isPreAlert, isSnooze, since, pendingOccurrenceDay, lastOccurrenceDay, group
+             startDate, fireDate, isPreAlert, isSnooze, since, pendingOccurrenceDay, lastOccurrenceDay, group, silenceSnoozed
     }
 
     init(from decoder: any Decoder) throws {
@@ -59,7 +59,8 @@ struct StoredAlarm: Codable {
             phase: phase,
             pendingOccurrenceDay: try container.decodeIfPresent(LocalDay.self, forKey: .pendingOccurrenceDay),
             lastOccurrenceDay: try container.decodeIfPresent(LocalDay.self, forKey: .lastOccurrenceDay),
-            group: try container.decodeIfPresent(String.self, forKey: .group))
+            group: try container.decodeIfPresent(String.self, forKey: .group),
+            silenceSnoozed: try container.decodeIfPresent(Bool.self, forKey: .silenceSnoozed) ?? false)
     }
 
     func encode(to encoder: any Encoder) throws {
@@ -69,6 +70,7 @@ struct StoredAlarm: Codable {
         try container.encodeIfPresent(record.pendingOccurrenceDay, forKey: .pendingOccurrenceDay)
         try container.encodeIfPresent(record.lastOccurrenceDay, forKey: .lastOccurrenceDay)
         try container.encodeIfPresent(record.group, forKey: .group)
+        if record.silenceSnoozed { try container.encode(true, forKey: .silenceSnoozed) }
         try container.encode(record.state, forKey: .phase)
         switch record.phase {
         case .scheduled(let alertDate): try container.encodeDate(alertDate, forKey: .alertDate)
