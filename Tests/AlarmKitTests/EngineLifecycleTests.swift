@@ -206,7 +206,7 @@ struct EngineLifecycleTests {
         _ = engine.advance(to: alertDate)
         _ = try engine.countdown(id: id, now: alertDate + 5)
         let stop = #expect(throws: AlarmNodeError.self) { try engine.stop(id: id, now: start) }
-        #expect(stop?.message.hasSuffix("it is snoozed, not ringing: it rings again when its countdown ends (cancel would end it for good, every repeat too)") == true)
+        #expect(stop?.message.hasSuffix("it is snoozed, not ringing: it rings again when its countdown ends; the node's stop button ends the snooze (cancel would end it for good, every repeat too)") == true)
     }
 
     // MARK: pause and resume

@@ -430,7 +430,7 @@ public struct AlarmEngine: Sendable {
             let snoozed = if case .countdown(let countdown) = record.phase { countdown.isSnooze } else { false }
             let advice = switch (state, record.state) {
             case (.alerting, .countdown) where snoozed:
-                "it is snoozed, not ringing: it rings again when its countdown ends (cancel would end it\(record.repeats ? " for good, every repeat too" : ""))"
+                "it is snoozed, not ringing: it rings again when its countdown ends; the node's stop button ends the snooze (cancel would end it\(record.repeats ? " for good, every repeat too" : ""))"
             case (.alerting, _): "it is not ringing (cancel would end it\(record.repeats ? " for good, every repeat too" : ""))"
             case (.countdown, .paused): "it is paused already; resume continues it"
             case (.countdown, _): "only a countdown pauses (a timer, a pre-alert, a snooze)"
