@@ -1,4 +1,3 @@
-import CLinux
 import Glibc
 
 /// A dedicated, named thread blocked in poll(2) on some descriptors and on an eventfd(2) that
@@ -16,9 +15,9 @@ public final class PollThread: Sendable {
         case failed
     }
 
-    private let stopSignal: OwnedDescriptor
+    private let stopSignal: EventSignal
 
-    private init(stopSignal: OwnedDescriptor) { self.stopSignal = stopSignal }
+    private init(stopSignal: EventSignal) { self.stopSignal = stopSignal }
 
     /// Starts a thread named `name` (prctl keeps 15 bytes) that polls `descriptors`.
     ///
@@ -35,10 +34,7 @@ public final class PollThread: Sendable {
         handle: @escaping @Sendable (inout State, Int, Readiness) -> Bool,
         finished: @escaping @Sendable (SystemError?) -> Void
     ) throws(SystemError) -> PollThread {
-        let stopSignal = OwnedDescriptor(try systemCall("creating an eventfd to stop the \(name) thread") {
-            eventfd(0, CLINUX_EFD_CLOEXEC | CLINUX_EFD_NONBLOCK)
-        })
-        let pollThread = PollThread(stopSignal: stopSignal)
+        let pollThread = PollThread(stopSignal: try EventSignal(waking: "the \(name) thread"))
         try startDedicatedThread(named: name) {
             var state = state
             finished(pollThread.run(descriptors, waitingAction: waitingAction, state: &state, handle: handle))
@@ -47,11 +43,7 @@ public final class PollThread: Sendable {
     }
 
     /// Wakes the thread so that it ends. Safe from any thread, at any time, repeatedly.
-    public func stop() {
-        // The descriptor stays open while this object exists, so the write cannot reach a
-        // reused descriptor number. EAGAIN (counter full) still leaves it readable.
-        _ = eventfd_write(stopSignal.raw, 1)
-    }
+    public func stop() { stopSignal.signal() }
 
     /// The thread's body: poll, hand over, until stopped, ended by the handler, or failed.
     private func run<State>(
@@ -60,7 +52,7 @@ public final class PollThread: Sendable {
     ) -> SystemError? {
         let readable = Int16(POLLIN)
         var descriptors = watched.map { pollfd(fd: $0, events: readable, revents: 0) }
-        descriptors.append(pollfd(fd: stopSignal.raw, events: readable, revents: 0))
+        descriptors.append(pollfd(fd: stopSignal.descriptor, events: readable, revents: 0))
         while true {
             for index in descriptors.indices { descriptors[index].revents = 0 }
             do {
