@@ -28,9 +28,34 @@ public struct KernelEventIterator<Element: Sendable>: AsyncIteratorProtocol {
     /// Why the watch could not start, thrown by the first `next()`.
     private var failure: SystemError?
 
+    /// Prepares the source and watches it on its own ``PollThread``: when the stream terminates
+    /// (the consuming task was cancelled or dropped this iterator) the thread is stopped at once,
+    /// returns, and the source's descriptor is closed.
     init<Source: ReadinessSource>(preparing prepare: () throws(SystemError) -> Source) where Source.Event == Element {
+        // Events are rare (clock steps, zone changes); a consumer that falls behind by more
+        // than this many only needs the newest, as each one means "re-evaluate".
+        let (stream, continuation) = AsyncStream.makeStream(of: Result<Element, SystemError>.self, bufferingPolicy: .bufferingNewest(32))
         do {
-            events = try WatchThread.start(watching: try prepare())
+            let source = try prepare()
+            let thread = try PollThread.start(
+                name: Source.threadName, waitingAction: Source.waitingAction, descriptors: [source.descriptor.raw], state: source
+            ) { source, _, readiness in
+                do throws(SystemError) {
+                    guard readiness == .readable else {
+                        throw SystemError(code: EIO, action: Source.waitingAction, remedy: "the kernel reported the descriptor unusable: restart the daemon")
+                    }
+                    if let event = try source.readEvent() { continuation.yield(.success(event)) }
+                    return true
+                } catch {
+                    continuation.yield(.failure(error))
+                    return false
+                }
+            } finished: { error in
+                if let error { continuation.yield(.failure(error)) }
+                continuation.finish()
+            }
+            continuation.onTermination = { _ in thread.stop() }
+            events = stream.makeAsyncIterator()
         } catch { failure = error }
     }
 
@@ -43,40 +68,5 @@ public struct KernelEventIterator<Element: Sendable>: AsyncIteratorProtocol {
             return nil
         }
         return try result.get()
-    }
-}
-
-/// Watches a ``ReadinessSource`` on its own ``PollThread``: when the stream terminates (the
-/// consuming task was cancelled or dropped its iterator) the thread is stopped at once, returns,
-/// and the source's descriptor is closed.
-enum WatchThread {
-    static func start<Source: ReadinessSource>(
-        watching source: Source
-    ) throws(SystemError) -> AsyncStream<Result<Source.Event, SystemError>>.Iterator {
-        // Events are rare (clock steps, zone changes); a consumer that falls behind by more
-        // than this many only needs the newest, as each one means "re-evaluate".
-        let (stream, continuation) = AsyncStream.makeStream(
-            of: Result<Source.Event, SystemError>.self,
-            bufferingPolicy: .bufferingNewest(32)
-        )
-        let thread = try PollThread.start(
-            name: Source.threadName, waitingAction: Source.waitingAction, descriptors: [source.descriptor.raw], state: source
-        ) { source, _, readiness in
-            do throws(SystemError) {
-                guard readiness == .readable else {
-                    throw SystemError(code: EIO, action: Source.waitingAction, remedy: "the kernel reported the descriptor unusable: restart the daemon")
-                }
-                if let event = try source.readEvent() { continuation.yield(.success(event)) }
-                return true
-            } catch {
-                continuation.yield(.failure(error))
-                return false
-            }
-        } finished: { error in
-            if let error { continuation.yield(.failure(error)) }
-            continuation.finish()
-        }
-        continuation.onTermination = { _ in thread.stop() }
-        return stream.makeAsyncIterator()
     }
 }
