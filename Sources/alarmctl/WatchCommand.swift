@@ -53,8 +53,7 @@ actor WatchDisplay {
     /// Runs until SIGINT, SIGTERM or SIGHUP; the terminal is restored on the way out.
     func run() async {
         let watcher = SignalWatcher([SIGINT, SIGTERM, SIGHUP, SIGWINCH])
-        if mode != .terminal { Terminal.exitWhenReaderLeaves() }
-        if mode == .terminal { Terminal.write(ANSI.enterAlternateScreen + ANSI.hideCursor) }
+        if mode == .terminal { Terminal.write(ANSI.enterAlternateScreen + ANSI.hideCursor) } else { Terminal.exitWhenReaderLeaves() }
         if mode != .json { draw() }
         let connection = session.connection
         let problems = session.connectionProblems
@@ -138,14 +137,12 @@ enum ANSI {
 /// `@unchecked Sendable`: the dispatch sources are created in `init` and only cancelled
 /// afterwards, and dispatch sources are thread-safe.
 final class SignalWatcher: @unchecked Sendable {
-    private let numbers: [Int32]
     private let sources: [any DispatchSourceSignal]
     private let continuation: AsyncStream<Int32>.Continuation
     /// The signals as they arrive.
     let signals: AsyncStream<Int32>
 
     init(_ numbers: [Int32]) {
-        self.numbers = numbers
         (signals, continuation) = AsyncStream.makeStream(of: Int32.self)
         let continuation = self.continuation
         sources = numbers.map { number in
@@ -161,6 +158,6 @@ final class SignalWatcher: @unchecked Sendable {
     func cancel() {
         for source in sources { source.cancel() }
         continuation.finish()
-        for number in numbers { signal(number, SIG_DFL) }
+        for source in sources { signal(Int32(source.handle), SIG_DFL) }
     }
 }
