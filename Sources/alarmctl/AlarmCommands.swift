@@ -24,9 +24,10 @@ extension Alarmctl {
                 try await connection.withSession { session throws(AlarmctlError) in
                     let documents = try await session.documents()
                     let now = Date()
+                    // Fitted to a terminal's width; whole when output goes to a pipe or a file.
                     let table = documents.isEmpty
                         ? "no alarms on node \(session.settings.node)"
-                        : Rendering.table(documents, now: now, timeZone: session.displayTimeZone, width: Terminal.width)
+                        : Rendering.table(documents, now: now, timeZone: session.displayTimeZone, width: Terminal.isInteractive ? Terminal.columns : nil)
                     output.print(table, json: Rendering.displayOrder(documents, now: now))
                     for warning in Rendering.listWarnings(documents, status: session.connection.statusUpdates.value, now: now) {
                         Terminal.printError("alarmctl: warning: \(warning)")

@@ -9,9 +9,6 @@ enum Terminal {
     /// Whether standard output is a terminal (not a pipe or a file).
     static var isInteractive: Bool { isatty(STDOUT_FILENO) == 1 }
 
-    /// The width to fit tables to: the terminal's, or nil when output goes to a pipe or a file.
-    static var width: Int? { isInteractive ? columns : nil }
-
     /// The terminal's width: TIOCGWINSZ, else $COLUMNS, else 80.
     static var columns: Int {
         var size = winsize()
