@@ -37,9 +37,7 @@ struct MQTTConnectionStateMachine {
     /// How many short-lived connections in a row make the client warn about them.
     static let shortConnectionsBeforeWarning = 3
 
-    /// `host:port`, for error messages.
-    let broker: String
-    /// The reconnect waits, the protocol setting and the birth topic.
+    /// The reconnect waits, the protocol setting, the birth topic and the broker's address.
     private let configuration: MQTTConfiguration
     private(set) var lifecycle: Lifecycle = .idle
     private(set) var link: Link = .down
@@ -74,7 +72,6 @@ struct MQTTConnectionStateMachine {
     private(set) var lastReportedFailure: String?
 
     init(configuration: MQTTConfiguration) {
-        broker = configuration.brokerAddress
         self.configuration = configuration
         protocolVersion = configuration.protocolSetting.firstVersion
         outgoing = OutgoingBuffer(limit: configuration.outgoingBufferLimit)
@@ -86,7 +83,7 @@ struct MQTTConnectionStateMachine {
     var isAwaitingAcknowledgements: Bool { link == .up && !unacknowledgedPublishes.isEmpty }
 
     var closedError: MQTTError {
-        MQTTError(code: .clientClosed, message: "the MQTT client for \(broker) was disconnected: create a new client to connect again")
+        MQTTError(code: .clientClosed, message: "the MQTT client for \(configuration.brokerAddress) was disconnected: create a new client to connect again")
     }
 
     // MARK: - Lifecycle
@@ -96,7 +93,7 @@ struct MQTTConnectionStateMachine {
         switch lifecycle {
         case .idle: lifecycle = .running
         case .running:
-            throw MQTTError(code: .alreadyConnected, message: "connect() was called twice on the client for \(broker): call it once; the client reconnects by itself")
+            throw MQTTError(code: .alreadyConnected, message: "connect() was called twice on the client for \(configuration.brokerAddress): call it once; the client reconnects by itself")
         case .stopping, .stopped: throw closedError
         }
     }
@@ -338,7 +335,7 @@ struct MQTTConnectionStateMachine {
         }
         guard let connectedAt else {
             // An address that accepted a connection before is a broker: one now silent is frozen or cut off.
-            let failure = acknowledged || protocolConfirmed ? failure : failure.withoutConnectionAcknowledgement(broker: broker)
+            let failure = acknowledged || protocolConfirmed ? failure : failure.withoutConnectionAcknowledgement(broker: configuration.brokerAddress)
             let delay = backoffDelay(atMost: configuration.maximumReconnectDelay)
             failedAttempts += 1
             let repeated = failure.message == lastReportedFailure
