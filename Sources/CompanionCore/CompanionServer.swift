@@ -23,7 +23,10 @@ public struct CompanionServer: Sendable {
     public func router<Context: RequestContext>(context: Context.Type = BasicRequestContext.self) -> Router<Context> {
         let router = Router(context: Context.self)
         router.add(middleware: GuardMiddleware<Context>(access: access))
-        router.get("/") { request, _ in page(request) }
+        router.get("/") { request, _ in
+            guard let token = access.token(cookie: request.headers[.cookie], now: Date()) else { return Self.html(PageAssets.signInPage(error: nil)) }
+            return Self.html(PageAssets.page(token: token, canSignOut: access.requiresPassword))
+        }
         router.get("/companion.css") { _, _ in Self.response(PageAssets.style, type: "text/css; charset=utf-8", cache: "no-cache") }
         router.get("/companion.js") { _, _ in Self.response(PageAssets.script, type: "text/javascript; charset=utf-8", cache: "no-cache") }
         router.post("/login") { request, _ in try await signIn(request) }
@@ -73,14 +76,7 @@ public struct CompanionServer: Sendable {
         return router
     }
 
-    // MARK: Pages
-
-    private func page(_ request: Request) -> Response {
-        guard let token = access.token(cookie: request.headers[.cookie], now: Date()) else {
-            return Self.html(PageAssets.signInPage(error: nil))
-        }
-        return Self.html(PageAssets.page(token: token, canSignOut: access.requiresPassword))
-    }
+    // MARK: Sign-in
 
     private func signIn(_ request: Request) async throws -> Response {
         var request = request
