@@ -50,5 +50,4 @@ public enum AlarmSelection {
         while length < 36, Set(texts.map { $0.prefix(length) }).count < Set(texts).count { length += 1 }
         return Dictionary(ids.map { ($0, String($0.uuidString.prefix(length))) }, uniquingKeysWith: { first, _ in first })
     }
-
 }

@@ -87,5 +87,4 @@ public enum AlarmText {
         case .relative(let relative)?: return "\(TimeOfDay.format(relative.time)) \(WeekdayList.describe(relative.repeats))"
         }
     }
-
 }
