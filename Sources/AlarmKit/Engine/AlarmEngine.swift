@@ -196,9 +196,8 @@ public struct AlarmEngine: Sendable {
             phase = scheduledPhase(alertDate: next.date, configuration: configuration, now: now)
         }
         let record = AlarmRecord(id: id, configuration: configuration, phase: phase, pendingOccurrenceDay: occurrenceDay, group: group)
-        store(record)
         effects.append(.event(AlarmEvent(.scheduled, alarmID: id, at: now)))
-        return effects + changeEffects(record, countdownStarted: record.state == .countdown, now: now) + advance(to: now)
+        return effects + replace(nil, with: record, now: now) + advance(to: now)
     }
 
     /// Carries out a lifecycle operation on an existing alarm. `sentAt` (when the requester sent
@@ -472,16 +471,13 @@ public struct AlarmEngine: Sendable {
         return record
     }
 
-    /// Stores `new` in place of `old` and reports the change.
-    private mutating func replace(_ old: AlarmRecord, with new: AlarmRecord, now: Date) -> [AlarmEffect] {
+    /// Stores `new` in place of `old` and reports the change: a `countdown` event when a countdown
+    /// started (with no `old`, a phase begun afresh, whenever `new` counts down), then the new document.
+    private mutating func replace(_ old: AlarmRecord?, with new: AlarmRecord, now: Date) -> [AlarmEffect] {
         guard old != new else { return [] }
         store(new)
-        return changeEffects(new, countdownStarted: new.state == .countdown && old.state != .countdown, now: now)
-    }
-
-    /// What a stored change reports: a `countdown` event when one started, then the new document.
-    private func changeEffects(_ record: AlarmRecord, countdownStarted: Bool, now: Date) -> [AlarmEffect] {
-        (countdownStarted ? [.event(AlarmEvent(.countdown, alarmID: record.id, at: now))] : []) + [.changed(document(for: record))]
+        let countdownStarted = new.state == .countdown && old?.state != .countdown
+        return (countdownStarted ? [.event(AlarmEvent(.countdown, alarmID: new.id, at: now))] : []) + [.changed(document(for: new))]
     }
 
     /// Starts a snooze: the countdown after an alert, started by auto-silence or by someone.
@@ -489,8 +485,7 @@ public struct AlarmEngine: Sendable {
         var record = record
         record.phase = .countdown(.starting(at: start, total: duration, isSnooze: true))
         record.silenceSnoozed = bySilence
-        store(record)
-        return changeEffects(record, countdownStarted: true, now: now)
+        return replace(nil, with: record, now: now)
     }
 
     /// After an occurrence is over: a repeating alarm waits for its next one after `start` (now
@@ -498,10 +493,7 @@ public struct AlarmEngine: Sendable {
     private mutating func finishOccurrence(of record: AlarmRecord, now: Date, after start: Date? = nil) -> [AlarmEffect] {
         var next = rescheduled(record, after: start ?? now, now: now)
         next.silenceSnoozed = false
-        if record.repeats, next.isWaitingForSchedule {
-            store(next)
-            return changeEffects(next, countdownStarted: next.state == .countdown, now: now)
-        }
+        if record.repeats, next.isWaitingForSchedule { return replace(nil, with: next, now: now) }
         setRecord(record.id, nil)
         return [.removed(record.id)]
     }
