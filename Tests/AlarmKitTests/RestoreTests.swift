@@ -212,10 +212,10 @@ struct RestoreTests {
         let (node, _, delegate, timer) = try await restart(state, at: start + 6000, clockTrusted: false, log: log)
         defer { timer.cancel() }
         #expect(delegate.effects.isEmpty)
-        #expect(await node.currentEngine.heldAlarms == [id])
+        #expect(await node.withEngine { $0.heldAlarms } == [id])
         let notice = log.entries.first { $0.message.hasPrefix("alerts held until the clock is synchronized") }
         #expect(notice?.level == .notice && notice?.metadata["alarms"] == "\([id.uuidString])")
-        #expect(await node.currentEngine.nextDeadline == start + 7000)
+        #expect(await node.withEngine { $0.nextDeadline } == start + 7000)
         await node.setClockTrusted(true)
         #expect(delegate.effects.eventNames == [.missed])
         #expect(await node.documents.map(\.id) == [soon])

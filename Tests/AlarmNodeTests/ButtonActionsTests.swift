@@ -174,7 +174,7 @@ struct ButtonActionsTests {
             configuration: engine.configuration,
             state: NodeState(authorization: .authorized, alarms: Array(engine.records.values)),
             clock: ManualAlarmClock(now: Self.at(61)), delegate: disk)
-        #expect(await node.currentEngine.alerting.count == 2)
+        #expect(await node.withEngine { $0.alerting.count } == 2)
 
         // The write the press starts cannot finish until the disk is released. That first write
         // must already hold both alarms stopped (one change), and the press must return while it
@@ -188,7 +188,7 @@ struct ButtonActionsTests {
         let refusals = await pressing.value
         #expect(refusals.isEmpty)
         #expect(disk.savedAlarmCounts.isEmpty, "the press returned while its write was stalled")
-        #expect(await node.currentEngine.alerting.isEmpty)
+        #expect(await node.withEngine { $0.alerting.isEmpty })
         #expect(disk.stoppedAlerts == 2, "both alerts end in the one change the press made")
 
         disk.release()

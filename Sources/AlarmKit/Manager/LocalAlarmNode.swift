@@ -125,8 +125,6 @@ public actor LocalAlarmNode {
 
     public var documents: [AlarmDocument] { engine.documents }
 
-    public var currentEngine: AlarmEngine { engine }
-
     /// Calls `body` with the engine on the node's actor, so that no change lands between reading
     /// it and what `body` does (show it on the hardware, publish every document, say). The
     /// delegate's `show` and `perform` run on the same actor, so the two never interleave.
