@@ -113,7 +113,7 @@ public final class MQTTBridge: Service, Sendable {
     /// Announces the node's entities to Home Assistant, or removes them when discovery is off.
     private func announceToHomeAssistant() async {
         for (topic, configuration) in homeAssistant.configurations() {
-            send(MQTTMessage(topic: topic, payload: announcesToHomeAssistant ? Self.encode(configuration) : [], qos: 1, retain: true))
+            publish(MQTTMessage(topic: topic, payload: announcesToHomeAssistant ? Self.encode(configuration) : [], qos: 1, retain: true))
         }
         // On the node's actor, where changes are noted too: a change made meanwhile is not
         // overwritten by an older state.
@@ -125,11 +125,11 @@ public final class MQTTBridge: Service, Sendable {
 
     /// Publishes an event that does not come from the engine (a button press).
     public func publish(event: AlarmEvent) {
-        send(MQTTMessage(topic: topics.events, payload: Self.encode(event), qos: 1, retain: false))
+        publish(MQTTMessage(topic: topics.events, payload: Self.encode(event), qos: 1, retain: false))
     }
 
-    /// Publishes any message (the simulation's outputs).
-    public func publish(_ message: MQTTMessage) { send(message) }
+    /// Publishes one message: the simulation's outputs, and the bridge's own single messages.
+    public func publish(_ message: MQTTMessage) { send([message]) }
 
     /// Changes the status and publishes it when it differs.
     /// Sent under the lock, so that statuses reach the client in the order they were made.
@@ -142,10 +142,8 @@ public final class MQTTBridge: Service, Sendable {
     }
 
     private func publishStatus(_ status: NodeStatus) {
-        send(MQTTMessage(topic: topics.status, payload: Self.encode(status), qos: 1, retain: true))
+        publish(MQTTMessage(topic: topics.status, payload: Self.encode(status), qos: 1, retain: true))
     }
-
-    private func send(_ message: MQTTMessage) { send([message]) }
 
     /// Sends `messages` together (one wake-up of the client's network thread for all).
     private func send(_ messages: [MQTTMessage]) {
@@ -395,7 +393,7 @@ public final class MQTTBridge: Service, Sendable {
     private func publishScheduleResult(_ result: HomeAssistantScheduleResult?) {
         scheduleResult.withLock { last in
             if let result { last = result }
-            send(MQTTMessage(topic: homeAssistant.scheduleResultTopic, payload: Self.encode(last), qos: 1, retain: true))
+            publish(MQTTMessage(topic: homeAssistant.scheduleResultTopic, payload: Self.encode(last), qos: 1, retain: true))
         }
     }
 
@@ -420,7 +418,7 @@ public final class MQTTBridge: Service, Sendable {
         guard !message.payload.isEmpty else { return }
         let cleared = knownAlarms.withLock { known in
             guard !known.contains(id) else { return false }
-            send(MQTTMessage(topic: message.topic, payload: [], qos: 1, retain: true))
+            publish(MQTTMessage(topic: message.topic, payload: [], qos: 1, retain: true))
             return true
         }
         if cleared { logger.info("cleared the retained topic of an alarm that no longer exists", metadata: ["alarmID": "\(id)"]) }
@@ -454,13 +452,13 @@ public final class MQTTBridge: Service, Sendable {
                         "operation": "\(operation)", "code": "\(error.code.rawValue)", "reason": "\(error.message)",
                     ])
                     reply(result, to: route, namesNode: group != nil)
-                } else if let prepared { send(prepared) }
+                } else if let prepared { publish(prepared) }
             }
         }
     }
 
     private func reply(_ reply: NodeReply, to route: NodeCommand.ReplyRoute?, namesNode: Bool) {
-        if let message = replyMessage(reply, to: route, namesNode: namesNode) { send(message) }
+        if let message = replyMessage(reply, to: route, namesNode: namesNode) { publish(message) }
     }
 
     /// The message that answers on `route`, nil when the command asked for no reply or for one
