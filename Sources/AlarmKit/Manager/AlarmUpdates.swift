@@ -1,11 +1,9 @@
 
 extension AlarmManager {
-    /// The alarms each time they change, starting with the current list (AlarmKit's
-    /// `AlarmManager.AlarmUpdates`, the type of `alarmUpdates`).
+    /// AlarmKit's `AlarmManager.AlarmUpdates`: the type of ``alarmUpdates``.
     public typealias AlarmUpdates = BroadcastUpdates<[AlarmDocument], [Alarm]>
 
-    /// The authorization decision each time it changes, starting with the current one (AlarmKit's
-    /// `AlarmManager.AlarmAuthorizationStateUpdates`, the type of `authorizationUpdates`).
+    /// AlarmKit's `AlarmManager.AlarmAuthorizationStateUpdates`: the type of ``authorizationUpdates``.
     public typealias AlarmAuthorizationStateUpdates = BroadcastUpdates<AuthorizationState, AuthorizationState>
 }
 
