@@ -50,10 +50,9 @@ public struct NodeCommand: Sendable, Hashable {
         group: String? = nil
     ) -> Result<NodeCommand, Rejection> {
         let v5Route = responseTopic.map { ReplyRoute(topic: $0, correlation: correlationData.map { .data($0) }) }
+        func refused(_ reason: String) -> Result<NodeCommand, Rejection> { .failure(Rejection(error: .badRequest(field: nil, reason: reason), replyRoute: v5Route)) }
         guard payload.count <= AlarmLimits.commandPayloadBytes else {
-            return .failure(Rejection(
-                error: .badRequest(field: nil, reason: "the payload is \(payload.count) bytes; at most 65536 are accepted"),
-                replyRoute: v5Route))
+            return refused("the payload is \(payload.count) bytes; at most 65536 are accepted")
         }
         let isBlank = payload.allSatisfy { $0 == 0x20 || $0 == 0x0A || $0 == 0x0D || $0 == 0x09 }
         let decoder = AlarmJSON.strictDecoder
@@ -64,9 +63,9 @@ public struct NodeCommand: Sendable, Hashable {
         do {
             envelope = try decoder.decode(CommandEnvelope.self, from: isBlank ? Data("{}".utf8) : Data(payload))
         } catch DecodingError.typeMismatch(_, let context) where context.codingPath.isEmpty {
-            return .failure(Rejection(error: .badRequest(field: nil, reason: "the payload must be a JSON object"), replyRoute: v5Route))
+            return refused("the payload must be a JSON object")
         } catch {
-            return .failure(Rejection(error: .badRequest(field: nil, reason: "the payload is not valid UTF-8 JSON"), replyRoute: v5Route))
+            return refused("the payload is not valid UTF-8 JSON")
         }
         let route = v5Route ?? envelope.replyRoute
         switch envelope.action {
