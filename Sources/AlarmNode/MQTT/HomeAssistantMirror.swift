@@ -62,18 +62,15 @@ final class HomeAssistantMirror: Sendable {
     private func messages(for change: Change) -> [MQTTMessage] {
         shown.withLock { shown in
             var messages: [MQTTMessage] = []
+            func publish<Value: Encodable & Equatable>(_ value: Value, on topic: String, over last: inout Value?) {
+                guard change.force || last != value else { return }
+                messages.append(MQTTMessage(topic: topic, payload: MQTTBridge.encode(value), qos: 1, retain: true))
+                last = value
+            }
             if change.alarmsChanged || change.force {
-                let list = HomeAssistantAlarmList(engine: change.engine)
-                if change.force || shown.alarms != list {
-                    messages.append(MQTTMessage(topic: discovery.alarmsTopic, payload: MQTTBridge.encode(list), qos: 1, retain: true))
-                    shown.alarms = list
-                }
+                publish(HomeAssistantAlarmList(engine: change.engine), on: discovery.alarmsTopic, over: &shown.alarms)
             }
-            let state = HomeAssistantState(engine: change.engine)
-            if change.force || shown.state != state {
-                messages.append(MQTTMessage(topic: discovery.stateTopic, payload: MQTTBridge.encode(state), qos: 1, retain: true))
-                shown.state = state
-            }
+            publish(HomeAssistantState(engine: change.engine), on: discovery.stateTopic, over: &shown.state)
             return messages
         }
     }
