@@ -562,12 +562,10 @@ public struct AlarmEngine: Sendable {
     /// reports why it does not.
     private func intentEffects(_ intent: AlarmIntent, record: AlarmRecord, now: Date) -> [AlarmEffect] {
         guard case .publish(let topic, _, _) = intent else { return [] }
-        if let reason = configuration.intentTopics?.refusal(of: topic) {
-            return [.event(AlarmEvent(.intent, alarmID: record.id, at: now,
-                                      details: ["topic": .string(topic), "refused": .string(reason)]))]
-        }
-        return [.runIntent(intent, alarmID: record.id),
-                .event(AlarmEvent(.intent, alarmID: record.id, at: now, details: ["topic": .string(topic)]))]
+        let refusal = configuration.intentTopics?.refusal(of: topic)
+        let details: [String: JSONValue] = refusal.map { ["topic": .string(topic), "refused": .string($0)] } ?? ["topic": .string(topic)]
+        let event = AlarmEffect.event(AlarmEvent(.intent, alarmID: record.id, at: now, details: details))
+        return refusal == nil ? [.runIntent(intent, alarmID: record.id), event] : [event]
     }
 
     /// The local time shown while alerting: the schedule's time, else the alert date's local time.
