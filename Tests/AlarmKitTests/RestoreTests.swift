@@ -319,7 +319,7 @@ struct RestoreTests {
         #expect(delegate.writes == 50)
     }
 
-    @Test("A reply that changes nothing (list) waits for the write of the change before it")
+    @Test("A reply that changes nothing (a list, the same schedule again) waits for the write of the change before it")
     func listWaitsForEarlierWrite() async throws {
         let (node, _, delegate, timer) = try await restart(NodeState(authorization: .authorized), at: start)
         defer { timer.cancel() }
@@ -330,7 +330,10 @@ struct RestoreTests {
         let list = await node.submit(.list)
         let answered = Mutex<NodeReply?>(nil)
         node.whenDurable(list) { reply in answered.withLock { $0 = reply } }
-        // The schedule's write is held up: the list, which shows its alarm, must not be answered.
+        // A duplicated delivery of the schedule changes nothing, but shows the alarm too.
+        let again = await node.submit(.schedule(id: id, configuration: configuration(preAlert: 60), group: nil))
+        node.whenDurable(again) { reply in answered.withLock { $0 = reply } }
+        // The schedule's write is held up: neither reply, which show its alarm, may be given.
         #expect(answered.withLock { $0 } == nil)
         delegate.slowDisk.withLock { $0 = nil }
         disk.signal()

@@ -211,7 +211,7 @@ public actor LocalAlarmNode {
                     // A timer whose countdown is already over alerts, or is missed, on the spot.
                     throw AlarmNodeError.internal("alarm \(id.uuidString) ended as soon as it was scheduled")
                 }
-                return Submission(reply: .alarm(document), write: write)
+                return Submission(reply: .alarm(document), write: write, earlierWrite: write == nil ? latestWrite : nil)
             case .alarm(let operation, let id):
                 let write = try applyNow(source: source) { engine, now throws(AlarmNodeError) in
                     try engine.perform(operation, id: id, now: now, sentAt: sentAt)
