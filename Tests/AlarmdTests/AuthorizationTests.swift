@@ -7,14 +7,31 @@ import Testing
 /// The authorization prompt (docs/mqtt.md) on a node configured with `authorization = "prompt"`.
 @Suite("alarmd authorization prompt", .serialized, .timeLimit(.minutes(3)))
 struct AuthorizationTests {
-    private func withPromptingDaemon(_ body: (DaemonProcess, NodeClient) async throws -> Void) async throws {
+    private func withPromptingDaemon(promptSeconds: Int = 5, _ body: (DaemonProcess, NodeClient) async throws -> Void) async throws {
         let directory = FileManager.default.temporaryDirectory.appending(path: "alarmd-prompt-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
         let config = directory.appending(path: "alarmd.toml")
-        try Data("[node]\nauthorization = \"prompt\"\n[hardware]\nprompt-duration = 5\n".utf8).write(to: config)
+        try Data("[node]\nauthorization = \"prompt\"\n[hardware]\nprompt-duration = \(promptSeconds)\n".utf8).write(to: config)
         try await withDaemon(arguments: ["--config", config.path]) { _, daemon, node in
             try await body(daemon, node)
+        }
+    }
+
+    @Test("SIGTERM while a prompt waits: the node goes offline and exits at once, not when the prompt times out (systemd would kill it first)")
+    func sigtermDuringPrompt() async throws {
+        try await withPromptingDaemon(promptSeconds: 30) { daemon, node in
+            try node.client.publish(MQTTMessage(topic: node.topics.command(.schedule),
+                                                payload: Array(try AlarmJSON.encoder.encode(JSONValue.object(["configuration": configurationJSON(preAlert: 600)]))), qos: 1))
+            try await daemon.waitForLog("authorization prompt: press stop")
+            let mark = node.count
+            let start = ContinuousClock.now
+            daemon.signal(SIGTERM)
+            while daemon.isRunning, ContinuousClock.now - start < .seconds(40) { try await Task.sleep(for: .milliseconds(20)) }
+            #expect(ContinuousClock.now - start < .seconds(5), "SIGTERM took \(ContinuousClock.now - start) to stop the node")
+            try await node.waitForMessage("the offline status", after: mark, within: .seconds(2)) {
+                $0.topic == node.topics.status && NodeClient.object($0.payload)?["state"] == .string("offline")
+            }
         }
     }
 

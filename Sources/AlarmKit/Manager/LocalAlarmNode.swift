@@ -257,7 +257,8 @@ public actor LocalAlarmNode {
         guard authorization == .notDetermined, let prompt else { return authorization }
         let request = pendingPrompt ?? Task { await prompt.requestDecision() }
         pendingPrompt = request
-        let decision = await request.value
+        // A requester cancelled (the node shutting down) ends the prompt rather than waiting it out.
+        let decision = await withTaskCancellationHandler { await request.value } onCancel: { request.cancel() }
         pendingPrompt = nil
         guard authorization == .notDetermined, decision != .notDetermined else { return authorization }
         authorization = decision
