@@ -360,4 +360,31 @@ struct StateStoreTests {
             #expect(names.contains { $0.hasPrefix("state.journal.damaged-") })
         }
     }
+
+    @Test("A journal of earlier versions that cannot be read, or whose header is damaged, is kept aside and reported, never dropped in silence",
+          arguments: ["unreadable", "damaged header"])
+    func anUnusableJournalIsReported(damage: String) throws {
+        try withFolder { folder in
+            var engine = try engine(timers: 1)
+            let snapshot = engine
+            _ = try engine.pause(id: try #require(engine.records.keys.first), now: now + 10)
+            try writeLegacyFiles(in: folder, snapshot: snapshot, changes: Array(engine.records.values))
+            let journal = folder + "/state.journal"
+            if damage == "unreadable" {
+                // A folder in its place: read(2) fails (EISDIR), as on a worn card's EIO.
+                try FileManager.default.removeItem(atPath: journal)
+                try FileManager.default.createDirectory(atPath: journal, withIntermediateDirectories: false)
+            } else {
+                var bytes = try Data(contentsOf: URL(fileURLWithPath: journal))
+                bytes[bytes.firstIndex(of: UInt8(ascii: "}"))!] = UInt8(ascii: "]")
+                try bytes.write(to: URL(fileURLWithPath: journal))
+            }
+            let restored = try reload(folder)
+            #expect(restored.alarms == byID(snapshot), "the snapshot alone")
+            let problem = try #require(restored.problem)
+            #expect(problem.contains("state.journal \(damage == "unreadable" ? "cannot be read" : "is damaged at line 1")"), "\(problem)")
+            #expect(problem.contains("the node started without the changes it held"), "\(problem)")
+            #expect(try FileManager.default.contentsOfDirectory(atPath: folder).contains { $0.hasPrefix("state.journal.damaged-") })
+        }
+    }
 }

@@ -55,8 +55,9 @@ struct LegacyStateFile {
         }
         var alarms = OrderedDictionary(snapshot.alarms.map { ($0.record.id, $0.record) }) { $1 }
         var authorization = snapshot.authorization
-        var damaged: [(file: String, reason: String, consequence: String)] = []
-        for (number, line) in journalLines(generation: snapshot.journalGeneration) {
+        let journal = journalLines(generation: snapshot.journalGeneration)
+        var damaged = journal.damage.map { [(file: journalPath, reason: $0, consequence: "the node started without the changes it held")] } ?? []
+        for (number, line) in journal.lines {
             guard let change = try? AlarmJSON.decoder.decode(Change.self, from: line) else {
                 damaged.append((journalPath, "is damaged at line \(number)", "the node started with the changes before that line"))
                 break
@@ -69,17 +70,23 @@ struct LegacyStateFile {
         return Contents(state: NodeState(authorization: authorization, alarms: Array(alarms.values)), damaged: damaged)
     }
 
-    /// The journal's complete change lines, numbered from 2, when its header names `generation`.
-    private func journalLines(generation: UInt64?) -> [(Int, Data)] {
-        guard let generation, let contents = try? AtomicFile.read(journalPath) else { return [] }
+    /// The journal's complete change lines, numbered from 2, when its header names `generation`;
+    /// or why it cannot be used: it cannot be read, or changes follow a damaged header.
+    private func journalLines(generation: UInt64?) -> (lines: [(Int, Data)], damage: String?) {
+        guard let generation, FileManager.default.fileExists(atPath: journalPath) else { return ([], nil) }
+        let contents: Data
+        do { contents = try AtomicFile.read(journalPath) } catch { return ([], "cannot be read (\(error))") }
         let written = contents[..<(contents.lastIndex { $0 != 0 }.map { $0 + 1 } ?? contents.startIndex)]
         var lines = written.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false)
         _ = lines.popLast()  // after the last newline: nothing, or an append cut short
         if let last = lines.last, last.contains(0) { lines.removeLast() }
-        guard let header = lines.first, (try? AlarmJSON.decoder.decode(Header.self, from: header))?.journalGeneration == generation else {
-            return []
+        guard let header = lines.first else { return ([], nil) }
+        guard let decoded = try? AlarmJSON.decoder.decode(Header.self, from: header) else {
+            // A header cut short by a crash while the journal was begun anew has no change after it.
+            return ([], lines.count > 1 ? "is damaged at line 1" : nil)
         }
-        return lines.enumerated().dropFirst().map { ($0.offset + 1, Data($0.element)) }
+        guard decoded.journalGeneration == generation else { return ([], nil) }
+        return (lines.enumerated().dropFirst().map { ($0.offset + 1, Data($0.element)) }, nil)
     }
 
     /// Renames `state.json`, then `state.journal`, to `….migrated`, durably, once their state is
