@@ -54,6 +54,23 @@ struct RetainedAlarmMirrorTests {
         #expect(Set(mirror.replace(with: [a, b]).map(\.id)) == [a.id, b.id])
     }
 
+    @Test("A list answered after changes published since it was asked puts back no alarm removed, nor an older state")
+    func listOvertakenByChanges() {
+        var mirror = RetainedAlarmMirror()
+        for doc in [a, b, c] { _ = mirror.received(doc, id: doc.id, retained: true) }
+        _ = mirror.received(online, retained: true)
+        mirror.listAsked()
+        // The node took its list, then cancelled a and changed b before the list's write was on disk.
+        var changed = b
+        changed.state = .countdown
+        _ = mirror.received(nil, id: a.id, retained: false)
+        _ = mirror.received(changed, id: b.id, retained: false)
+        #expect(mirror.replace(with: [a, b, c]) == [changed, c], "the removal and the change stand")
+        // The next list, asked for afterwards, is the node's word again.
+        mirror.listAsked()
+        #expect(mirror.replace(with: [b]) == [b])
+    }
+
     @Test("An alarm added during the replay does not end it early: none goes that still exists")
     func addedDuringReplay() {
         var mirror = knewThreeThenLost()

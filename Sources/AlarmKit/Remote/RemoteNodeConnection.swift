@@ -250,6 +250,7 @@ public final class RemoteNodeConnection: AlarmNodeConnection {
 
     /// Asks the node for its alarms (the `list` command) and returns them.
     public func fetchDocuments() async throws -> [AlarmDocument] {
+        state.withLock { $0.mirror.listAsked() }
         guard case .alarms(let documents) = try await request(.list, fields: [:]) else {
             throw AlarmNodeError.internal("the node answered list without alarms")
         }

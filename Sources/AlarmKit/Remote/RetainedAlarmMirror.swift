@@ -20,6 +20,10 @@ struct RetainedAlarmMirror {
     /// The `alarms` count of a status that came before all the documents did; the first such
     /// status of a replay asks for the list.
     private var awaited: Int?
+    /// The alarms whose document came since a `list` was asked for. The node takes its list at
+    /// once but answers after its earlier writes, while it publishes later changes at once: the
+    /// answer must not put back what these documents changed or removed since.
+    private var changedSinceListAsked: Set<UUID>?
 
     /// What a message changes: the list to publish (nil when it is not whole, or unchanged), and
     /// whether to ask the node for its list.
@@ -30,13 +34,17 @@ struct RetainedAlarmMirror {
 
     /// The connection was lost: the next subscription replays everything again.
     mutating func subscriptionLost() {
-        (replayed, awaited) = ([], nil)
+        (replayed, awaited, changedSinceListAsked) = ([], nil, nil)
     }
+
+    /// A `list` is asked for: documents from now on are newer than its answer may be.
+    mutating func listAsked() { changedSinceListAsked = changedSinceListAsked ?? [] }
 
     /// An alarm's document (nil: an empty payload, the alarm removed) came.
     mutating func received(_ document: AlarmDocument?, id: UUID, retained: Bool) -> Outcome {
         documents[id] = document
         replayed?.insert(id)
+        changedSinceListAsked?.insert(id)
         // As many as the status counted: whole, though an alarm added meanwhile may be among them,
         // so none goes before the node's list (or a status that counts them) says which are gone.
         if let awaited, replayedCount >= awaited { isKnown = true }
@@ -61,7 +69,9 @@ struct RetainedAlarmMirror {
 
     /// The node's answer to `list`: the whole list, which ends the replay.
     mutating func replace(with list: [AlarmDocument]) -> [AlarmDocument] {
-        documents = OrderedDictionary(uniqueKeysWithValues: list.map { ($0.id, $0) })
+        var listed = OrderedDictionary(uniqueKeysWithValues: list.map { ($0.id, $0) })
+        for id in changedSinceListAsked ?? [] { listed[id] = documents[id] }
+        (documents, changedSinceListAsked) = (listed, nil)
         return endReplay(pruning: false).list ?? []
     }
 
