@@ -69,9 +69,10 @@ public final class NodeHardware: Service, AuthorizationPrompt, Sendable {
 
     /// Shows the engine's state: the oldest alert's sound while anything alerts, a blinking LED
     /// while a countdown runs. The outputs change before it returns (writing a line does not
-    /// block), so the buzzer sounds in the same turn of the node that starts the alert.
+    /// block), so the buzzer sounds in the same turn of the node that starts the alert. An alert
+    /// past its timeout never sounds: it is over, though silenced only on the node's next turn.
     public func show(_ engine: AlarmEngine) {
-        let oldest = engine.alerting.first
+        let oldest = engine.alerting.first { Date() < $0.since + engine.configuration.alertTimeout }
         update { display in
             display.alert = oldest.map { Display.Alert(sound: $0.sound.name, since: $0.since) }
             display.countdownRunning = engine.hasRunningCountdown
@@ -85,12 +86,11 @@ public final class NodeHardware: Service, AuthorizationPrompt, Sendable {
             let before = state.display
             change(&state.display)
             guard state.display != before else { return }
-            let display = state.display
             driver.update(
-                alerting: display.alert.map { alert in
+                alerting: state.display.alert.map { alert in
                     .init(sound: alert.sound, since: ContinuousClock.now - .seconds(max(0, Date().timeIntervalSince(alert.since))))
                 },
-                countdownRunning: display.countdownRunning, promptActive: display.promptActive)
+                countdownRunning: state.display.countdownRunning, promptActive: state.display.promptActive)
         }
     }
 
