@@ -60,7 +60,13 @@ public struct GPIOButtons: ButtonEdgeSource {
             return false
         }
         do {
-            for event in try line.input.readEvents() {
+            var events = try line.input.readEvents()
+            // A full queue may have dropped the last edges (a bouncy button, a starved thread): when
+            // the level differs from the last edge read, the lost edge is put back, right after it.
+            if events.count == GPIOInput.kernelQueueLength, let last = events.last, try line.input.isActive() != last.rising {
+                events.append(GPIOEdgeEvent(rising: !last.rising, timestamp: last.timestamp + 1))
+            }
+            for event in events {
                 switch continuation.yield(ButtonEdge(button: line.button, pressed: event.rising, timestamp: event.timestamp)) {
                 case .enqueued: break
                 case .dropped:

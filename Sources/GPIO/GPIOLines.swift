@@ -81,13 +81,15 @@ public final class GPIOInput: Sendable, CustomStringConvertible {
         return value == 1
     }
 
+    /// The edges the kernel keeps per line (the v1 ABI's queue): it drops later ones while it is full.
+    public static let kernelQueueLength = 16
+
     /// Reads the pending edges without blocking (`gpiod_line_event_read_fd_multiple`); empty when
     /// none are pending. Timestamps are the kernel's, in `CLOCK_MONOTONIC` nanoseconds.
     public func readEvents() throws(GPIOError) -> [GPIOEdgeEvent] {
         try requested.withLock { (requested) throws(GPIOError) -> [GPIOEdgeEvent] in
             guard requested else { throw GPIOError.released(named) }
-            // The kernel's v1 event queue holds 16 events.
-            var buffer = [gpiod_line_event](repeating: gpiod_line_event(), count: 16)
+            var buffer = [gpiod_line_event](repeating: gpiod_line_event(), count: Self.kernelQueueLength)
             let count = gpiod_line_event_read_fd_multiple(eventFileDescriptor, &buffer, UInt32(buffer.count))
             if count < 0 {
                 let code = errno

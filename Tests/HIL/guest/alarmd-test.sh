@@ -17,6 +17,9 @@
 #   d. with nothing alerting: a short stop press changes nothing, snooze
 #      pauses and resumes the running timer, and a long stop press (reported
 #      while still held) cancels the timer but not a scheduled alarm;
+#   d2. the kernel's queue of 16 edges overflowing while alarmd cannot read
+#      it: a release it dropped is not taken for a button still held (a long
+#      press, which would cancel the timers);
 #   e. SIGTERM while alerting: alarmd exits 0, the buzzer line is low and
 #      released, the node published its offline status.
 . /hil/lib.sh
@@ -146,6 +149,7 @@ B=00000000-0000-4000-8000-00000000000B
 C=00000000-0000-4000-8000-00000000000C
 D=00000000-0000-4000-8000-00000000000D
 E=00000000-0000-4000-8000-00000000000E
+F=00000000-0000-4000-8000-00000000000F
 
 # --- Broker, subscriber, alarmd ----------------------------------------------------------
 ip link set lo up || fail "cannot bring up the loopback interface"
@@ -318,6 +322,27 @@ presses="$(grep '"event":"button"' "$events" | grep -oE '"button":"[a-z]+","even
     | sed -E 's/"button":"([a-z]+)","event":"button","press":"([a-z]+)"/\1-\2/' | tr '\n' ' ')"
 check "every press seen exactly once despite bounce: $presses" [ "$presses" = \
     "stop-short snooze-short snooze-short stop-short stop-short snooze-short snooze-short stop-long " ]
+
+# --- d2. A release the kernel dropped -----------------------------------------------------
+# The kernel keeps 16 edges per line and drops later ones. alarmd stopped (as a starved reader
+# would be) just after it read a press: 17 slow toggles (no two in one interrupt) fill the queue
+# with 16 edges ending pressed, while the button ends up released.
+timer "$F" 600 60
+check "F counts down" wait_count "$(event countdown $F)" 1 10
+sim_pull stop down
+sleep_ms 200
+kill -STOP "$alarmd"
+n=8
+while [ "$n" -gt 0 ]; do
+    sim_pull stop up; sleep_ms 2; sim_pull stop down; sleep_ms 2
+    n=$((n - 1))
+done
+sim_pull stop up
+kill -CONT "$alarmd"
+check "the press ends as a short one" wait_count '"button":"stop","event":"button","press":"short"' 4 10
+sleep_ms 2000
+check "no long press was taken from the dropped release" [ "$(count '"press":"long"')" = 1 ]
+check "the timer still counts down" [ "$(count "$(event cancelled $F)")" = 0 ]
 
 # --- e. SIGTERM while alerting: buzzer low and released ----------------------------------
 timer "$E" 1 60
