@@ -94,16 +94,11 @@ public final class GPIOChip: Sendable {
     /// Finds the line (`gpiod_chip_get_line` for an offset, `gpiod_chip_find_line` for a name);
     /// called holding the chip's mutex.
     private func find(_ selector: GPIOLineSelector, on chip: OpaquePointer) throws(GPIOError) -> (OpaquePointer, LineDescription) {
-        let found: OpaquePointer? = switch selector {
-        case .offset(let offset): gpiod_chip_get_line(chip, offset)
-        case .name(let lineName): gpiod_chip_find_line(chip, lineName)
+        let (found, lookup): (OpaquePointer?, GPIOOperation) = switch selector {
+        case .offset(let offset): (gpiod_chip_get_line(chip, offset), .getLine(chip: name, offset: offset, lineCount: lineCount))
+        case .name(let lineName): (gpiod_chip_find_line(chip, lineName), .findLine(chip: name, name: lineName))
         }
-        guard let line = found else {
-            throw switch selector {
-            case .offset(let offset): GPIOError.from(errno: errno, during: .getLine(chip: name, offset: offset, lineCount: lineCount))
-            case .name(let lineName): GPIOError.from(errno: errno, during: .findLine(chip: name, name: lineName))
-            }
-        }
+        guard let line = found else { throw GPIOError.from(errno: errno, during: lookup) }
         return (line, LineDescription(chip: name, offset: gpiod_line_offset(line), name: gpiod_line_name(line).map { String(cString: $0) }))
     }
 

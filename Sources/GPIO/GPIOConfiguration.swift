@@ -79,12 +79,7 @@ public struct GPIOLineConfiguration: Sendable, Hashable {
 
     /// The settings as messages name them: `active-low, pull-up` or `default settings`.
     public var settingsDescription: String {
-        var parts = activeLow ? ["active-low"] : []
-        switch bias {
-        case .asIs: break
-        case .disabled: parts.append("bias disabled")
-        case .pullUp, .pullDown: parts.append(bias.rawValue)
-        }
+        let parts = (activeLow ? ["active-low"] : []) + (bias == .asIs ? [] : [bias == .disabled ? "bias disabled" : bias.rawValue])
         return parts.isEmpty ? "default settings" : parts.joined(separator: ", ")
     }
 }
