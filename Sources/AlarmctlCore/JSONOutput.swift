@@ -17,16 +17,11 @@ public enum JSONOutput {
     /// `pause`, `resume` and `cancel` print: `{"id":…,"ok":true,"alarm":{…}|null}` or
     /// `{"id":…,"ok":false,"error":{"code":…,"message":…}}`.
     public static func operationResult(id: UUID, result: Result<AlarmDocument?, AlarmctlError>) -> JSONValue {
-        var object: [String: JSONValue] = ["id": .string(id.uuidString)]
-        switch result {
-        case .success(let document):
-            object["ok"] = .bool(true)
-            object["alarm"] = document.flatMap { try? JSONValue(encoding: $0) } ?? .null
-        case .failure(let error):
-            object["ok"] = .bool(false)
-            object["error"] = errorObject(error)
+        let id = JSONValue.string(id.uuidString)
+        return switch result {
+        case .success(let document): .object(["id": id, "ok": .bool(true), "alarm": document.flatMap { try? JSONValue(encoding: $0) } ?? .null])
+        case .failure(let error): .object(["id": id, "ok": .bool(false), "error": errorObject(error)])
         }
-        return .object(object)
     }
 
     /// A failed command: `{"ok":false,"error":{"code":…,"message":…,"exitStatus":…}}`.
