@@ -76,11 +76,8 @@ public struct LocalDateTime: Hashable, Sendable {
         let clockFields = clock.split(separator: ":", omittingEmptySubsequences: false)
         guard (2...3).contains(clockFields.count),
               let time = TimeOfDay.parse(clockFields[0...1].joined(separator: ":")) else { return nil }
-        var second = 0
-        if clockFields.count == 3 {
-            guard clockFields[2].count == 2, let value = Self.number(clockFields[2]), value < 60 else { return nil }
-            second = value
-        }
+        let seconds = clockFields.count == 3 ? clockFields[2] : "00"
+        guard seconds.count == 2, let second = Self.number(seconds), second < 60 else { return nil }
         self.init(day: day, time: time, second: second, utcOffset: offset)
     }
 
