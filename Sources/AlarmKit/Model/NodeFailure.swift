@@ -46,8 +46,7 @@ public enum NodeFailure: Sendable, Hashable, CustomStringConvertible {
     /// The error a call throws for this refusal.
     public var error: any Error {
         switch self {
-        case .alarmKit(let error): error
-        case .node(let error): error
+        case .alarmKit(let error as any Error), .node(let error as any Error): error
         }
     }
 
