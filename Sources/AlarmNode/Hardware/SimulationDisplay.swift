@@ -55,11 +55,9 @@ final class SimulationDisplay: Sendable {
 
     private func show(at instant: ContinuousClock.Instant, _ change: (inout Outputs) -> Void) {
         shown.withLock { shown in
-            var outputs = shown
-            change(&outputs)
-            guard outputs != shown else { return }
-            shown = outputs
-            publish(outputs, at: instant)
+            let before = shown
+            change(&shown)
+            if shown != before { publish(shown, at: instant) }
         }
     }
 
@@ -70,7 +68,7 @@ final class SimulationDisplay: Sendable {
     }
 
     private func publish(_ edge: ButtonEdge, at instant: ContinuousClock.Instant) {
-        let message = ButtonMessage(button: edge.button == .stop ? "stop" : "snooze", pressed: edge.pressed,
+        let message = ButtonMessage(button: edge.button.rawValue, pressed: edge.pressed,
                                     at: nanosecondsSinceStart(at: instant))
         bridge.publish(.init(topic: topics.simulatedButtons, payload: MQTTBridge.encode(message), qos: 1))
     }
