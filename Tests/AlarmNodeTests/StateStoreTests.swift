@@ -231,7 +231,7 @@ struct StateStoreTests {
     @Test func aNewerLayoutIsRefused() throws {
         try withFolder { folder in
             try Data(#"{"authorization":"authorized","schemaVersion":99}"#.utf8).write(to: URL(fileURLWithPath: folder + "/node.json"))
-            #expect(throws: StateStore.StateError.self) { try StateStore(directory: folder, logger: Self.logger).load() }
+            #expect(throws: StartupError.self) { try StateStore(directory: folder, logger: Self.logger).load() }
         }
     }
 
@@ -239,7 +239,7 @@ struct StateStoreTests {
         try withFolder { folder in
             let first = StateStore(directory: folder, logger: Self.logger)
             _ = try first.load()
-            #expect(throws: StateStore.StateError.self) { try StateStore(directory: folder, logger: Self.logger).load() }
+            #expect(throws: StartupError.self) { try StateStore(directory: folder, logger: Self.logger).load() }
             withExtendedLifetime(first) {}
         }
     }

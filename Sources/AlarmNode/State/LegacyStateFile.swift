@@ -39,7 +39,7 @@ struct LegacyStateFile {
 
     /// The state of `state.json` with its journal applied; nil when there is no `state.json`.
     /// A damaged file is named in the contents, and the state read as far as it goes.
-    func load() throws(StateStore.StateError) -> Contents? {
+    func load() throws(StartupError) -> Contents? {
         guard FileManager.default.fileExists(atPath: path) else { return nil }
         let snapshot: Snapshot
         do {
@@ -51,7 +51,7 @@ struct LegacyStateFile {
             return Contents(state: NodeState(), damaged: ([(path, reason)] + journal).map { ($0, $1, "the node started with no alarms") })
         }
         guard snapshot.schemaVersion <= 2 else {
-            throw StateStore.StateError("\(path) was written by an unknown alarmd (schema \(snapshot.schemaVersion)): move it away to start empty")
+            throw StartupError("\(path) was written by an unknown alarmd (schema \(snapshot.schemaVersion)): move it away to start empty")
         }
         var alarms = OrderedDictionary(snapshot.alarms.map { ($0.record.id, $0.record) }) { $1 }
         var authorization = snapshot.authorization

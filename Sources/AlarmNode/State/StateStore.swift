@@ -67,26 +67,23 @@ public final class StateStore: Sendable {
         }
     }
 
-    /// Why the state cannot be used at all: the daemon cannot start with it.
-    public typealias StateError = StartupError
-
     /// Creates the directories if needed, takes the lock and reads the state (empty when there
     /// is none yet). A state kept in the single file of earlier versions is moved to this layout.
-    public func load() throws(StateError) -> Loaded {
+    public func load() throws(StartupError) -> Loaded {
         do {
             for folder in [directory, alarmsDirectory] {
                 try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true,
                                                         attributes: [.posixPermissions: 0o700])
             }
         } catch {
-            throw StateError("cannot create the state directory \(directory): \(error.localizedDescription); set node.state-directory or --state-dir to a folder alarmd's user may write")
+            throw StartupError("cannot create the state directory \(directory): \(error.localizedDescription); set node.state-directory or --state-dir to a folder alarmd's user may write")
         }
         do {
             let lock = try ExclusiveLock(path: directory + "/lock")
             saved.withLock { $0.lock = lock }
         } catch where error.code == EWOULDBLOCK {
-            throw StateError("another alarmd is using the state in \(directory): stop it first (systemctl stop alarmd), or give this one another state directory")
-        } catch { throw StateError("cannot lock the state directory \(directory): \(error)") }
+            throw StartupError("another alarmd is using the state in \(directory): stop it first (systemctl stop alarmd), or give this one another state directory")
+        } catch { throw StartupError("cannot lock the state directory \(directory): \(error)") }
         for folder in [directory, alarmsDirectory] {
             do {
                 try AtomicFile.removeLeftoverTemporaryFiles(in: folder)
@@ -108,7 +105,7 @@ public final class StateStore: Sendable {
         let node = try readNode(problems: &problems)
         // The order alarms were first scheduled in is not kept; the earliest alert comes first.
         let names = try alarmFileNames()
-        let records = try names.map { name throws(StateError) in try readAlarm(name, problems: &problems) }
+        let records = try names.map { name throws(StartupError) in try readAlarm(name, problems: &problems) }
             .compactMap { $0 }.sorted(by: AlarmRecord.alertsSooner)
         saved.withLock { saved in
             saved.alarms = Dictionary(uniqueKeysWithValues: records.map { ($0.id, $0) })
@@ -166,25 +163,25 @@ public final class StateStore: Sendable {
     private func alarmPath(_ id: UUID) -> String { "\(alarmsDirectory)/\(id.uuidString).json" }
 
     /// The names of the alarm files, `<id>.json`.
-    private func alarmFileNames() throws(StateError) -> [String] {
+    private func alarmFileNames() throws(StartupError) -> [String] {
         do {
             let names = try FileManager.default.contentsOfDirectory(atPath: alarmsDirectory)
             return names.filter { $0.hasSuffix(".json") && !$0.hasPrefix(".") }.sorted()
         } catch {
-            throw StateError("cannot list the alarms in \(alarmsDirectory): \(error.localizedDescription); let alarmd's user read that folder")
+            throw StartupError("cannot list the alarms in \(alarmsDirectory): \(error.localizedDescription); let alarmd's user read that folder")
         }
     }
 
-    private func readNode(problems: inout [String]) throws(StateError) -> StoredNode? {
+    private func readNode(problems: inout [String]) throws(StartupError) -> StoredNode? {
         guard FileManager.default.fileExists(atPath: nodePath) else { return nil }
         guard let node: StoredNode = try read(nodePath, problems: &problems) else { return nil }
         guard node.schemaVersion <= StoredNode.currentSchemaVersion else {
-            throw StateError("\(nodePath) was written by a newer alarmd (schema \(node.schemaVersion), this one reads \(StoredNode.currentSchemaVersion)): install the newer alarmd again, or move the state directory away to start empty")
+            throw StartupError("\(nodePath) was written by a newer alarmd (schema \(node.schemaVersion), this one reads \(StoredNode.currentSchemaVersion)): install the newer alarmd again, or move the state directory away to start empty")
         }
         return node
     }
 
-    private func readAlarm(_ name: String, problems: inout [String]) throws(StateError) -> AlarmRecord? {
+    private func readAlarm(_ name: String, problems: inout [String]) throws(StartupError) -> AlarmRecord? {
         let path = "\(alarmsDirectory)/\(name)"
         guard let stored: StoredAlarm = try read(path, problems: &problems) else { return nil }
         guard "\(stored.record.id.uuidString).json" == name else {
@@ -195,7 +192,7 @@ public final class StateStore: Sendable {
     }
 
     /// Decodes the file at `path`; a file that cannot be read or decoded is kept aside and reported.
-    private func read<Value: Decodable>(_ path: String, problems: inout [String]) throws(StateError) -> Value? {
+    private func read<Value: Decodable>(_ path: String, problems: inout [String]) throws(StartupError) -> Value? {
         do {
             return try AlarmJSON.decoder.decode(Value.self, from: AtomicFile.read(path))
         } catch let error as SystemError {
@@ -205,12 +202,12 @@ public final class StateStore: Sendable {
     }
 
     private func keepAside(_ path: String, reason: String, consequence: String = "the node started without it",
-                           problems: inout [String]) throws(StateError) {
+                           problems: inout [String]) throws(StartupError) {
         let aside: String
         do {
             aside = try AtomicFile.quarantine(path)
         } catch {
-            throw StateError("the state file \(path) \(reason) and could not be kept aside (\(error)): move it away by hand")
+            throw StartupError("the state file \(path) \(reason) and could not be kept aside (\(error)): move it away by hand")
         }
         logger.critical("state file damaged; kept aside", metadata: ["file": "\(path)", "reason": "\(reason)", "keptAs": "\(aside)"])
         problems.append("the state file \(path) \(reason); it was kept as \(aside) and \(consequence): look at it, then remove it")
@@ -218,11 +215,11 @@ public final class StateStore: Sendable {
 
     /// Writes a state read from the single file of earlier versions in this layout; then, and
     /// only then, keeps its damaged files aside and renames the rest, so the move happens once.
-    private func migrate(_ contents: LegacyStateFile.Contents, from legacy: LegacyStateFile, keptEarlier: [String]) throws(StateError) -> Loaded {
+    private func migrate(_ contents: LegacyStateFile.Contents, from legacy: LegacyStateFile, keptEarlier: [String]) throws(StartupError) -> Loaded {
         do {
             try save(contents.state)
         } catch {
-            throw StateError("the state in \(legacy.path) could not be moved to one file per alarm (\(error)): free space on that file system, or let alarmd's user write \(directory)")
+            throw StartupError("the state in \(legacy.path) could not be moved to one file per alarm (\(error)): free space on that file system, or let alarmd's user write \(directory)")
         }
         var problems: [String] = []
         for damage in contents.damaged {
@@ -233,11 +230,11 @@ public final class StateStore: Sendable {
         return Loaded(state: contents.state, problem: problems.isEmpty ? nil : problems.joined(separator: "; "), keptEarlier: keptEarlier)
     }
 
-    private func retire(_ legacy: LegacyStateFile) throws(StateError) {
+    private func retire(_ legacy: LegacyStateFile) throws(StartupError) {
         do {
             try legacy.retire()
         } catch {
-            throw StateError("the state in \(legacy.path) was copied to one file per alarm, but the old file could not be renamed (\(error)): rename state.json and state.journal there to *.migrated by hand")
+            throw StartupError("the state in \(legacy.path) was copied to one file per alarm, but the old file could not be renamed (\(error)): rename state.json and state.journal there to *.migrated by hand")
         }
     }
 }

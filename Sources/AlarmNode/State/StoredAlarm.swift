@@ -17,11 +17,10 @@ struct StoredAlarm: Codable {
     init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         func date(_ key: CodingKeys) throws -> Date { try container.decodeDate(forKey: key) }
-        func seconds(_ key: CodingKeys) throws -> TimeInterval { try container.decode(TimeInterval.self, forKey: key) }
         // A file edited by hand, or damaged, may hold values no command would have been accepted
         // with: such an alarm is refused here, so that the file is kept aside rather than run.
         func countdownSeconds(_ key: CodingKeys, within limit: ClosedRange<TimeInterval>) throws -> TimeInterval {
-            let value = try seconds(key)
+            let value = try container.decode(TimeInterval.self, forKey: key)
             guard value.isFinite, limit.contains(value) else {
                 throw DecodingError.dataCorruptedError(forKey: key, in: container,
                                                        debugDescription: "\(value) is not a duration from \(limit.lowerBound) to \(limit.upperBound) seconds")
