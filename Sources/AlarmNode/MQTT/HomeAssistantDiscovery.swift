@@ -114,12 +114,10 @@ public struct HomeAssistantDiscovery: Sendable {
             "payload_available": .string("online"), "payload_not_available": .string("offline"),
         ])])
         return entities.map { entity in
-            var configuration = entity.configuration
-            configuration["unique_id"] = .string("alarmd_\(nodeID)_\(entity.objectID)")
-            configuration["device"] = device
-            configuration["origin"] = origin
-            configuration["availability"] = availability
-            configuration["qos"] = .number(1)
+            let configuration = entity.configuration.merging([
+                "unique_id": .string("alarmd_\(nodeID)_\(entity.objectID)"), "device": device, "origin": origin,
+                "availability": availability, "qos": .number(1),
+            ]) { $1 }
             return ("\(prefix)/\(entity.component)/alarmd_\(nodeID)/\(entity.objectID)/config", .object(configuration))
         }
     }
