@@ -65,10 +65,8 @@ struct WallClockJumpTimer: ReadinessSource {
     /// calls still cancels the timer, and is reported with a step near zero rather than lost.
     private static func arm(_ descriptor: OwnedDescriptor) throws(SystemError) -> Duration {
         let now = ClockReading.nanoseconds(CLOCK_REALTIME) / 1_000_000_000
-        var setting = itimerspec(
-            it_interval: timespec(tv_sec: 0, tv_nsec: 0),
-            it_value: timespec(tv_sec: Int(now) + armingHorizonSeconds, tv_nsec: 0)
-        )
+        var setting = itimerspec()
+        setting.it_value.tv_sec = Int(now) + armingHorizonSeconds
         try systemCall("arming the wall-clock jump timerfd") {
             timerfd_settime(descriptor.raw, CLINUX_TFD_TIMER_ABSTIME | CLINUX_TFD_TIMER_CANCEL_ON_SET, &setting, nil)
         }
