@@ -97,8 +97,7 @@ public struct Alarm: Identifiable, Sendable, Hashable, Codable {
                         return
                     }
                     let container = try decoder.container(keyedBy: CodingKeys.self)
-                    let names = try container.decode([WeekdayName].self, forKey: .weekly)
-                    self = .weekly(names.map(\.weekday))
+                    self = .weekly(try container.decode([WeekdayName].self, forKey: .weekly).map(\.weekday))
                 }
 
                 public func encode(to encoder: any Encoder) throws {

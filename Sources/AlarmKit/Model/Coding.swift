@@ -45,8 +45,7 @@ public enum AlarmJSON {
     /// Reads an ISO 8601 instant with any offset, with or without fractional seconds, rounded to
     /// the millisecond (what ``string(from:)`` writes), so that what is read is written back unchanged.
     public static func date(from string: String) -> Date? {
-        guard let date = try? instantStyle.parse(string) else { return nil }
-        return Date(timeIntervalSince1970: (date.timeIntervalSince1970 * 1000).rounded() / 1000)
+        (try? instantStyle.parse(string)).map { Date(timeIntervalSince1970: ($0.timeIntervalSince1970 * 1000).rounded() / 1000) }
     }
 
     private static let instantStyle = Date.ISO8601FormatStyle(includingFractionalSeconds: true)

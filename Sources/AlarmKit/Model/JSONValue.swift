@@ -41,8 +41,7 @@ public enum JSONValue: Sendable, Hashable, Codable {
 
     /// Converts any `Encodable` value (an app's metadata) into a `JSONValue`.
     public init(encoding value: some Encodable) throws {
-        let data = try JSONEncoder().encode(value)
-        self = try JSONDecoder().decode(JSONValue.self, from: data)
+        self = try JSONDecoder().decode(JSONValue.self, from: JSONEncoder().encode(value))
     }
 
     /// Decodes an app's `Decodable` type (its metadata) from this value.

@@ -400,8 +400,7 @@ public final class RemoteNodeConnection: AlarmNodeConnection {
             }
             statuses.send(status)
             // An offline status names no decision: the last known one stands.
-            let decision = status.authorization ?? authorization.value
-            authorization.sendIfChanged(decision)
+            authorization.sendIfChanged(status.authorization ?? authorization.value)
         } else if message.topic == topics.events {
             guard let event = try? AlarmJSON.decoder.decode(AlarmEvent.self, from: Data(message.payload)) else { return }
             for observer in state.withLock({ Array($0.eventObservers.values) }) { observer.yield(event) }
