@@ -3,6 +3,11 @@ import Foundation
 import Testing
 
 @Suite struct AccessTests {
+    @Test func theSignInPageEscapesItsMessage() {
+        let page = PageAssets.signInPage(error: #"<b>"Tom" & 'Jerry'</b> ⏰"#)
+        #expect(page.contains("&lt;b&gt;&quot;Tom&quot; &amp; &#39;Jerry&#39;&lt;/b&gt; ⏰"))
+    }
+
     @Test func withoutAPasswordOnlyLoopbackHostNamesAreAnswered() throws {
         let access = CompanionAccess(password: nil)
         for host in ["127.0.0.1:8080", "localhost:8080", "LOCALHOST", "[::1]:8080", "127.1.2.3"] {
