@@ -5,12 +5,7 @@ public enum MQTTProtocolVersion: Sendable, Hashable, CustomStringConvertible {
     /// MQTT 3.1.1: no properties.
     case v311
 
-    public var description: String {
-        switch self {
-        case .v5: "MQTT 5"
-        case .v311: "MQTT 3.1.1"
-        }
-    }
+    public var description: String { self == .v5 ? "MQTT 5" : "MQTT 3.1.1" }
 }
 
 /// Which MQTT version a client speaks: `broker.protocol` in alarmd's configuration, `--protocol`
