@@ -12,12 +12,7 @@ public enum HumanSyntaxError: Error, Sendable, Hashable, LocalizedError, CustomS
     public enum Part: String, Sendable, Hashable { case title, sound, date, configuration }
 
     /// `unreadable` or `refused`.
-    public var code: String {
-        switch self {
-        case .unreadable: "unreadable"
-        case .refused: "refused"
-        }
-    }
+    public var code: String { if case .unreadable = self { "unreadable" } else { "refused" } }
 
     /// What went wrong and what to do.
     public var message: String {

@@ -31,12 +31,7 @@ public enum AlertConfiguration {
         }
 
         /// The sound's name: `"default"` or the named sound.
-        public var name: String {
-            switch self {
-            case .default: "default"
-            case .named(let name): name
-            }
-        }
+        public var name: String { if case .named(let name) = self { name } else { "default" } }
     }
 }
 
