@@ -86,7 +86,6 @@ public struct ServiceNotifier: Sendable {
             throw SystemError(code: ENAMETOOLONG, action: "reading NOTIFY_SOCKET=\(text)", remedy: "a socket path has at most \(capacity - 1) bytes")
         }
         withUnsafeMutableBytes(of: &storage.sun_path) { $0.copyBytes(from: path) }
-        let length = MemoryLayout<sockaddr_un>.offset(of: \.sun_path)! + path.count
-        return (storage, socklen_t(length))
+        return (storage, socklen_t(MemoryLayout<sockaddr_un>.offset(of: \.sun_path)! + path.count))
     }
 }

@@ -37,8 +37,7 @@ struct KeepaliveSchedule {
         let wait = nextCheck - now
         guard wait > .zero else { return 0 }
         let (seconds, attoseconds) = (wait + Self.margin).components
-        let milliseconds = seconds * 1000 + (attoseconds + 999_999_999_999_999) / 1_000_000_000_000_000
-        return Int32(clamping: milliseconds)
+        return Int32(clamping: seconds * 1000 + (attoseconds + 999_999_999_999_999) / 1_000_000_000_000_000)
     }
 
     private static func wholeSeconds(_ time: Duration) -> Duration { .seconds(time.components.seconds) }

@@ -169,8 +169,7 @@ extension Alarmd {
         @OptionGroup var options: ConfigurationOptions
 
         func run() throws {
-            let configuration = try options.load()
-            let directory = configuration.node.stateDirectory
+            let directory = try options.load().node.stateDirectory
             // Written by root, the file would be root's and unreadable to the daemon's user, which
             // would keep it aside and start with no alarms.
             var folder = stat()

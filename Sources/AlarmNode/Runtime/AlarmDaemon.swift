@@ -104,8 +104,7 @@ public enum AlarmDaemon {
             "stateDirectory": "\(configuration.node.stateDirectory)", "hardware": "\(simulation == nil ? "gpio" : "simulated")",
             "topics": "\(configuration.topics.base)", "groups": "\(configuration.node.groups.joined(separator: ","))",
         ])
-        let group = ServiceGroup(services: services, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
-        try await group.run()
+        try await ServiceGroup(services: services, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger).run()
         logger.info("alarmd stopped")
     }
 
