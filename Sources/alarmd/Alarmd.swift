@@ -52,9 +52,10 @@ struct ConfigurationOptions: ParsableArguments {
     /// The copy of the file alarmd last started with, in the state folder the command line names (or the default one).
     var lastStartedPath: String { StateStore.lastStartedConfigurationPath(in: stateDirectory ?? NodeConfiguration().node.stateDirectory) }
 
-    /// The configuration file's settings (or `file`'s) with the command line's over them.
-    func load(file: String? = nil) throws -> NodeConfiguration {
-        var configuration = try (file ?? path).map(ConfigurationReader.read(path:)) ?? NodeConfiguration()
+    /// The configuration file's settings (or `file`'s; with no file, those in force), and those with the command line's over them.
+    func read(file: String? = nil) throws -> (file: NodeConfiguration, inForce: NodeConfiguration) {
+        let fileSettings = try (file ?? path).map(ConfigurationReader.read(path:))
+        var configuration = fileSettings ?? NodeConfiguration()
         if let broker {
             // The same reading as alarmctl's and AlarmManager's: HOST, HOST:PORT or [IPv6]:PORT.
             guard let (host, port) = RemoteNodeSettings.parseBroker(broker) else {
@@ -92,7 +93,7 @@ struct ConfigurationOptions: ParsableArguments {
             }
             configuration.limits.maxAlarms = maxAlarms
         }
-        return configuration
+        return (fileSettings ?? configuration, configuration)
     }
 }
 
@@ -116,10 +117,10 @@ extension Alarmd {
             let logger = Logger(label: "alarmd")
             var configuration: NodeConfiguration, problem: String?
             do {
-                configuration = try options.load()
-            } catch let error as ConfigurationError where (try? options.load(file: options.lastStartedPath)) != nil {
+                configuration = try options.read().inForce
+            } catch let error as ConfigurationError where (try? options.read(file: options.lastStartedPath)) != nil {
                 // An alarm clock keeps ringing: with a file it cannot use, it runs as it last started.
-                configuration = try options.load(file: options.lastStartedPath)
+                configuration = try options.read(file: options.lastStartedPath).inForce
                 problem = "\(error)\nalarmd runs with the configuration it last started with (\(options.lastStartedPath)) until the file is fixed and alarmd restarted"
                 logger.critical("configuration invalid; running with the one alarmd last started with", metadata: ["problems": "\(error)", "running": "\(options.lastStartedPath)"])
             } catch where error is ConfigurationError || error is ValidationError {
@@ -131,7 +132,7 @@ extension Alarmd {
             do {
                 let options = self.options
                 try await AlarmDaemon.run(configuration: configuration, file: problem == nil ? options.path : nil, problem: problem,
-                                          reload: { try options.load() }, logger: logger)
+                                          reload: { try options.read() }, logger: logger)
             } catch let error as StartupError {
                 logger.critical("cannot start", metadata: ["reason": "\(error.message)"])
                 throw ExitCode(1)
@@ -169,7 +170,7 @@ extension Alarmd {
         @OptionGroup var options: ConfigurationOptions
 
         func run() throws {
-            let directory = try options.load().node.stateDirectory
+            let directory = try options.read().inForce.node.stateDirectory
             // Written by root, the file would be root's and unreadable to the daemon's user, which
             // would keep it aside and start with no alarms.
             var folder = stat()

@@ -282,4 +282,22 @@ struct ConfigurationTests {
                                                       "'ok' is listed twice"], "every bad name at once")
         }
     }
+
+    @Test("Each setting of the file that a command-line flag overrides with another value is named, with its flag")
+    func commandLineOverrides() throws {
+        let file = try ConfigurationReader.parse("[node]\nid = \"kitchen\"\ntime-zone = \"Europe/Berlin\"\n[limits]\nmax-alarms = 5\n")
+        var inForce = file
+        inForce.node.id = "kitchen"  // a flag giving the file's own value overrides nothing
+        inForce.node.timeZone = "America/New_York"
+        inForce.node.groups = ["house"]
+        (inForce.broker.host, inForce.broker.port) = ("broker.lan", 8883)
+        inForce.hardware.mode = .simulated
+        #expect(inForce.overrides(of: file) == [
+            "node.groups: [] from the file or default, [\"house\"] by --group",
+            "node.time-zone: Europe/Berlin from the file or default, America/New_York by --time-zone",
+            "broker.host and broker.port: localhost:1883 from the file or default, broker.lan:8883 by --broker",
+            "hardware.mode: auto from the file or default, simulated by --simulate-hardware",
+        ])
+        #expect(file.overrides(of: file).isEmpty)
+    }
 }

@@ -193,4 +193,32 @@ struct TimeAndPersistenceTests {
             await daemon.cleanUp()
         }
     }
+
+    @Test("SIGHUP says which edits of the file a command-line flag overrides, and how to apply them")
+    func reloadNamesCommandLineOverrides() async throws {
+        try await withBrokerAndFolder("override") { broker, clients, directory in
+            let config = directory.appending(path: "alarmd.toml")
+            try Data("[node]\ntime-zone = \"Europe/Berlin\"\n".utf8).write(to: config)
+            let nodeName = "override-\(UUID().uuidString.prefix(6))"
+            let node = try await NodeClient.connect(broker: broker, node: nodeName, clients: clients)
+            // DaemonProcess starts alarmd with --time-zone Europe/Berlin, as a unit's drop-in might.
+            let daemon = try await DaemonProcess.start(broker: broker, node: nodeName, stateDirectory: directory,
+                                                       arguments: ["--config", config.path, "--max-alarms", "7"])
+            do {
+                try await node.waitForMessage("online") { $0.topic == node.topics.status && NodeClient.object($0.payload)?["state"] == .string("online") }
+                try Data("[node]\ntime-zone = \"America/Los_Angeles\"\n[limits]\nmax-alarms = 5\n".utf8).write(to: config)
+                daemon.signal(SIGHUP)
+                try await daemon.waitForLog("restart alarmd")
+                #expect(daemon.log.contains("node.time-zone: America/Los_Angeles from the file or default, Europe/Berlin by --time-zone"), "\(daemon.log)")
+                #expect(daemon.log.contains("limits.max-alarms: 5 from the file or default, 7 by --max-alarms"), "\(daemon.log)")
+                // Nothing the file says needs a restart: the flags keep both as they are.
+                #expect(!daemon.log.contains("configuration changed beyond the time zone"), "\(daemon.log)")
+            } catch {
+                print("alarmd log:\n\(daemon.log)")
+                await daemon.cleanUp()
+                throw error
+            }
+            await daemon.cleanUp()
+        }
+    }
 }

@@ -136,6 +136,22 @@ public struct NodeConfiguration: Sendable, Hashable {
     public var intentTopics: IntentTopics { IntentTopics(prefix: node.topicPrefix, node: node.id, allowed: intents.allow) }
 
     public var topics: NodeTopics { NodeTopics(prefix: node.topicPrefix, node: node.id) }
+
+    /// Where this configuration (a file's, with alarmd's command-line flags over it) differs from
+    /// `file`: each as "`key`: `file's value` in the file, `value in force` by `--flag`".
+    public func overrides(of file: NodeConfiguration) -> [String] {
+        let settings: [(key: String, flag: String, file: String, inForce: String)] = [
+            ("node.id", "--node", file.node.id, node.id),
+            ("node.groups", "--group", file.node.groups.description, node.groups.description),
+            ("node.state-directory", "--state-dir", file.node.stateDirectory, node.stateDirectory),
+            ("node.time-zone", "--time-zone", file.node.timeZone ?? "the system's", node.timeZone ?? "the system's"),
+            ("broker.host and broker.port", "--broker", "\(file.broker.host):\(file.broker.port)", "\(broker.host):\(broker.port)"),
+            ("broker.protocol", "--broker-protocol", file.broker.protocolSetting.rawValue, broker.protocolSetting.rawValue),
+            ("limits.max-alarms", "--max-alarms", "\(file.limits.maxAlarms)", "\(limits.maxAlarms)"),
+            ("hardware.mode", "--simulate-hardware", file.hardware.mode.rawValue, hardware.mode.rawValue),
+        ]
+        return settings.filter { $0.file != $0.inForce }.map { "\($0.key): \($0.file) from the file or default, \($0.inForce) by \($0.flag)" }
+    }
 }
 
 extension NodeConfiguration {

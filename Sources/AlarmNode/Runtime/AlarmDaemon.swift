@@ -22,10 +22,10 @@ public enum AlarmDaemon {
     /// - Parameters:
     ///   - file: the configuration file, copied into the state folder once it is locked: a start
     ///     whose file has become unusable runs with that copy, with `problem` in the status.
-    ///   - reload: reads the configuration again (on SIGHUP).
+    ///   - reload: reads the configuration again (on SIGHUP): the file's, and with the command line's flags over it.
     public static func run(
         configuration: NodeConfiguration, file: String? = nil, problem: String? = nil,
-        reload: @escaping @Sendable () throws -> NodeConfiguration, logger: Logger
+        reload: @escaping @Sendable () throws -> (file: NodeConfiguration, inForce: NodeConfiguration), logger: Logger
     ) async throws {
         let store = StateStore(directory: configuration.node.stateDirectory, logger: logger)
         let loaded = try store.load()

@@ -23,9 +23,10 @@ final class TimeZoneSource: Sendable {
 }
 
 /// Reads the configuration again on SIGHUP. The time zone takes effect at once (relative
-/// schedules are re-read); other changes are logged as needing a restart.
+/// schedules are re-read); other changes are logged as needing a restart, and settings of the
+/// file that a command-line flag overrides as such, with what to do to apply them.
 struct ConfigurationReloadService: Service {
-    let reload: @Sendable () throws -> NodeConfiguration
+    let reload: @Sendable () throws -> (file: NodeConfiguration, inForce: NodeConfiguration)
     let running: NodeConfiguration
     let timeZone: TimeZoneSource
     let node: LocalAlarmNode
@@ -35,10 +36,8 @@ struct ConfigurationReloadService: Service {
     func run() async throws {
         for await _ in await UnixSignalsSequence(trapping: .sighup).cancelOnGracefulShutdown() {
             logger.notice("SIGHUP: reading the configuration again")
-            let configuration: NodeConfiguration
-            do {
-                configuration = try reload()
-            } catch {
+            let file: NodeConfiguration, configuration: NodeConfiguration
+            do { (file, configuration) = try reload() } catch {
                 logger.error("configuration not reloaded; keeping the running one", metadata: ["error": "\(error)"])
                 continue
             }
@@ -50,12 +49,17 @@ struct ConfigurationReloadService: Service {
             }
             var others = configuration
             others.node.timeZone = running.node.timeZone
-            if others != running {
-                let sections = [("node", others.node == running.node), ("broker", others.broker == running.broker),
-                                ("limits", others.limits == running.limits), ("hardware", others.hardware == running.hardware),
-                                ("intents", others.intents == running.intents), ("home-assistant", others.homeAssistant == running.homeAssistant)]
-                logger.warning("configuration changed beyond the time zone: restart alarmd to apply it",
-                               metadata: ["sections": "\(sections.filter { !$0.1 }.map(\.0).joined(separator: ","))"])
+            let changed = [("node", others.node == running.node), ("broker", others.broker == running.broker),
+                           ("limits", others.limits == running.limits), ("hardware", others.hardware == running.hardware),
+                           ("intents", others.intents == running.intents), ("home-assistant", others.homeAssistant == running.homeAssistant)]
+                .filter { !$0.1 }.map(\.0)
+            if !changed.isEmpty {
+                logger.warning("configuration changed beyond the time zone: restart alarmd to apply it", metadata: ["sections": "\(changed.joined(separator: ","))"])
+            }
+            let overridden = configuration.overrides(of: file)
+            if !overridden.isEmpty {
+                logger.warning("alarmd's command line overrides these settings of the file: remove those flags from it (systemctl edit alarmd, ExecStart=), then restart alarmd",
+                               metadata: ["overridden": "\(overridden.joined(separator: "; "))"])
             }
         }
     }
