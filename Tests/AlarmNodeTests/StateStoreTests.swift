@@ -290,6 +290,32 @@ struct StateStoreTests {
         }
     }
 
+    @Test("A state folder on a read-only file system (an SD card remounted read-only) still starts: its alarms ring, changes fail to save",
+          .enabled(if: geteuid() == 0, "a read-only bind mount needs root"))
+    func aReadOnlyStateFolderIsLoaded() throws {
+        try withFolder { folder in
+            var engine = try engine(timers: 2)
+            try withStore(folder) { try $0.save(state(engine)) }
+            guard mount(folder, folder, nil, UInt(MS_BIND), nil) == 0 else {
+                try Test.cancel("cannot bind-mount here (\(String(cString: strerror(errno))))")
+            }
+            defer { umount(folder) }
+            guard mount(nil, folder, nil, UInt(MS_REMOUNT | MS_BIND | MS_RDONLY), nil) == 0 else {
+                try Test.cancel("cannot remount read-only here (\(String(cString: strerror(errno))))")
+            }
+            let store = StateStore(directory: folder, logger: Self.logger)
+            let loaded = try store.load()
+            #expect(Dictionary(uniqueKeysWithValues: loaded.state.alarms.map { ($0.id, $0) }) == byID(engine))
+            #expect(loaded.problem == nil)
+            _ = engine.takeChangedAlarms()
+            _ = try engine.pause(id: try #require(engine.records.keys.first), now: now + 5)
+            let failure = #expect(throws: (any Error).self) { try store.save(changes(&engine)) }
+            #expect("\(failure.map { "\($0)" } ?? "")".contains("EROFS"))
+            // The lock still keeps a second process out.
+            #expect(throws: StateStore.StateError.self) { try StateStore(directory: folder, logger: Self.logger).load() }
+        }
+    }
+
     // MARK: The single state file of alarmd 0.1
 
     /// `state.json` and `state.journal` as alarmd 0.1 wrote them: the snapshot holds `snapshot`,

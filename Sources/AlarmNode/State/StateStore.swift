@@ -84,6 +84,10 @@ public final class StateStore: Sendable {
         } catch where error.code == EWOULDBLOCK {
             throw StartupError("another alarmd is using the state in \(directory): stop it first (systemctl stop alarmd), or give this one another state directory")
         } catch { throw StartupError("cannot lock the state directory \(directory): \(error)") }
+        if access(alarmsDirectory, W_OK) != 0 {
+            logger.critical("the state cannot be saved: the saved alarms run, but no change reaches the disk until alarmd may write there: remount its file system read-write, or let alarmd's user write the folder",
+                            metadata: ["directory": "\(alarmsDirectory)", "error": "\(String(cString: strerror(errno)))"])
+        }
         for folder in [directory, alarmsDirectory] {
             do {
                 try AtomicFile.removeLeftoverTemporaryFiles(in: folder)
