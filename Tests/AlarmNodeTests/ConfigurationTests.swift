@@ -216,6 +216,22 @@ struct ConfigurationTests {
         }
     }
 
+    @Test("Broker settings the daemon's MQTT client refuses at start are refused by check-config too", arguments: [
+        ("password = \"secret\"", "broker.username"),
+        ("password-file = \"/etc/hostname\"", "broker.username"),
+        ("tls = true\nca-file = \"/etc/hostname\"\ncert-file = \"/etc/hostname\"", "broker.key-file"),
+        ("tls = true\nca-file = \"/etc/hostname\"\nkey-file = \"/etc/hostname\"", "broker.cert-file"),
+        ("client-id = \"\"", "broker.client-id"),
+    ])
+    func brokerSettingsTheClientRefuses(settings: String, key: String) {
+        do {
+            _ = try ConfigurationReader.parse("[broker]\n\(settings)\n")
+            Issue.record("accepted, but alarmd would not start with it: \(settings)")
+        } catch {
+            #expect(error.problems.map(\.key) == [key], "\(error)")
+        }
+    }
+
     @Test("[intents] allow: topic filters, each checked; the engine gets them with the node's base")
     func intentsAllow() throws {
         let configuration = try ConfigurationReader.parse("""

@@ -126,10 +126,17 @@ public enum ConfigurationReader {
                 }
                 if let insecure = bool(broker, "broker.tls-insecure") { configuration.broker.tlsInsecure = insecure }
                 if let keepAlive = integer(broker, "broker.keepalive", in: 5...3600) { configuration.broker.keepAlive = keepAlive }
-                configuration.broker.clientID = string(broker, "broker.client-id")
+                configuration.broker.clientID = string(broker, "broker.client-id", valid: { (1...65_535).contains($0.utf8.count) },
+                                                       otherwise: { _ in "must be 1 to 65535 bytes: leave it out for alarmd-<node id>" })
                 if let limit = integer(broker, "broker.outgoing-buffer", in: 10...1_000_000) { configuration.broker.outgoingBufferLimit = limit }
                 if configuration.broker.password != nil, configuration.broker.passwordFile != nil {
                     problem("broker.password", "give either password or password-file, not both")
+                } else if configuration.broker.username == nil, configuration.broker.password ?? configuration.broker.passwordFile != nil {
+                    problem("broker.username", "a password is set without a username: set the username the broker knows that password by")
+                }
+                if (configuration.broker.certFile == nil) != (configuration.broker.keyFile == nil) {
+                    problem(configuration.broker.certFile == nil ? "broker.cert-file" : "broker.key-file",
+                            "cert-file and key-file go together: the client certificate and its private key, set both or neither")
                 }
                 if !configuration.broker.tls, configuration.broker.caFile != nil || configuration.broker.certFile != nil {
                     problem("broker.tls", "ca-file or cert-file is set but tls is false: set tls = true")
