@@ -113,12 +113,9 @@ public enum AtomicFile {
     private static func writeAll(_ bytes: [UInt8], to descriptor: Int32, action: String, directory: String) throws(SystemError) {
         var written = 0
         while written < bytes.count {
-            let result = bytes[written...].withUnsafeBytes { rest in
-                Result { () throws(SystemError) in
-                    try systemCall(action, subject: directory) { Glibc.write(descriptor, rest.baseAddress, rest.count) }
-                }
+            written += try systemCall(action, subject: directory) {
+                bytes[written...].withUnsafeBytes { rest in Glibc.write(descriptor, rest.baseAddress, rest.count) }
             }
-            written += try result.get()
         }
     }
 

@@ -9,19 +9,14 @@ public final class ExclusiveLock: Sendable {
     /// and writable by its owner only); on a read-only file system, the file there is opened to read.
     /// - Throws: ``SystemError`` with code `EWOULDBLOCK` when another process holds it.
     public init(path: String) throws(SystemError) {
-        let descriptor = try systemCall("opening the lock file \(path)", subject: path) {
+        descriptor = try systemCall("opening the lock file \(path)", subject: path) {
             let descriptor = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
             return descriptor == -1 && errno == EROFS ? open(path, O_RDONLY | O_CLOEXEC) : descriptor
         }
-        do {
-            try systemCall("locking \(path)", subject: path, remedy: "another process holds it: stop that one first") {
-                flock(descriptor, LOCK_EX | LOCK_NB)
-            }
-        } catch {
-            _ = close(descriptor)
-            throw error
+        // On failure, deinit closes the descriptor: the value is whole once it is set.
+        try systemCall("locking \(path)", subject: path, remedy: "another process holds it: stop that one first") {
+            flock(descriptor, LOCK_EX | LOCK_NB)
         }
-        self.descriptor = descriptor
     }
 
     deinit { _ = close(descriptor) }

@@ -312,7 +312,7 @@ struct StateStoreTests {
             let failure = #expect(throws: (any Error).self) { try store.save(changes(&engine)) }
             #expect("\(failure.map { "\($0)" } ?? "")".contains("EROFS"))
             // The lock still keeps a second process out.
-            #expect(throws: StateStore.StateError.self) { try StateStore(directory: folder, logger: Self.logger).load() }
+            #expect(throws: StartupError.self) { try StateStore(directory: folder, logger: Self.logger).load() }
         }
     }
 

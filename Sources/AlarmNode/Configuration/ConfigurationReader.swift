@@ -26,9 +26,7 @@ public enum ConfigurationReader {
     /// Reads the file at `path`, applied over the defaults.
     public static func read(path: String) throws(ConfigurationError) -> NodeConfiguration {
         let text: String
-        do {
-            text = try String(contentsOfFile: path, encoding: .utf8)
-        } catch {
+        do { text = try String(contentsOfFile: path, encoding: .utf8) } catch {
             throw ConfigurationError(file: path, problems: [.init(
                 key: "", message: "cannot be read (\(error.localizedDescription)): check the path and its permissions")])
         }
@@ -38,9 +36,7 @@ public enum ConfigurationReader {
     /// Reads configuration text, applied over the defaults.
     public static func parse(_ text: String, file: String = "configuration") throws(ConfigurationError) -> NodeConfiguration {
         let table: TOMLTable
-        do {
-            table = try TOMLTable(string: text)
-        } catch let error as TOMLParseError {
+        do { table = try TOMLTable(string: text) } catch let error as TOMLParseError {
             throw ConfigurationError(file: file, problems: [.init(
                 key: "", message: "is not valid TOML at line \(error.source.begin.line), column \(error.source.begin.column): \(error.description)"
                     + quotingHint(text, error))])
@@ -156,8 +152,7 @@ public enum ConfigurationReader {
             if let hardware = table(root, "hardware") {
                 if let mode = choice(hardware, "hardware.mode", NodeConfiguration.Hardware.Mode.self) { configuration.hardware.mode = mode }
                 if let chip = string(hardware, "hardware.chip") { configuration.hardware.chip = chip }
-                let parts = [("buzzer", \NodeConfiguration.Hardware.buzzer), ("led", \.led),
-                             ("stop-button", \.stopButton), ("snooze-button", \.snoozeButton)]
+                let parts = NodeConfiguration.Hardware.partKeys
                 for (key, path) in parts {
                     guard let setting = line(hardware, "hardware.\(key)", defaults: NodeConfiguration.Hardware()[keyPath: path]!) else { continue }
                     if let offset = setting.flatMap({ Int($0.line) }), UInt32(exactly: offset) == nil {
@@ -308,15 +303,12 @@ public enum ConfigurationReader {
                 return nil
             }
             let problemsBefore = problems.count
-            var groups: [String] = []
-            for element in array {
-                guard let name = element.string, NodeTopics.isValidNodeID(name) else {
-                    problem(path, "'\(element.string ?? "\(element)")' is not a group name: use letters, digits, '_' and '-' (at most 64)")
-                    continue
-                }
-                if groups.contains(name) { problem(path, "'\(name)' is listed twice") } else { groups.append(name) }
+            for (index, element) in array.enumerated() {
+                if let name = element.string, NodeTopics.isValidNodeID(name) {
+                    if array[..<index].contains(where: { $0.string == name }) { problem(path, "'\(name)' is listed twice") }
+                } else { problem(path, "'\(element.string ?? "\(element)")' is not a group name: use letters, digits, '_' and '-' (at most 64)") }
             }
-            return problems.count == problemsBefore ? groups : nil
+            return problems.count == problemsBefore ? array.compactMap(\.string) : nil
         }
 
         /// A part's GPIO line: `17`, `"GPIO17"`, `false` (none: `.some(nil)`), or `{ line = 17, active-low = true,

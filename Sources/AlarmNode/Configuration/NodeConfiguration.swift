@@ -94,11 +94,12 @@ public struct NodeConfiguration: Sendable, Hashable {
                 + "the debounce window is ignored, so every press is long; a few hundredths of a second is enough"
         }
 
-        /// The configured parts by their keys in the file, in the file's order.
-        public var parts: [(key: String, line: Line)] {
-            [("buzzer", buzzer), ("led", led), ("stop-button", stopButton), ("snooze-button", snoozeButton)]
-                .compactMap { key, line in line.map { (key, $0) } }
+        /// Each part's key in the file and where its line is kept, in the file's order.
+        static var partKeys: [(key: String, path: WritableKeyPath<Hardware, Line?>)] {
+            [("buzzer", \.buzzer), ("led", \.led), ("stop-button", \.stopButton), ("snooze-button", \.snoozeButton)]
         }
+        /// The configured parts by their keys in the file, in the file's order.
+        public var parts: [(key: String, line: Line)] { Self.partKeys.compactMap { key, path in self[keyPath: path].map { (key, $0) } } }
         /// Seconds of alerting before the buzzer pattern gets denser.
         public var escalateAfter: TimeInterval = 60
         /// Seconds the authorization prompt waits for a button.
@@ -137,8 +138,7 @@ public struct NodeConfiguration: Sendable, Hashable {
 
     public var topics: NodeTopics { NodeTopics(prefix: node.topicPrefix, node: node.id) }
 
-    /// Where this configuration (a file's, with alarmd's command-line flags over it) differs from
-    /// `file`: each as "`key`: `file's value` in the file, `value in force` by `--flag`".
+    /// Each setting alarmd's command-line flags give this configuration otherwise than `file` does, with the two values and the flag.
     public func overrides(of file: NodeConfiguration) -> [String] {
         let settings: [(key: String, flag: String, file: String, inForce: String)] = [
             ("node.id", "--node", file.node.id, node.id),

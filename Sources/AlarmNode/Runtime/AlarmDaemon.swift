@@ -34,9 +34,8 @@ public enum AlarmDaemon {
         }
 
         let timeZoneSource = TimeZoneSource(configured: configuration.node.timeZone)
-        let zoneName = timeZoneSource.currentZone
-        guard let timeZone = TimeZone(identifier: zoneName) else {
-            throw StartupError("the time zone \(NodeConfiguration.unusableTimeZoneReason(zoneName)): set node.time-zone or --time-zone to an IANA zone such as Europe/Berlin")
+        guard let timeZone = TimeZone(identifier: timeZoneSource.currentZone) else {
+            throw StartupError("the time zone \(NodeConfiguration.unusableTimeZoneReason(timeZoneSource.currentZone)): set node.time-zone or --time-zone to an IANA zone such as Europe/Berlin")
         }
 
         var state = loaded.state

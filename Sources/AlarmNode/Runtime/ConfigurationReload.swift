@@ -8,23 +8,17 @@ import UnixSignals
 
 /// Where the node's time zone comes from: the configuration (fixed) or the system (followed).
 final class TimeZoneSource: Sendable {
-    private let configured: Mutex<String?>
-
-    init(configured: String?) { self.configured = Mutex(configured) }
-
     /// The configured zone, or nil when the system's zone is followed.
-    var configuredZone: String? {
-        get { configured.withLock { $0 } }
-        set { configured.withLock { $0 = newValue } }
-    }
+    let configuredZone: Mutex<String?>
+
+    init(configured: String?) { configuredZone = Mutex(configured) }
 
     /// The zone in force: the configured one, else the system's.
-    var currentZone: String { configuredZone ?? SystemTimeZone.identifier() }
+    var currentZone: String { configuredZone.withLock { $0 } ?? SystemTimeZone.identifier() }
 }
 
-/// Reads the configuration again on SIGHUP. The time zone takes effect at once (relative
-/// schedules are re-read); other changes are logged as needing a restart, and settings of the
-/// file that a command-line flag overrides as such, with what to do to apply them.
+/// Reads the configuration again on SIGHUP. The time zone takes effect at once (relative schedules
+/// are re-read); other changes are logged as needing a restart, settings a command-line flag overrides as such.
 struct ConfigurationReloadService: Service {
     let reload: @Sendable () throws -> (file: NodeConfiguration, inForce: NodeConfiguration)
     let running: NodeConfiguration
@@ -41,7 +35,7 @@ struct ConfigurationReloadService: Service {
                 logger.error("configuration not reloaded; keeping the running one", metadata: ["error": "\(error)"])
                 continue
             }
-            timeZone.configuredZone = configuration.node.timeZone
+            timeZone.configuredZone.withLock { $0 = configuration.node.timeZone }
             if let zone = TimeZone(identifier: timeZone.currentZone) {
                 await node.changeTimeZone(to: zone)
                 bridge.updateStatus { $0.timeZone = zone.identifier }

@@ -104,7 +104,7 @@ struct TimeKeeperService: Service {
 
     private func followTimeZone() async throws {
         for try await identifier in TimeZoneWatcher(logger: logger) {
-            guard timeZone.configuredZone == nil, let zone = TimeZone(identifier: identifier) else { continue }
+            guard timeZone.configuredZone.withLock({ $0 }) == nil, let zone = TimeZone(identifier: identifier) else { continue }
             logger.notice("system time zone changed", metadata: ["timeZone": "\(zone.identifier)"])
             await node.changeTimeZone(to: zone)
             bridge.updateStatus { $0.timeZone = zone.identifier }

@@ -91,9 +91,11 @@ struct LegacyStateFile {
 
     /// Renames `state.json`, then `state.journal`, to `….migrated`, durably, once their state is
     /// in the new layout (whose `node.json` then exists, so they are never read again).
-    func retire() throws(SystemError) {
+    func retire() throws(StartupError) {
         for file in [path, journalPath] where FileManager.default.fileExists(atPath: file) {
-            try AtomicFile.move(file, to: file + ".migrated")
+            do { try AtomicFile.move(file, to: file + ".migrated") } catch {
+                throw StartupError("the state in \(path) was copied to one file per alarm, but the old file could not be renamed (\(error)): rename state.json and state.journal there to *.migrated by hand")
+            }
         }
     }
 }

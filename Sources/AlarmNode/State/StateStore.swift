@@ -101,7 +101,7 @@ public final class StateStore: Sendable {
         if FileManager.default.fileExists(atPath: nodePath) {
             // A move to this layout finished its save (node.json is written last): only the old
             // files may be left to rename, never to read again over newer state.
-            try retire(legacy)
+            try legacy.retire()
         } else if let contents = try legacy.load() {
             return try migrate(contents, from: legacy, keptEarlier: keptEarlier)
         }
@@ -208,9 +208,7 @@ public final class StateStore: Sendable {
     private func keepAside(_ path: String, reason: String, consequence: String = "the node started without it",
                            problems: inout [String]) throws(StartupError) {
         let aside: String
-        do {
-            aside = try AtomicFile.quarantine(path)
-        } catch {
+        do { aside = try AtomicFile.quarantine(path) } catch {
             throw StartupError("the state file \(path) \(reason) and could not be kept aside (\(error)): move it away by hand")
         }
         logger.critical("state file damaged; kept aside", metadata: ["file": "\(path)", "reason": "\(reason)", "keptAs": "\(aside)"])
@@ -220,25 +218,15 @@ public final class StateStore: Sendable {
     /// Writes a state read from the single file of earlier versions in this layout; then, and
     /// only then, keeps its damaged files aside and renames the rest, so the move happens once.
     private func migrate(_ contents: LegacyStateFile.Contents, from legacy: LegacyStateFile, keptEarlier: [String]) throws(StartupError) -> Loaded {
-        do {
-            try save(contents.state)
-        } catch {
+        do { try save(contents.state) } catch {
             throw StartupError("the state in \(legacy.path) could not be moved to one file per alarm (\(error)): free space on that file system, or let alarmd's user write \(directory)")
         }
         var problems: [String] = []
         for damage in contents.damaged {
             try keepAside(damage.file, reason: damage.reason, consequence: damage.consequence, problems: &problems)
         }
-        try retire(legacy)
+        try legacy.retire()
         logger.notice("state moved to one file per alarm", metadata: ["alarms": "\(contents.state.alarms.count)"])
         return Loaded(state: contents.state, problem: problems.isEmpty ? nil : problems.joined(separator: "; "), keptEarlier: keptEarlier)
-    }
-
-    private func retire(_ legacy: LegacyStateFile) throws(StartupError) {
-        do {
-            try legacy.retire()
-        } catch {
-            throw StartupError("the state in \(legacy.path) was copied to one file per alarm, but the old file could not be renamed (\(error)): rename state.json and state.journal there to *.migrated by hand")
-        }
     }
 }
