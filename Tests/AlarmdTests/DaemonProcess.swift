@@ -32,20 +32,23 @@ final class DaemonProcess: Sendable {
         self.logFile = logFile
     }
 
-    /// Starts alarmd against `broker` with simulated hardware.
+    /// Starts alarmd against `broker` with simulated hardware (without `--simulate-hardware` when
+    /// `simulatedHardware` is false: the configuration's `hardware.mode` then decides).
     static func start(
         broker: TestBroker, node: String = "node-\(UUID().uuidString.prefix(8))", stateDirectory: URL? = nil,
-        timeZone: String? = "Europe/Berlin", arguments: [String] = [], environment: [String: String] = [:]
+        timeZone: String? = "Europe/Berlin", arguments: [String] = [], environment: [String: String] = [:],
+        simulatedHardware: Bool = true
     ) async throws -> DaemonProcess {
         try await start(brokerAddress: "\(broker.host):\(broker.port)", node: node, stateDirectory: stateDirectory,
-                        timeZone: timeZone, arguments: arguments, environment: environment)
+                        timeZone: timeZone, arguments: arguments, environment: environment, simulatedHardware: simulatedHardware)
     }
 
     /// Starts alarmd against the broker at `brokerAddress` (`host:port`) with simulated hardware;
     /// `environment` adds to the test's own.
     static func start(
         brokerAddress: String, node: String = "node-\(UUID().uuidString.prefix(8))", stateDirectory: URL? = nil,
-        timeZone: String? = "Europe/Berlin", arguments: [String] = [], environment: [String: String] = [:]
+        timeZone: String? = "Europe/Berlin", arguments: [String] = [], environment: [String: String] = [:],
+        simulatedHardware: Bool = true
     ) async throws -> DaemonProcess {
         let directory = stateDirectory ?? FileManager.default.temporaryDirectory.appending(path: "alarmd-test-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
@@ -55,7 +58,7 @@ final class DaemonProcess: Sendable {
             let process = Process()
             process.executableURL = executable
             process.arguments = ["--broker", brokerAddress, "--node", node,
-                                 "--state-dir", directory.path, "--simulate-hardware"]
+                                 "--state-dir", directory.path] + (simulatedHardware ? ["--simulate-hardware"] : [])
                 + (timeZone.map { ["--time-zone", $0] } ?? []) + arguments
             process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
             let output = try FileHandle(forWritingTo: logFile)

@@ -154,6 +154,46 @@ struct TimeAndPersistenceTests {
         }
     }
 
+    @Test("A file that reads but cannot start (a GPIO chip the machine lacks) runs the node as it last started, and keeps that copy")
+    func unstartableConfigurationFallsBack() async throws {
+        try await withBrokerAndFolder("unstartable") { broker, clients, directory in
+            let config = directory.appending(path: "alarmd.toml"), state = directory.appending(path: "state")
+            let good = "[node]\ngroups = [\"house\"]\n[hardware]\nmode = \"simulated\"\n"
+            try Data(good.utf8).write(to: config)
+            let nodeName = "unstartable-\(UUID().uuidString.prefix(6))"
+            let node = try await NodeClient.connect(broker: broker, node: nodeName, clients: clients)
+            func online(after mark: Int) async throws -> [String: JSONValue] {
+                let status = try await node.waitForMessage("online", after: mark) {
+                    $0.topic == node.topics.status && NodeClient.object($0.payload)?["state"] == .string("online")
+                }
+                return try #require(NodeClient.object(status.payload))
+            }
+            func start() async throws -> [String: JSONValue] {
+                let mark = node.count
+                let daemon = try await DaemonProcess.start(broker: broker, node: nodeName, stateDirectory: state,
+                                                           arguments: ["--config", config.path], simulatedHardware: false)
+                do {
+                    let status = try await online(after: mark)
+                    #expect(await daemon.terminate() == 0, "\(daemon.log)")
+                    return status
+                } catch {
+                    _ = await daemon.terminate()
+                    throw TestSupportError("not online: \(error)\n\(daemon.log)")
+                }
+            }
+            #expect(try await start()["configurationProblem"] == nil)
+            // Edited: the buzzer on a chip this machine does not have. It reads, but cannot start.
+            try Data("[node]\ngroups = [\"kitchen\"]\n[hardware]\nmode = \"gpio\"\nchip = \"no-such-chip\"\n".utf8).write(to: config)
+            let second = try await start()
+            #expect(second["groups"] == .array([.string("house")]), "the groups of the start before")
+            guard case .string(let problem)? = second["configurationProblem"] else { throw TestSupportError("no configurationProblem: \(second)") }
+            #expect(problem.contains("no-such-chip"))
+            #expect(problem.contains("alarmd runs with the configuration it last started with (\(state.path)/last-started.toml)"))
+            // The copy is still the one that started, for the next start that needs it.
+            #expect(try String(contentsOf: state.appending(path: "last-started.toml"), encoding: .utf8) == good)
+        }
+    }
+
     @Test("SIGHUP re-reads the configured time zone: relative schedules move, the status says so")
     func timeZoneReload() async throws {
         try await withBrokerAndFolder("zone") { broker, clients, directory in

@@ -20,8 +20,8 @@ public enum AlarmDaemon {
     /// offline status published, buzzer and LED off. Throws ``StartupError`` when a part cannot
     /// be made (nothing runs then).
     /// - Parameters:
-    ///   - file: the configuration file, copied into the state folder once it is locked: a start
-    ///     whose file has become unusable runs with that copy, with `problem` in the status.
+    ///   - file: the configuration file, copied into the state folder once the parts are made: a
+    ///     start whose file is unusable, or cannot start, runs with that copy, with `problem` in the status.
     ///   - reload: reads the configuration again (on SIGHUP): the file's, and with the command line's flags over it.
     public static func run(
         configuration: NodeConfiguration, file: String? = nil, problem: String? = nil,
@@ -29,10 +29,6 @@ public enum AlarmDaemon {
     ) async throws {
         let store = StateStore(directory: configuration.node.stateDirectory, logger: logger)
         let loaded = try store.load()
-        if let text = file.flatMap(FileManager.default.contents(atPath:)) {
-            try? AtomicFile.write(Array(text), to: StateStore.lastStartedConfigurationPath(in: store.directory))
-        }
-
         let timeZoneSource = TimeZoneSource(configured: configuration.node.timeZone)
         guard let timeZone = TimeZone(identifier: timeZoneSource.currentZone) else {
             throw StartupError("the time zone \(NodeConfiguration.unusableTimeZoneReason(timeZoneSource.currentZone)): set node.time-zone or --time-zone to an IANA zone such as Europe/Berlin")
@@ -70,6 +66,9 @@ public enum AlarmDaemon {
         do {
             client = try MQTTClient(configuration: try mqttConfiguration(configuration, onlineSince: started, groups: status.groups), logger: logger)
         } catch { throw StartupError("cannot set up the MQTT client: \(error)") }
+        if let text = file.flatMap(FileManager.default.contents(atPath:)) {
+            try? AtomicFile.write(Array(text), to: StateStore.lastStartedConfigurationPath(in: store.directory))
+        }
         let simulation = hardwareParts.simulation
         let bridge = MQTTBridge(client: client, configuration: configuration, node: node, status: status,
                                 knownAlarms: Set(state.alarms.map(\.id)), damagedAlarms: loaded.damagedAlarms, simulation: simulation, logger: logger)
