@@ -91,8 +91,9 @@ extension PageAssets {
         .alert-buttons button { min-width: 140px; min-height: 64px; border-radius: 32px; font-size: 1.3rem; }
         .alert-buttons .stop { background: var(--stop); color: #fff !important; } /* 5.4:1, legible half awake */
         .alert-buttons .secondary { background: rgba(255, 255, 255, .18); }
-        /* Several alerts at once: smaller, so that each one's Stop shows on a 800×480 screen too. */
-        .alert-list.several { gap: 10px; padding: 12px; }
+        /* Several alerts at once: smaller, two side by side where they fit, so that each one's Stop
+           shows on a 800×480 screen too. */
+        .alert-list.several { gap: 10px; padding: 12px; grid-template-columns: repeat(auto-fit, minmax(min(100%, 340px), 1fr)); }
         .alert-list.several .alert-item { gap: 6px; }
         .alert-list.several .alert-node { max-width: 100%; white-space: nowrap; overflow: hidden; text-overflow: ellipsis; }
         .alert-list.several .alert-title { font-size: 1.6rem; -webkit-line-clamp: 1; }

@@ -319,12 +319,12 @@ def run(driver):
     wait_until("Stop on the page ends the alert", lambda: driver.execute_script('return document.getElementById("alert").hidden'))
     check("the node removed the stopped timer", pasta not in alarm_ids("kitchen"))
     check("the tab's title is the page's again", driver.title == "Alarms")
-    # Three alerts at once, one titled with 120 letters: every Stop shows without scrolling; stopping
+    # Four alerts at once, one titled with 120 letters: every Stop shows without scrolling; stopping
     # one leaves the focus on another's Stop.
-    for title in ["Tea", "Rice", "W" * 120]:
+    for title in ["Tea", "Rice", "Eggs", "W" * 120]:
         alarmctl("kitchen", "timer", "3s", "--title", title)
     stops = 'return document.querySelectorAll("#alert button.stop").length'
-    wait_until("the three alerts show", lambda: driver.execute_script(stops) == 3, 20)
+    wait_until("the four alerts show", lambda: driver.execute_script(stops) == 4, 20)
     check("every alert's Stop shows on the 800×480 screen, none scrolled out of view", driver.execute_script(
         'return [...document.querySelectorAll("#alert button.stop")].every(b => {'
         ' const r = b.getBoundingClientRect(); return r.top >= 0 && r.bottom <= innerHeight; })'))
@@ -335,12 +335,12 @@ def run(driver):
     check("Tab keeps to the alert's buttons, never the page behind it", driver.execute_script(
         'return document.getElementById("alert").contains(document.activeElement) || document.activeElement === document.body'))
     driver.find_element(By.CSS_SELECTOR, "#alert button.stop").click()
-    wait_until("two alerts are left", lambda: driver.execute_script(stops) == 2)
+    wait_until("three alerts are left", lambda: driver.execute_script(stops) == 3)
     check("the focus is on a Stop of an alert left", driver.execute_script(
         'return document.activeElement && document.activeElement.matches("#alert button.stop")'))
-    for left in [1, 0]:
+    for left in [2, 1, 0]:
         driver.find_element(By.CSS_SELECTOR, "#alert button.stop").click()
-        if left: wait_until("one alert is left", lambda: driver.execute_script(stops) == 1)
+        if left: wait_until(f"{left} left", lambda: driver.execute_script(stops) == left)
     wait_until("stopping the last ends the alert", lambda: driver.execute_script('return document.getElementById("alert").hidden'))
 
     # An alert nobody answers: the attic silences it after 5 s, and the page names it under the node.
