@@ -34,6 +34,12 @@ if [ "${1:-}" = "--inside-namespace" ]; then
         shift
         if "$@"; then ok "$description"; else bad "$description"; fi
     }
+    # expect_logged DESCRIPTION COMMAND...: as expect, with COMMAND's output in $log, shown when it fails.
+    expect_logged() {
+        local description="$1"
+        shift
+        if "$@" >"$log" 2>&1; then ok "$description"; else bad "$description"; cat "$log"; fi
+    }
     mount -t tmpfs tmpfs "$scratch" || { echo "SETUP-FAILED cannot mount a tmpfs"; exit 3; }
     for dir in /etc /usr /var; do
         name="${dir//\//_}"
@@ -48,7 +54,7 @@ if [ "${1:-}" = "--inside-namespace" ]; then
     if getent group alarmd >/dev/null; then groupdel alarmd 2>/dev/null; fi
 
     log="$scratch/dpkg.log"
-    expect "dpkg -i exits 0" dpkg -i "$deb" >"$log" 2>&1 || cat "$log"
+    expect_logged "dpkg -i exits 0" dpkg -i "$deb"
     expect "the gpio group exists" sh -c "getent group gpio >/dev/null"
     expect "the alarmd system user exists, in the gpio group" sh -c 'id -nG alarmd | tr " " "\n" | grep -qx gpio'
     expect "alarmd's shell is nologin and its home /var/lib/alarmd" sh -c 'getent passwd alarmd | grep -q ":/var/lib/alarmd:/usr/sbin/nologin$"'
@@ -66,15 +72,15 @@ if [ "${1:-}" = "--inside-namespace" ]; then
     echo "# edited" >>/etc/alarmd/alarmd.toml
     mkdir -p /var/lib/alarmd/alarms
     echo "{}" >/var/lib/alarmd/alarms/kept.json
-    expect "installing again exits 0" dpkg -i "$deb" >"$log" 2>&1 || cat "$log"
+    expect_logged "installing again exits 0" dpkg -i "$deb"
     expect "installing again keeps the user" sh -c "[ \"\$(id -u alarmd)\" = $uid_before ]"
     expect "installing again keeps the edited conffile" grep -q "^# edited" /etc/alarmd/alarmd.toml
-    expect "dpkg -r exits 0" dpkg -r alarmd >"$log" 2>&1 || cat "$log"
+    expect_logged "dpkg -r exits 0" dpkg -r alarmd
     expect "remove deletes the programs and the units" sh -c '[ ! -e /usr/bin/alarmd ] && [ ! -e /usr/bin/alarmctl ] && [ ! -e /usr/bin/alarmd-companion ] \
         && [ ! -e /lib/systemd/system/alarmd.service ] && [ ! -e /lib/systemd/system/alarmd-companion.service ]'
     expect "remove keeps the state and the edited configuration" \
         sh -c '[ -f /var/lib/alarmd/alarms/kept.json ] && grep -q "^# edited" /etc/alarmd/alarmd.toml'
-    expect "dpkg -P exits 0" dpkg -P alarmd >"$log" 2>&1 || cat "$log"
+    expect_logged "dpkg -P exits 0" dpkg -P alarmd
     expect "purge deletes /var/lib/alarmd and /etc/alarmd" sh -c '[ ! -e /var/lib/alarmd ] && [ ! -e /etc/alarmd ]'
     expect "purge removes the enablement link" sh -c '[ ! -e /etc/systemd/system/multi-user.target.wants/alarmd.service ]'
     expect "purge keeps the alarmd user and the gpio group (Debian's rule for system users)" \
