@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Tests deploy/: the Debian package of scripts/package, made from the binaries under test (its
-# contents, control file, conffile and lintian; as root, dpkg installs, removes and purges it in a
+# contents, control file, conffile and lintian; as root, dpkg installs, upgrades, removes and purges it in a
 # private mount namespace whose /etc, /usr and /var are overlays, so the machine's users and
 # files stay untouched), the systemd unit (systemd-analyze verify and its security rating), the
 # example configurations, and the real alarmd as systemd would run it: the example config against
@@ -75,6 +75,18 @@ if [ "${1:-}" = "--inside-namespace" ]; then
     expect_logged "installing again exits 0" dpkg -i "$deb"
     expect "installing again keeps the user" sh -c "[ \"\$(id -u alarmd)\" = $uid_before ]"
     expect "installing again keeps the edited conffile" grep -q "^# edited" /etc/alarmd/alarmd.toml
+    # An upgrade whose example changed too: dpkg keeps the edited file (--force-confold answers
+    # its question as apt's default does) and puts the new example beside it.
+    newer="$scratch/newer"
+    dpkg-deb -R "$deb" "$newer"
+    sed -i 's/^Version: .*/&.1/' "$newer/DEBIAN/control"
+    echo "# new in the upgrade" >>"$newer/etc/alarmd/alarmd.toml"
+    dpkg-deb --root-owner-group -Zgzip -z1 --build "$newer" "$scratch/newer.deb" >/dev/null
+    expect_logged "an upgrade whose example changed exits 0" dpkg -i --force-confold "$scratch/newer.deb"
+    expect "the upgrade keeps the edited conffile, 0640 root:alarmd, the new example beside it as .dpkg-dist" \
+        sh -c 'grep -q "^# edited" /etc/alarmd/alarmd.toml && [ "$(stat -c "%a %U %G" /etc/alarmd/alarmd.toml)" = "640 root alarmd" ] \
+            && grep -q "^# new in the upgrade" /etc/alarmd/alarmd.toml.dpkg-dist'
+    expect "the upgrade keeps the state" test -f /var/lib/alarmd/alarms/kept.json
     expect_logged "dpkg -r exits 0" dpkg -r alarmd
     expect "remove deletes the programs and the units" sh -c '[ ! -e /usr/bin/alarmd ] && [ ! -e /usr/bin/alarmctl ] && [ ! -e /usr/bin/alarmd-companion ] \
         && [ ! -e /lib/systemd/system/alarmd.service ] && [ ! -e /lib/systemd/system/alarmd-companion.service ]'
