@@ -5,14 +5,17 @@ import Foundation
 /// operation applies to.
 public enum AlarmSelection {
     /// The alarm whose id is `text` or starts with it (any case, hyphens optional), or whose
-    /// title is `text` (any case).
-    public static func resolve(_ text: String, among documents: [AlarmDocument], listing: String = "alarmctl list") throws(AlarmctlError) -> AlarmDocument {
+    /// title is `text` (any case). With `group`, the one alarm of that group it names, when it
+    /// names one, comes before a member's own (`alarmctl --group house stop "Wake up"`).
+    public static func resolve(_ text: String, among documents: [AlarmDocument], listing: String = "alarmctl list",
+                               group: String? = nil) throws(AlarmctlError) -> AlarmDocument {
         let byID = documents.filter { $0.id.starts(withIDText: text) }
         let byTitle = documents.filter { document in
             !byID.contains { $0.id == document.id }
                 && document.configuration.attributes.presentation.alert.title.lowercased() == text.lowercased()
         }
-        let matches = byID + byTitle
+        let ofGroup = (byID + byTitle).filter { group != nil && $0.group == group }
+        let matches = ofGroup.count == 1 ? ofGroup : byID + byTitle
         switch matches.count {
         case 1: return matches[0]
         case 0:
@@ -23,10 +26,12 @@ public enum AlarmSelection {
         }
     }
 
-    /// The alarms named by `texts`, in order and without repeats.
-    public static func resolve(_ texts: [String], among documents: [AlarmDocument], listing: String = "alarmctl list") throws(AlarmctlError) -> [AlarmDocument] {
+    /// The alarms named by `texts`, in order and without repeats; `group` as for one text.
+    public static func resolve(_ texts: [String], among documents: [AlarmDocument], listing: String = "alarmctl list",
+                               group: String? = nil) throws(AlarmctlError) -> [AlarmDocument] {
         var seen = Set<UUID>()
-        return try texts.map { text throws(AlarmctlError) in try resolve(text, among: documents, listing: listing) }.filter { seen.insert($0.id).inserted }
+        return try texts.map { text throws(AlarmctlError) in try resolve(text, among: documents, listing: listing, group: group) }
+            .filter { seen.insert($0.id).inserted }
     }
 
     /// The alarms `--all` means for `operation`: those the node accepts it for (docs/mqtt.md,

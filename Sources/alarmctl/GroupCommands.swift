@@ -50,7 +50,7 @@ extension OperationTarget {
                 let targets: [AlarmDocument]
                 do throws(AlarmctlError) {
                     targets = all ? documents.filter { wanted.contains($0.id) }
-                        : try AlarmSelection.resolve(ids, among: documents, listing: "alarmctl --group \(name) list")
+                        : try AlarmSelection.resolve(ids, among: documents, listing: "alarmctl --group \(name) list", group: name)
                 } catch {
                     guard case .notFound(let message) = error, let unheard else { throw error }
                     throw .unreachable("\(message); \(unheard.message), and may hold it")

@@ -47,6 +47,22 @@ struct SelectionTests {
         #expect(error == .ambiguous("'Tea' matches 2 alarms (\(first.id.uuidString) \"Tea\", \(second.id.uuidString) \"tea\"): give the id, or more of its characters"))
     }
 
+    @Test("With --group, a title that one of the group's alarms has names it, though a member's own alarm has it too")
+    func groupTitle() throws {
+        var ofGroup = try Fixtures.alertingAlarm(id: Fixtures.id("AAAA0000-0000-4000-8000-000000000001"), title: "Wake up")
+        ofGroup.group = "family"
+        var ofOtherGroup = try Fixtures.alertingAlarm(id: Fixtures.id("CCCC0000-0000-4000-8000-000000000003"), title: "Wake up")
+        ofOtherGroup.group = "kidsroom"
+        let own = try Fixtures.runningTimer(id: Fixtures.id("BBBB0000-0000-4000-8000-000000000002"), title: "Wake up", total: 3600, remaining: 60)
+        let documents = [own, ofOtherGroup, ofGroup]
+        #expect(try AlarmSelection.resolve(["wake up"], among: documents, group: "family").map(\.id) == [ofGroup.id])
+        #expect(try AlarmSelection.resolve(["BBBB"], among: documents, group: "family").map(\.id) == [own.id], "an id still names a member's own alarm")
+        #expect(throws: AlarmctlError.self, "two alarms of the group with one title are still ambiguous") {
+            try AlarmSelection.resolve(["Wake up"], among: documents + [ofGroup].map { var copy = $0; copy.id = UUID(); return copy }, group: "family")
+        }
+        #expect(throws: AlarmctlError.self, "without the group, the title is ambiguous") { try AlarmSelection.resolve(["Wake up"], among: documents) }
+    }
+
     @Test("Neither an id nor a title is 'not found'", arguments: ["", "xyz", "9Z", "--"])
     func neitherIDNorTitle(text: String) throws {
         #expect(throws: AlarmctlError.notFound("no alarm has the id or title '\(text)': `alarmctl list` shows them")) {
