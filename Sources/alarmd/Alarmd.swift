@@ -118,16 +118,12 @@ extension Alarmd {
             let options = self.options
             var configuration: NodeConfiguration, problem: String?
             let lastStarted = try? options.read(file: options.lastStartedPath).inForce
-            /// An alarm clock keeps ringing: with a file it cannot use, it runs as it last started.
-            func runAsLastStarted(because reason: String) -> String {
-                logger.critical("configuration unusable; running with the one alarmd last started with",
-                                metadata: ["problems": "\(reason)", "running": "\(options.lastStartedPath)"])
-                return "\(reason)\nalarmd runs with the configuration it last started with (\(options.lastStartedPath)) until the file is fixed and alarmd restarted"
-            }
             do {
                 configuration = try options.read().inForce
             } catch let error as ConfigurationError where lastStarted != nil {
-                (configuration, problem) = (lastStarted!, runAsLastStarted(because: "\(error)"))
+                // An alarm clock keeps ringing: with a file it cannot use, it runs as it last started.
+                let reason = AlarmDaemon.runningAsLastStarted(because: "\(error)", copy: options.lastStartedPath, logger: logger)
+                (configuration, problem) = (lastStarted!, reason)
             } catch where error is ConfigurationError || error is ValidationError {
                 // A bad override on the command line is a configuration error too: exit 2, which
                 // the systemd unit does not restart (RestartPreventExitStatus=2).
@@ -135,14 +131,8 @@ extension Alarmd {
                 throw ExitCode(2)
             }
             do {
-                do {
-                    try await AlarmDaemon.run(configuration: configuration, file: problem == nil ? options.path : nil, problem: problem,
-                                              reload: { try options.read() }, logger: logger)
-                } catch let error as StartupError where problem == nil && lastStarted != nil && lastStarted != configuration {
-                    // A file that reads but cannot start (a GPIO line that the chip lacks, say), as one with a typo.
-                    try await AlarmDaemon.run(configuration: lastStarted!, problem: runAsLastStarted(because: error.message),
-                                              reload: { try options.read() }, logger: logger)
-                }
+                try await AlarmDaemon.run(configuration: configuration, file: problem == nil ? options.path : nil, problem: problem,
+                                          lastStarted: problem == nil ? lastStarted : nil, reload: { try options.read() }, logger: logger)
             } catch let error as StartupError {
                 logger.critical("cannot start", metadata: ["reason": "\(error.message)"])
                 throw ExitCode(1)

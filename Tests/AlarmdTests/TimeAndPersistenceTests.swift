@@ -154,7 +154,7 @@ struct TimeAndPersistenceTests {
         }
     }
 
-    @Test("A file that reads but cannot start (a GPIO chip the machine lacks) runs the node as it last started, and keeps that copy")
+    @Test("A file that reads but cannot start (a GPIO chip the machine lacks) runs the node as it last started, keeps that copy, and loses no damaged alarm")
     func unstartableConfigurationFallsBack() async throws {
         try await withBrokerAndFolder("unstartable") { broker, clients, directory in
             let config = directory.appending(path: "alarmd.toml"), state = directory.appending(path: "state")
@@ -162,33 +162,44 @@ struct TimeAndPersistenceTests {
             try Data(good.utf8).write(to: config)
             let nodeName = "unstartable-\(UUID().uuidString.prefix(6))"
             let node = try await NodeClient.connect(broker: broker, node: nodeName, clients: clients)
-            func online(after mark: Int) async throws -> [String: JSONValue] {
-                let status = try await node.waitForMessage("online", after: mark) {
-                    $0.topic == node.topics.status && NodeClient.object($0.payload)?["state"] == .string("online")
-                }
-                return try #require(NodeClient.object(status.payload))
-            }
-            func start() async throws -> [String: JSONValue] {
+            /// Starts alarmd, waits for its status online, runs `body`, stops it; returns the status and what `body` returned.
+            func run<Result>(_ body: () async throws -> Result) async throws -> ([String: JSONValue], Result) {
                 let mark = node.count
                 let daemon = try await DaemonProcess.start(broker: broker, node: nodeName, stateDirectory: state,
                                                            arguments: ["--config", config.path], simulatedHardware: false)
                 do {
-                    let status = try await online(after: mark)
+                    let status = try await node.waitForMessage("online", after: mark) {
+                        $0.topic == node.topics.status && NodeClient.object($0.payload)?["state"] == .string("online")
+                    }
+                    let result = try await body()
                     #expect(await daemon.terminate() == 0, "\(daemon.log)")
-                    return status
+                    return (try #require(NodeClient.object(status.payload)), result)
                 } catch {
                     _ = await daemon.terminate()
-                    throw TestSupportError("not online: \(error)\n\(daemon.log)")
+                    throw TestSupportError("\(error)\n\(daemon.log)")
                 }
             }
-            #expect(try await start()["configurationProblem"] == nil)
-            // Edited: the buzzer on a chip this machine does not have. It reads, but cannot start.
+            let weekly = #"{"relative":{"time":{"hour":7,"minute":0},"repeats":{"weekly":["mon","fri"]}}}"#
+            let (first, scheduled) = try await run { try await node.request("schedule", ["configuration": configurationJSON(schedule: weekly, title: "Wake")]) }
+            #expect(first["configurationProblem"] == nil)
+            guard case .string(let alarm)? = scheduled["alarm"]?["id"] else { throw TestSupportError("schedule gave no alarm: \(scheduled)") }
+            // Edited: the buzzer on a chip this machine does not have. It reads, but cannot start; and
+            // a power cut damaged the alarm's file meanwhile.
             try Data("[node]\ngroups = [\"kitchen\"]\n[hardware]\nmode = \"gpio\"\nchip = \"no-such-chip\"\n".utf8).write(to: config)
-            let second = try await start()
+            try Data("{\"schema".utf8).write(to: state.appending(path: "alarms/\(alarm).json"))
+            let (second, (restored, list)) = try await run {
+                let restored = try await node.waitForMessage("status naming the restored alarm") {
+                    $0.topic == node.topics.status && "\(NodeClient.object($0.payload)?["stateFileProblem"] ?? .null)".contains("came back")
+                }
+                return (restored, try await node.request("list"))
+            }
             #expect(second["groups"] == .array([.string("house")]), "the groups of the start before")
             guard case .string(let problem)? = second["configurationProblem"] else { throw TestSupportError("no configurationProblem: \(second)") }
             #expect(problem.contains("no-such-chip"))
             #expect(problem.contains("alarmd runs with the configuration it last started with (\(state.path)/last-started.toml)"))
+            #expect("\(NodeClient.object(restored.payload)?["stateFileProblem"] ?? .null)".contains("alarm \(alarm) came back from its retained copy"))
+            guard case .array(let alarms)? = list["alarms"] else { throw TestSupportError("list gave no alarms: \(list)") }
+            #expect(alarms.map { $0["id"] } == [.string(alarm)], "the damaged alarm, back from the broker")
             // The copy is still the one that started, for the next start that needs it.
             #expect(try String(contentsOf: state.appending(path: "last-started.toml"), encoding: .utf8) == good)
         }

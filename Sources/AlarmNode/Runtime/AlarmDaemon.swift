@@ -20,15 +20,32 @@ public enum AlarmDaemon {
     /// offline status published, buzzer and LED off. Throws ``StartupError`` when a part cannot
     /// be made (nothing runs then).
     /// - Parameters:
-    ///   - file: the configuration file, copied into the state folder once the parts are made: a
-    ///     start whose file is unusable, or cannot start, runs with that copy, with `problem` in the status.
+    ///   - file: the configuration file, copied into the state folder once the hardware and the MQTT
+    ///     client are made: a later start whose file is unusable, or cannot start, runs with that copy.
+    ///   - problem: why `configuration` is not the file's (the copy runs), for the status.
+    ///   - lastStarted: the copy, to run with when the hardware or the MQTT client cannot be made.
     ///   - reload: reads the configuration again (on SIGHUP): the file's, and with the command line's flags over it.
     public static func run(
-        configuration: NodeConfiguration, file: String? = nil, problem: String? = nil,
+        configuration requested: NodeConfiguration, file: String? = nil, problem requestedProblem: String? = nil,
+        lastStarted: NodeConfiguration? = nil,
         reload: @escaping @Sendable () throws -> (file: NodeConfiguration, inForce: NodeConfiguration), logger: Logger
     ) async throws {
-        let store = StateStore(directory: configuration.node.stateDirectory, logger: logger)
+        let store = StateStore(directory: requested.node.stateDirectory, logger: logger)
         let loaded = try store.load()
+        let started = Date()
+        let made: (configuration: NodeConfiguration, problem: String?, parts: Parts)
+        do throws(StartupError) {
+            made = (requested, requestedProblem, try makeParts(requested, onlineSince: started, logger: logger))
+        } catch {
+            guard let lastStarted, lastStarted != requested, lastStarted.node.stateDirectory == requested.node.stateDirectory else { throw error }
+            // A file that reads but cannot start (a GPIO line that the chip lacks, say), as one with a typo.
+            let reason = runningAsLastStarted(because: error.message, copy: StateStore.lastStartedConfigurationPath(in: store.directory), logger: logger)
+            made = (lastStarted, reason, try makeParts(lastStarted, onlineSince: started, logger: logger))
+        }
+        let (configuration, problem, (hardwareParts, client)) = made
+        if problem == nil, let text = file.flatMap(FileManager.default.contents(atPath:)) {
+            try? AtomicFile.write(Array(text), to: StateStore.lastStartedConfigurationPath(in: store.directory))
+        }
         let timeZoneSource = TimeZoneSource(configured: configuration.node.timeZone)
         guard let timeZone = TimeZone(identifier: timeZoneSource.currentZone) else {
             throw StartupError("the time zone \(NodeConfiguration.unusableTimeZoneReason(timeZoneSource.currentZone)): set node.time-zone or --time-zone to an IANA zone such as Europe/Berlin")
@@ -47,28 +64,18 @@ public enum AlarmDaemon {
             }
         }
 
-        let hardwareParts = try HardwareParts.make(configuration.hardware, logger: logger)
-
         let effects = NodeEffects(store: store)
         let clockSynchronized = (try? ClockSynchronization.isSynchronized()) ?? false
         let node = LocalAlarmNode(configuration: configuration.engineConfiguration(timeZone: timeZone), state: state,
                                   clock: SystemAlarmClock(sleepingOn: TimerFDClock()), clockTrusted: clockSynchronized, authorizationPrompt: effects,
                                   delegate: effects, logger: logger)
 
-        let started = Date()
         let status = NodeStatus(
             state: "online", version: AlarmdVersion.current, since: started, timeZone: timeZone.identifier,
             clockSynchronized: clockSynchronized,
             authorization: state.authorization, alarms: state.alarms.count, stateFileProblem: loaded.statusProblem,
             authorizationPrompt: configuration.hardware.promptDuration,
             groups: configuration.node.groups.isEmpty ? nil : configuration.node.groups, configurationProblem: problem)
-        let client: MQTTClient
-        do {
-            client = try MQTTClient(configuration: try mqttConfiguration(configuration, onlineSince: started, groups: status.groups), logger: logger)
-        } catch { throw StartupError("cannot set up the MQTT client: \(error)") }
-        if let text = file.flatMap(FileManager.default.contents(atPath:)) {
-            try? AtomicFile.write(Array(text), to: StateStore.lastStartedConfigurationPath(in: store.directory))
-        }
         let simulation = hardwareParts.simulation
         let bridge = MQTTBridge(client: client, configuration: configuration, node: node, status: status,
                                 knownAlarms: Set(state.alarms.map(\.id)), damagedAlarms: loaded.damagedAlarms, simulation: simulation, logger: logger)
@@ -104,6 +111,24 @@ public enum AlarmDaemon {
         ])
         try await ServiceGroup(services: services, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger).run()
         logger.info("alarmd stopped")
+    }
+
+    /// Logs that alarmd runs with the configuration it last started with (`copy`), because of
+    /// `reason`, and returns the status's `configurationProblem` for it.
+    public static func runningAsLastStarted(because reason: String, copy: String, logger: Logger) -> String {
+        logger.critical("configuration unusable; running with the one alarmd last started with", metadata: ["problems": "\(reason)", "running": "\(copy)"])
+        return "\(reason)\nalarmd runs with the configuration it last started with (\(copy)) until the file is fixed and alarmd restarted"
+    }
+
+    /// The parts a configuration names that it may fail to make: the hardware and the MQTT client.
+    private typealias Parts = (hardware: (parts: NodeHardware.Parts, simulation: HardwareParts.Simulation?), client: MQTTClient)
+
+    private static func makeParts(_ configuration: NodeConfiguration, onlineSince: Date, logger: Logger) throws(StartupError) -> Parts {
+        let hardware = try HardwareParts.make(configuration.hardware, logger: logger)
+        let groups = configuration.node.groups.isEmpty ? nil : configuration.node.groups
+        do {
+            return (hardware, try MQTTClient(configuration: try mqttConfiguration(configuration, onlineSince: onlineSince, groups: groups), logger: logger))
+        } catch { throw StartupError("cannot set up the MQTT client: \(error)") }
     }
 
     private static func mqttConfiguration(_ configuration: NodeConfiguration, onlineSince: Date, groups: [String]?) throws(StartupError) -> MQTTConfiguration {
