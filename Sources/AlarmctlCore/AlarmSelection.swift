@@ -5,8 +5,9 @@ import Foundation
 /// operation applies to.
 public enum AlarmSelection {
     /// The alarm whose id is `text` or starts with it (any case, hyphens optional), or whose
-    /// title is `text` (any case). With `group`, the one alarm of that group it names, when it
-    /// names one, comes before a member's own (`alarmctl --group house stop "Wake up"`).
+    /// title is `text` (any case). With `group`, the one alarm of that group whose title it is, when
+    /// there is one, comes before a member's own (`alarmctl --group house stop "Wake up"`); an id
+    /// prefix is never resolved that way.
     public static func resolve(_ text: String, among documents: [AlarmDocument], listing: String = "alarmctl list",
                                group: String? = nil) throws(AlarmctlError) -> AlarmDocument {
         let byID = documents.filter { $0.id.starts(withIDText: text) }
@@ -14,8 +15,8 @@ public enum AlarmSelection {
             !byID.contains { $0.id == document.id }
                 && document.configuration.attributes.presentation.alert.title.lowercased() == text.lowercased()
         }
-        let ofGroup = (byID + byTitle).filter { group != nil && $0.group == group }
-        let matches = ofGroup.count == 1 ? ofGroup : byID + byTitle
+        let titledInGroup = byTitle.filter { group != nil && $0.group == group }
+        let matches = byID.isEmpty && titledInGroup.count == 1 ? titledInGroup : byID + byTitle
         switch matches.count {
         case 1: return matches[0]
         case 0:

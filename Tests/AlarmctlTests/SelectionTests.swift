@@ -61,6 +61,13 @@ struct SelectionTests {
             try AlarmSelection.resolve(["Wake up"], among: documents + [ofGroup].map { var copy = $0; copy.id = UUID(); return copy }, group: "family")
         }
         #expect(throws: AlarmctlError.self, "without the group, the title is ambiguous") { try AlarmSelection.resolve(["Wake up"], among: documents) }
+        // An id prefix shared by a member's own alarm and the group's stays ambiguous: a cancel of the
+        // group's on every member is not what a short prefix may guess.
+        var sharingPrefix = ofGroup
+        sharingPrefix.id = Fixtures.id("BBBB0000-0000-4000-8000-000000000009")
+        #expect(throws: AlarmctlError.self, "an ambiguous id prefix stays ambiguous with --group") {
+            try AlarmSelection.resolve(["BBBB"], among: [own, sharingPrefix], group: "family")
+        }
     }
 
     @Test("Neither an id nor a title is 'not found'", arguments: ["", "xyz", "9Z", "--"])
