@@ -1,4 +1,5 @@
 import AlarmHardware
+import Glibc
 import LinuxSystem
 import Logging
 
@@ -61,10 +62,12 @@ public struct GPIOButtons: ButtonEdgeSource {
         }
         do {
             var events = try line.input.readEvents()
-            // A full queue may have dropped the last edges (a bouncy button, a starved thread): when
-            // the level differs from the last edge read, the lost edge is put back, right after it.
-            if events.count == GPIOInput.kernelQueueLength, let last = events.last, try line.input.isActive() != last.rising {
-                events.append(GPIOEdgeEvent(rising: !last.rising, timestamp: last.timestamp + 1))
+            // A full queue may have dropped the last edges (a bouncy button, a starved thread): when the
+            // level differs from the last edge read, the lost edge is put back: a release right after it
+            // (a press never lasts longer than it did), a press as of now (a tap is never taken for long).
+            if events.count == GPIOInput.kernelQueueLength, let last = events.last, let active = try? line.input.isActive(), active != last.rising {
+                events.append(GPIOEdgeEvent(rising: active, timestamp: active ? UInt64(ClockReading.nanoseconds(CLOCK_MONOTONIC)) : last.timestamp + 1))
+                logger.notice("GPIO edge put back: the kernel's queue of edges was full", metadata: ["gpio.line": "\(line.input.description)"])
             }
             for event in events {
                 switch continuation.yield(ButtonEdge(button: line.button, pressed: event.rising, timestamp: event.timestamp)) {

@@ -340,6 +340,7 @@ done
 sim_pull stop up
 kill -CONT "$alarmd"
 check "the press ends as a short one" wait_count '"button":"stop","event":"button","press":"short"' 4 10
+check "alarmd found the queue full and put the dropped release back" grep -q "GPIO edge put back" "$log"
 sleep_ms 2000
 check "no long press was taken from the dropped release" [ "$(count '"press":"long"')" = 1 ]
 check "the timer still counts down" [ "$(count "$(event cancelled $F)")" = 0 ]
