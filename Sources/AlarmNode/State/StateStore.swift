@@ -208,7 +208,11 @@ public final class StateStore: Sendable {
     private func keepAside(_ path: String, reason: String, consequence: String = "the node started without it",
                            problems: inout [String]) throws(StartupError) {
         let aside: String
-        do { aside = try AtomicFile.quarantine(path) } catch {
+        do { aside = try AtomicFile.quarantine(path) } catch where error.code == EROFS {
+            // A card remounted read-only after errors: the other alarms must still ring.
+            logger.critical("state file damaged; left in place on a read-only file system", metadata: ["file": "\(path)", "reason": "\(reason)"])
+            return problems.append("the state file \(path) \(reason) and \(consequence); it stays in place, as its file system is read-only: remount it read-write, then restart alarmd")
+        } catch {
             throw StartupError("the state file \(path) \(reason) and could not be kept aside (\(error)): move it away by hand")
         }
         logger.critical("state file damaged; kept aside", metadata: ["file": "\(path)", "reason": "\(reason)", "keptAs": "\(aside)"])
