@@ -52,7 +52,7 @@ struct ConfigurationReloadService: Service {
             }
             let overridden = configuration.overrides(of: file)
             if !overridden.isEmpty {
-                logger.warning("alarmd's command line overrides these settings of the file: remove those flags from it (systemctl edit alarmd, ExecStart=), then restart alarmd",
+                logger.warning("alarmd's command line overrides these settings of the file: to use the file's, remove those flags from it (systemctl edit alarmd, ExecStart=), then restart alarmd",
                                metadata: ["overridden": "\(overridden.joined(separator: "; "))"])
             }
         }
