@@ -240,6 +240,14 @@ struct RemoteManagerTests {
         #expect(error?.message.hasPrefix("the request could not be sent to node 'closed'") == true)
     }
 
+    @Test("A request to a connection closed before its first use says it was closed, not that the broker is wrong")
+    func requestAfterCloseWithoutStart() async throws {
+        let connection = RemoteNodeConnection(settings: RemoteNodeSettings(host: "127.0.0.1", port: try TestBroker.freePort(), node: "closed"))
+        await connection.close()
+        let error = await #expect(throws: AlarmNodeError.self) { try await AlarmManager(connection: connection).pause(id: UUID()) }
+        #expect(error?.message.hasPrefix("the request could not be sent to node 'closed': the connection is closed") == true, "\(String(describing: error))")
+    }
+
     @Test("A request that failed while the broker was out of reach is not sent once it is back")
     func failedRequestNotSentLater() async throws {
         try await TestBroker.withBroker { broker in

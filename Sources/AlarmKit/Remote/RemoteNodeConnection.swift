@@ -313,8 +313,9 @@ public final class RemoteNodeConnection: AlarmNodeConnection {
         _ operation: NodeCommand.Operation, fields: [String: JSONValue], alarmID: UUID? = nil, mayPrompt: Bool = false
     ) async throws -> NodeReply {
         start()
-        let client = try state.requestClient(settings: settings)
+        // Before the client is asked for: a connection closed before its first use has none.
         if state.withLock({ $0.closed }) { throw AlarmNodeError.unavailable("the request could not be sent to node '\(settings.node)': the connection is closed") }
+        let client = try state.requestClient(settings: settings)
         // The first request waits a little for the retained status (within its time), which may be
         // on its way. A broker that keeps none for this client (another node of a RabbitMQ cluster,
         // docs/fleet.md) or a mistyped node id sends none: requests then go without it.
