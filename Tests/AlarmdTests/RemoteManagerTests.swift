@@ -240,6 +240,27 @@ struct RemoteManagerTests {
         #expect(error?.message.hasPrefix("the request could not be sent to node 'closed'") == true)
     }
 
+    @Test("A request waiting for its reply when close() is called ends at once, saying the connection was closed")
+    func requestPendingAtClose() async throws {
+        try await TestBroker.withBroker { broker in
+            try await withTestClients { clients in
+                // A node that is online but never answers: it only receives the command.
+                let (node, events) = try clients.start(broker.clientConfiguration(clientID: "busy"), subscribing: ["alarmd/busy/cmd/#"])
+                try await events.connected()
+                try node.publish(MQTTMessage(topic: "alarmd/busy/status", string: #"{"state":"online","authorization":"authorized"}"#, qos: 1, retain: true))
+                // Were the request to wait out its time, it would fail after 30 s saying the broker did not connect.
+                let connection = RemoteNodeConnection(settings: RemoteNodeSettings(host: broker.host, port: broker.port, node: "busy", timeout: .seconds(30)))
+                #expect(await connection.status()?.isOnline == true)
+                let paused = Task { try await AlarmManager(connection: connection).pause(id: UUID()) }
+                _ = try await events.message(on: "alarmd/busy/cmd/pause")
+                await connection.close()
+                let error = await #expect(throws: AlarmNodeError.self) { try await paused.value }
+                #expect(error?.code == .unavailable)
+                #expect(error?.message.hasPrefix("node 'busy' had not answered when the connection was closed") == true, "\(String(describing: error))")
+            }
+        }
+    }
+
     @Test("A request to a connection closed before its first use says it was closed, not that the broker is wrong")
     func requestAfterCloseWithoutStart() async throws {
         let connection = RemoteNodeConnection(settings: RemoteNodeSettings(host: "127.0.0.1", port: try TestBroker.freePort(), node: "closed"))

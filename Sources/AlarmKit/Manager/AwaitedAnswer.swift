@@ -73,7 +73,7 @@ public final class AwaitedAnswer<Value: Sendable>: Sendable {
 
     /// Ends the wait: a waiter resumes with nil, and later answers are refused. An answer
     /// already accepted stays, for the waiter to take: whoever gave it was told it was taken.
-    private func end() {
+    func end() {
         let waiter = state.withLock { state -> CheckedContinuation<Value?, Never>? in
             if case .answered = state { return nil }
             defer { state = .over }

@@ -291,10 +291,12 @@ public final class RemoteNodeConnection: AlarmNodeConnection {
 
     /// Disconnects and ends every stream.
     public func close() async {
-        let (client, loop, fetch, observers) = state.withLock { state in
+        let (client, loop, fetch, observers, pending) = state.withLock { state in
             defer { (state.eventObservers, state.closed) = ([:], true) }
-            return (state.client, state.loop, state.listFetch, Array(state.eventObservers.values))
+            return (state.client, state.loop, state.listFetch, Array(state.eventObservers.values), Array(state.pending.values))
         }
+        // A request waiting for its reply fails now rather than when its time is up.
+        pending.forEach { $0.end() }
         fetch?.cancel()
         await client?.disconnect()
         loop?.cancel()
@@ -313,8 +315,9 @@ public final class RemoteNodeConnection: AlarmNodeConnection {
         _ operation: NodeCommand.Operation, fields: [String: JSONValue], alarmID: UUID? = nil, mayPrompt: Bool = false
     ) async throws -> NodeReply {
         start()
+        let closedError = AlarmNodeError.unavailable("the request could not be sent to node '\(settings.node)': the connection is closed")
         // Before the client is asked for: a connection closed before its first use has none.
-        if state.withLock({ $0.closed }) { throw AlarmNodeError.unavailable("the request could not be sent to node '\(settings.node)': the connection is closed") }
+        if state.withLock({ $0.closed }) { throw closedError }
         let client = try state.requestClient(settings: settings)
         // The first request waits a little for the retained status (within its time), which may be
         // on its way. A broker that keeps none for this client (another node of a RabbitMQ cluster,
@@ -326,10 +329,12 @@ public final class RemoteNodeConnection: AlarmNodeConnection {
         let correlation = UUID().uuidString
         let message = MQTTMessage.command(topic: topics.command(operation), fields: fields, replyTopic: replyTopic, correlation: correlation)
         let limit = NodeStatus.replyWait(status, mayPrompt: mayPrompt, brokerReachable: client.isConnected, timeout: settings.timeout)
-        // Registered before the request is sent, so that the quickest reply finds its waiter.
+        // Registered before the request is sent, so that the quickest reply finds its waiter; then
+        // close() ends its wait, and one that came before (during the status wait) refuses it.
         let pending = AwaitedAnswer<[UInt8]>()
         state.withLock { $0.pending[correlation] = pending }
         defer { state.withLock { _ = $0.pending.removeValue(forKey: correlation) } }
+        if state.withLock({ $0.closed }) { throw closedError }
         do {
             try client.publish(message)
         } catch {
@@ -356,6 +361,7 @@ public final class RemoteNodeConnection: AlarmNodeConnection {
     }
 
     private func unavailableError(_ operation: NodeCommand.Operation, client: MQTTClient, waited: Duration) -> AlarmNodeError {
+        if state.withLock({ $0.closed }) { return .unavailable("node '\(settings.node)' had not answered when the connection was closed: it may still carry the request out") }
         if !client.isConnected {
             return .unavailable(client.connectionProblem.map(settings.connectionProblemMessage) ?? settings.brokerNotConnectedMessage(waited: waited))
         }
