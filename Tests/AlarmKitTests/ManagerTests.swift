@@ -37,6 +37,17 @@ final class ScriptedPrompt: AuthorizationPrompt {
     }
 }
 
+/// An authorization prompt that waits for the test's answer; cancelled, it ends without one.
+final class AwaitedPrompt: AuthorizationPrompt {
+    let (answers, answer) = AsyncStream.makeStream(of: AlarmManager.AuthorizationState.self)
+    let (asked, ask) = AsyncStream.makeStream(of: Void.self)
+    func requestDecision() async -> AlarmManager.AuthorizationState {
+        ask.yield()
+        for await answer in answers { return answer }
+        return .notDetermined
+    }
+}
+
 @Suite("In-process AlarmManager")
 struct ManagerTests {
     let start = date("2026-11-22T10:00:00Z")
@@ -122,6 +133,23 @@ struct ManagerTests {
             try await manager.schedule(id: id, configuration: configuration(preAlert: 60))
             let error = await #expect(throws: AlarmNodeError.self) { try await manager.resume(id: id) }
             #expect(error?.code == .invalidState)
+        }
+    }
+
+    @Test("A requester cancelled while another waits for the same prompt leaves the prompt to the other")
+    func cancelledRequesterLeavesSharedPrompt() async throws {
+        let prompt = AwaitedPrompt()
+        try await withNode(state: NodeState(authorization: .notDetermined), prompt: prompt) { _, _, node in
+            let first = Task { await node.requestAuthorization() }
+            var asked = prompt.asked.makeAsyncIterator()
+            _ = await asked.next()
+            let second = Task { await node.requestAuthorization() }
+            // The second requester joins the prompt on the node's actor.
+            for _ in 0..<100 { await Task.yield() }
+            first.cancel()
+            prompt.answer.yield(.authorized)
+            #expect(await second.value == .authorized)
+            #expect(await node.authorizationState == .authorized)
         }
     }
 

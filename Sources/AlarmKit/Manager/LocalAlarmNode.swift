@@ -75,6 +75,8 @@ public actor LocalAlarmNode {
     /// The timer's wait and the deadline it waits for, nil while it is not waiting.
     private var sleeping: (task: Task<Void, Never>, until: Date)?
     private var pendingPrompt: Task<AlarmManager.AuthorizationState, Never>?
+    /// The requests waiting for the pending prompt, and how many of them were cancelled.
+    private nonisolated let promptWaiters = Mutex((waiting: 0, cancelled: 0))
     /// The newest write queued: a reply that changes nothing still waits for it, so that it
     /// never shows a change that is not on disk yet.
     private var latestWrite: StateWrite?
@@ -256,9 +258,12 @@ public actor LocalAlarmNode {
     public func requestAuthorization() async -> AlarmManager.AuthorizationState {
         guard authorization == .notDetermined, let prompt else { return authorization }
         let request = pendingPrompt ?? Task { await prompt.requestDecision() }
+        promptWaiters.withLock { $0 = pendingPrompt == nil ? (1, 0) : ($0.waiting + 1, $0.cancelled) }
         pendingPrompt = request
-        // A requester cancelled (the node shutting down) ends the prompt rather than waiting it out.
-        let decision = await withTaskCancellationHandler { await request.value } onCancel: { request.cancel() }
+        // Every requester cancelled (the node shutting down) ends the prompt rather than waiting it out.
+        let decision = await withTaskCancellationHandler { await request.value } onCancel: {
+            if self.promptWaiters.withLock({ $0.cancelled += 1; return $0.cancelled == $0.waiting }) { request.cancel() }
+        }
         pendingPrompt = nil
         guard authorization == .notDetermined, decision != .notDetermined else { return authorization }
         authorization = decision
