@@ -394,11 +394,7 @@ struct HomeAssistantDaemonTests {
 
     @Test("With discovery off, entities announced before are removed")
     func discoveryOff() async throws {
-        try await withBrokerAndFolder("ha") { broker, clients, directory in
-            let config = directory.appending(path: "alarmd.toml")
-            try Data("[home-assistant]\ndiscovery = false\n".utf8).write(to: config)
-            let nodeName = "ha-\(UUID().uuidString.prefix(6))"
-            let node = try await NodeClient.connect(broker: broker, node: nodeName, clients: clients)
+        try await withConfiguredNode("ha", configuration: "[home-assistant]\ndiscovery = false\n") { broker, node, nodeName, config, directory in
             let entity = "homeassistant/sensor/alarmd_\(nodeName)/next_alarm/config"
             try node.client.subscribe("homeassistant/#", qos: 1)
             // An entity announced by an earlier run with discovery on.

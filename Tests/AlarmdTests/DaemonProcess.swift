@@ -190,3 +190,17 @@ func withBrokerAndFolder<Result>(_ name: String, _ body: (TestBroker, TestClient
         }
     }
 }
+
+/// ``withBrokerAndFolder(_:_:)`` with `alarmd.toml` in the folder holding `configuration`, and a
+/// client of the node `<name>-<6 hex digits>`, as which the body starts alarmd.
+func withConfiguredNode<Result>(
+    _ name: String, configuration: String,
+    _ body: (TestBroker, NodeClient, _ nodeName: String, _ config: URL, _ directory: URL) async throws -> Result
+) async throws -> Result {
+    try await withBrokerAndFolder(name) { broker, clients, directory in
+        let config = directory.appending(path: "alarmd.toml")
+        try Data(configuration.utf8).write(to: config)
+        let nodeName = "\(name)-\(UUID().uuidString.prefix(6))"
+        return try await body(broker, try await NodeClient.connect(broker: broker, node: nodeName, clients: clients), nodeName, config, directory)
+    }
+}

@@ -122,11 +122,8 @@ struct TimeAndPersistenceTests {
 
     @Test("A configuration file that became unusable: alarmd runs as it last started, saying why; with no such start, it exits 2")
     func unusableConfigurationFallsBack() async throws {
-        try await withBrokerAndFolder("config") { broker, clients, directory in
-            let config = directory.appending(path: "alarmd.toml"), state = directory.appending(path: "state")
-            try Data("[node]\ngroups = [\"house\"]\n".utf8).write(to: config)
-            let nodeName = "config-\(UUID().uuidString.prefix(6))"
-            let node = try await NodeClient.connect(broker: broker, node: nodeName, clients: clients)
+        try await withConfiguredNode("config", configuration: "[node]\ngroups = [\"house\"]\n") { broker, node, nodeName, config, directory in
+            let state = directory.appending(path: "state")
             func online(after mark: Int) async throws -> [String: JSONValue] {
                 let status = try await node.waitForMessage("online", after: mark) {
                     $0.topic == node.topics.status && NodeClient.object($0.payload)?["state"] == .string("online")
@@ -156,12 +153,9 @@ struct TimeAndPersistenceTests {
 
     @Test("A file that reads but cannot start (a GPIO chip the machine lacks) runs the node as it last started, keeps that copy, and loses no damaged alarm")
     func unstartableConfigurationFallsBack() async throws {
-        try await withBrokerAndFolder("unstartable") { broker, clients, directory in
-            let config = directory.appending(path: "alarmd.toml"), state = directory.appending(path: "state")
-            let good = "[node]\ngroups = [\"house\"]\n[hardware]\nmode = \"simulated\"\n"
-            try Data(good.utf8).write(to: config)
-            let nodeName = "unstartable-\(UUID().uuidString.prefix(6))"
-            let node = try await NodeClient.connect(broker: broker, node: nodeName, clients: clients)
+        let good = "[node]\ngroups = [\"house\"]\n[hardware]\nmode = \"simulated\"\n"
+        try await withConfiguredNode("unstartable", configuration: good) { broker, node, nodeName, config, directory in
+            let state = directory.appending(path: "state")
             /// Starts alarmd, waits for its status online, runs `body`, stops it; returns the status and what `body` returned.
             func run<Result>(_ body: () async throws -> Result) async throws -> ([String: JSONValue], Result) {
                 let mark = node.count
@@ -207,11 +201,7 @@ struct TimeAndPersistenceTests {
 
     @Test("SIGHUP re-reads the configured time zone: relative schedules move, the status says so")
     func timeZoneReload() async throws {
-        try await withBrokerAndFolder("zone") { broker, clients, directory in
-            let config = directory.appending(path: "alarmd.toml")
-            try Data("[node]\ntime-zone = \"Europe/Berlin\"\n".utf8).write(to: config)
-            let nodeName = "zone-\(UUID().uuidString.prefix(6))"
-            let node = try await NodeClient.connect(broker: broker, node: nodeName, clients: clients)
+        try await withConfiguredNode("zone", configuration: "[node]\ntime-zone = \"Europe/Berlin\"\n") { broker, node, nodeName, config, directory in
             let daemon = try await DaemonProcess.start(broker: broker, node: nodeName, stateDirectory: directory,
                                                        timeZone: nil, arguments: ["--config", config.path])
             do {
@@ -247,11 +237,7 @@ struct TimeAndPersistenceTests {
 
     @Test("SIGHUP says which edits of the file a command-line flag overrides, and how to apply them")
     func reloadNamesCommandLineOverrides() async throws {
-        try await withBrokerAndFolder("override") { broker, clients, directory in
-            let config = directory.appending(path: "alarmd.toml")
-            try Data("[node]\ntime-zone = \"Europe/Berlin\"\n".utf8).write(to: config)
-            let nodeName = "override-\(UUID().uuidString.prefix(6))"
-            let node = try await NodeClient.connect(broker: broker, node: nodeName, clients: clients)
+        try await withConfiguredNode("override", configuration: "[node]\ntime-zone = \"Europe/Berlin\"\n") { broker, node, nodeName, config, directory in
             // DaemonProcess starts alarmd with --time-zone Europe/Berlin, as a unit's drop-in might.
             let daemon = try await DaemonProcess.start(broker: broker, node: nodeName, stateDirectory: directory,
                                                        arguments: ["--config", config.path, "--max-alarms", "7"])
