@@ -21,6 +21,13 @@ struct ScheduleMathTests {
         }
     }
 
+    /// A state file's day is read with it: one edited or damaged out of range is refused, not a crash.
+    @Test("A LocalDay read from JSON refuses numbers out of range", arguments: ["999999999999999999-01-01", "2026-999999999999999999-01", "2026-11-22222"])
+    func localDayOutOfRange(text: String) throws {
+        #expect(throws: DecodingError.self) { try JSONDecoder().decode(LocalDay.self, from: Data("\"\(text)\"".utf8)) }
+        #expect(try JSONDecoder().decode(LocalDay.self, from: Data("\"2026-11-22\"".utf8)) == LocalDay(year: 2026, month: 11, day: 22))
+    }
+
     @Test("A local time that occurs once is that instant", arguments: [
         ("Europe/Berlin", "2026-11-23T06:00:00Z"), ("America/New_York", "2026-11-23T12:00:00Z"),
         ("Australia/Lord_Howe", "2026-11-22T20:00:00Z"), ("Asia/Tokyo", "2026-11-22T22:00:00Z"),

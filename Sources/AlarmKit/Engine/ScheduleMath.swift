@@ -48,7 +48,7 @@ public struct LocalDay: Sendable, Hashable, Comparable, Codable, CustomStringCon
     public init(from decoder: any Decoder) throws {
         let text = try decoder.singleValueContainer().decode(String.self)
         let parts = text.split(separator: "-").compactMap { Int($0) }
-        guard parts.count == 3 else { throw decoder.dataCorrupted("'\(text)' is not a day like 2026-11-22") }
+        guard parts.count == 3, parts.allSatisfy({ (0...9999).contains($0) }) else { throw decoder.dataCorrupted("'\(text)' is not a day like 2026-11-22") }
         self.init(year: parts[0], month: parts[1], day: parts[2])
     }
 
