@@ -22,6 +22,7 @@ struct DurationTextTests {
     @Test("Writing", arguments: [
         (0.0, "0s"), (45, "45s"), (90.5, "1m30.5s"), (5400, "1h30m"), (86_461, "1d1m1s"),
         (0.05, "0.1s"), (0.15, "0.1s"), (0.25, "0.2s"), (0.45, "0.5s"), (-3, "0s"),
+        (1e300, "∞"), // an event's `late` as any publisher to the node's events topic may give it
     ])
     func writing(seconds: Double, text: String) {
         #expect(DurationText.format(seconds) == text)

@@ -39,9 +39,9 @@ public enum DurationText {
     /// True when `text` is a bare number, which names seconds only by convention.
     public static func isPlainNumber(_ text: String) -> Bool { Double(text.trimming(where: \.isWhitespace))?.isFinite == true }
 
-    /// A compact form: `1h30m`, `10m`, `45s`, `1m30.5s`.
+    /// A compact form: `1h30m`, `10m`, `45s`, `1m30.5s`; `∞` when not finite or from 10^15 s (some 30 million years) on.
     public static func format(_ seconds: TimeInterval) -> String {
-        guard seconds.isFinite else { return "∞" }
+        guard seconds.isFinite, seconds < 1e15 else { return "∞" }
         var rest = max(0, seconds)
         var parts: [String] = []
         for (unit, size) in [("d", 86_400.0), ("h", 3600), ("m", 60)] where rest >= size {
