@@ -56,9 +56,9 @@ public enum AlarmText {
         return (1 - clamped / total, clamped, total)
     }
 
-    /// A countdown's time as a clock shows it, rounded up to the second: `0:05`, `4:32`, `1:02:03`, `2d 3:04:05`.
+    /// A countdown's time as a clock shows it, rounded up to the second: `0:05`, `4:32`, `1:02:03`, `2d 3:04:05`; `∞` past `Int`.
     public static func clock(_ seconds: TimeInterval) -> String {
-        let total = Int(max(0, seconds).rounded(.up))
+        guard let total = Int(exactly: max(0, seconds).rounded(.up)) else { return "∞" }
         let (days, hours, minutes, secs) = (total / 86_400, total % 86_400 / 3600, total % 3600 / 60, total % 60)
         let dayPart = days > 0 ? "\(days)d " : ""
         if days > 0 || hours > 0 { return "\(dayPart)\(hours):\(zeroPadded(minutes, 2)):\(zeroPadded(secs, 2))" }
