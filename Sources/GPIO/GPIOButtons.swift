@@ -18,9 +18,6 @@ extension GPIOOutput: OutputLine {}
 ///
 /// Use one iteration at a time: two would compete for the same events.
 public struct GPIOButtons: ButtonEdgeSource {
-    public typealias Element = ButtonEdge
-    public typealias Failure = any Error
-
     private let lines: [(button: Button, input: GPIOInput)]
     private let logger: Logger
 

@@ -22,8 +22,6 @@ protocol ReadinessSource: Sendable {
 /// so nothing that happens after `makeAsyncIterator()` is missed; the thread stops when
 /// iteration ends or the iterator is dropped.
 public struct KernelEventIterator<Element: Sendable>: AsyncIteratorProtocol {
-    public typealias Failure = SystemError
-
     private var events: AsyncStream<Result<Element, SystemError>>.Iterator?
     /// Why the watch could not start, thrown by the first `next()`.
     private var failure: SystemError?

@@ -55,9 +55,6 @@ public enum SystemTimeZone {
 /// cancelling the iterating task ends the sequence and the thread at once. The sequence
 /// fails with a ``SystemError`` if a watched directory cannot be watched or disappears.
 public struct TimeZoneWatcher: AsyncSequence, Sendable {
-    public typealias Element = String
-    public typealias Failure = SystemError
-
     private let files: TimeZoneFiles
     private let logger: Logger
 

@@ -17,18 +17,15 @@ import Synchronization
 /// timerfd or the thread be impossible to create (descriptor limits), sleeps fall back to
 /// `ContinuousClock` with zero tolerance, so timing still works.
 public struct TimerFDClock: Clock {
-    public typealias Instant = ContinuousClock.Instant
-    public typealias Duration = Swift.Duration
-
     public init() {}
 
-    public var now: Instant { .now }
+    public var now: ContinuousClock.Instant { .now }
 
     public var minimumResolution: Duration { .nanoseconds(1) }
 
     /// Suspends until `deadline` (arming the shared timerfd with `timerfd_settime` when this is
     /// the earliest deadline); throws `CancellationError` when the task is cancelled.
-    public func sleep(until deadline: Instant, tolerance: Duration? = nil) async throws {
+    public func sleep(until deadline: ContinuousClock.Instant, tolerance: Duration? = nil) async throws {
         switch TimerThread.shared {
         case .success(let thread): try await thread.sleep(until: deadline)
         case .failure: try await ContinuousClock().sleep(until: deadline, tolerance: .zero)

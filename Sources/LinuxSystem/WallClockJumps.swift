@@ -28,9 +28,6 @@ public struct WallClockJump: Sendable, Hashable {
 /// cancelling the iterating task ends the sequence (`next()` returns nil) and the thread at
 /// once. Errors are ``SystemError``s.
 public struct WallClockJumps: AsyncSequence, Sendable {
-    public typealias Element = WallClockJump
-    public typealias Failure = SystemError
-
     private let logger: Logger
 
     public init(logger: Logger) { self.logger = logger }
