@@ -147,13 +147,9 @@ struct ConnectionOptions: ParsableArguments {
     private func closing<Connection, Value>(
         _ connection: Connection, _ body: (Connection) async throws(AlarmctlError) -> Value, close: (Connection) async -> Void
     ) async throws(AlarmctlError) -> Value {
-        do {
-            let value = try await body(connection)
-            await close(connection)
-            return value
-        } catch {
-            await close(connection)
-            throw error
-        }
+        let outcome: Result<Value, AlarmctlError>
+        do { outcome = .success(try await body(connection)) } catch { outcome = .failure(error) }
+        await close(connection)
+        return try outcome.get()
     }
 }
