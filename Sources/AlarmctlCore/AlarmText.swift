@@ -41,17 +41,12 @@ public enum AlarmText {
     /// The share of the running or paused countdown that has elapsed (0…1), the seconds left and
     /// the countdown's length; nil when no countdown runs.
     public static func progress(of document: AlarmDocument, now: Date) -> (fraction: Double, remaining: TimeInterval, total: TimeInterval)? {
-        let total: TimeInterval, remaining: TimeInterval
-        switch document.presentationState {
-        case .countdown(let countdown)?:
-            total = countdown.totalCountdownDuration
-            remaining = countdown.fireDate.timeIntervalSince(now)
-        case .paused(let paused)?:
-            total = paused.totalCountdownDuration
-            remaining = paused.totalCountdownDuration - paused.previouslyElapsedDuration
-        default: return nil
+        let times: (total: TimeInterval, remaining: TimeInterval)? = switch document.presentationState {
+        case .countdown(let countdown)?: (countdown.totalCountdownDuration, countdown.fireDate.timeIntervalSince(now))
+        case .paused(let paused)?: (paused.totalCountdownDuration, paused.totalCountdownDuration - paused.previouslyElapsedDuration)
+        default: nil
         }
-        guard total > 0 else { return nil }
+        guard let (total, remaining) = times, total > 0 else { return nil }
         let clamped = min(max(remaining, 0), total)
         return (1 - clamped / total, clamped, total)
     }
