@@ -33,10 +33,7 @@ public enum RequestLine: Hashable, Sendable {
         guard let first = words.first else { throw .unreadable("nothing to schedule: \(Self.acceptedForms)") }
         func title(after count: Int) -> String? { count < words.count ? words[count...].joined(separator: " ") : nil }
         if first.first?.isNumber == true, first.contains("-") {
-            var dateWords = 1
-            if !first.contains(where: { $0 == "T" || $0 == "t" }), words.count > 1, TimeOfDay.parse(words[1]) != nil {
-                dateWords = 2
-            }
+            let dateWords = !first.contains(where: { $0 == "T" || $0 == "t" }) && words.count > 1 && TimeOfDay.parse(words[1]) != nil ? 2 : 1
             guard let expression = try? ScheduleExpression.parse(Array(words.prefix(dateWords))) else {
                 throw .unreadable("'\(words.prefix(dateWords).joined(separator: " "))' is not a date and time: \(Self.acceptedForms)")
             }
