@@ -32,14 +32,12 @@ extension BrokerOptions {
         guard NodeTopics.isValidPrefix(settings.topicPrefix) else {
             throw .usage("\(prefix == nil ? "ALARMD_PREFIX" : "--prefix") '\(settings.topicPrefix)' is not a topic prefix: leave out '+', '#' and a trailing '/'")
         }
-        if let username { settings.username = username }
-        if let password { settings.password = password }
+        let overrides = [(username, \RemoteNodeSettings.username), (password, \.password),
+                         (caFile, \.caFile), (certFile, \.certFile), (keyFile, \.keyFile)]
+        for case let (value?, setting) in overrides { settings[keyPath: setting] = value }
         if settings.password != nil, settings.username == nil {
             throw .usage("a password is set without a username: add --username (or ALARMD_USERNAME)")
         }
-        if let caFile { settings.caFile = caFile }
-        if let certFile { settings.certFile = certFile }
-        if let keyFile { settings.keyFile = keyFile }
         if (settings.certFile == nil) != (settings.keyFile == nil) {
             throw .usage("--cert-file and --key-file go together: give both, or neither")
         }
