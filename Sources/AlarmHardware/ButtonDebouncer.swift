@@ -44,9 +44,7 @@ public struct ButtonDebouncer: Sendable {
         var pressStart: UInt64?
         var longReported = false
 
-        func settleDeadline(_ window: UInt64) -> UInt64? {
-            burstStart.map { _ in lastEdge &+ window }
-        }
+        func settleDeadline(_ window: UInt64) -> UInt64? { burstStart.map { _ in lastEdge &+ window } }
 
         /// The long-press deadline, suspended while a burst that began before
         /// it is unresolved (it may be the release).
@@ -70,15 +68,14 @@ public struct ButtonDebouncer: Sendable {
     /// Feeds one raw edge. Deadlines up to the edge's timestamp are settled
     /// first, so presses come out in time order.
     public mutating func receive(_ edge: ButtonEdge) -> [ButtonPress] {
-        var presses = advance(to: edge.timestamp)
+        let presses = advance(to: edge.timestamp)
         var state = states[edge.button, default: LineState()]
         if state.burstStart == nil { state.burstStart = edge.timestamp }
         state.raw = edge.pressed
         state.lastEdge = max(state.lastEdge, edge.timestamp)
         states[edge.button] = state
         // With a zero debounce window the edge settles at once.
-        presses += advance(to: edge.timestamp)
-        return presses
+        return presses + advance(to: edge.timestamp)
     }
 
     /// Settles every deadline at or before `now` (edge time base), in time order.

@@ -32,18 +32,14 @@ final class WakeSignal: Sendable {
                 }
                 if resumeNow { continuation.resume() }
             }
-        } onCancel: {
-            state.withLock { $0.waiter.take() }?.resume()
-        }
+        } onCancel: { state.withLock { $0.waiter.take() }?.resume() }
     }
 
     /// Returns on a signal, at `deadline` on `clock`, or on cancellation,
     /// whichever comes first. With no deadline it waits for a signal only.
     func wait<C: Clock>(until deadline: C.Instant?, on clock: C) async {
         await withTaskGroup(of: Void.self) { group in
-            if let deadline {
-                group.addTask { try? await clock.sleep(until: deadline, tolerance: nil) }
-            }
+            if let deadline { group.addTask { try? await clock.sleep(until: deadline, tolerance: nil) } }
             group.addTask { await self.wait() }
             await group.next()
             group.cancelAll()
