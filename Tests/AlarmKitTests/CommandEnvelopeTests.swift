@@ -29,6 +29,26 @@ struct CommandEnvelopeTests {
         #expect(rejection.error.field == "configuration.countdownDuration.preAlert")
     }
 
+    @Test("An id or replyTo set to null is one left out, as a client's encoder may write it")
+    func nullIsAbsent() throws {
+        let configuration = ##"{"countdownDuration":{"preAlert":60},"attributes":{"presentation":{"alert":{"title":"T"}},"tintColor":"#FFFFFF"}}"##
+        let command = try decode("schedule", #"{"id":null,"replyTo":null,"correlationID":null,"configuration":\#(configuration)}"#).get()
+        guard case .schedule(_, let decoded, nil) = command.action else {
+            Issue.record("not a schedule: \(command.action)")
+            return
+        }
+        #expect(decoded.countdownDuration?.preAlert == 60)
+        #expect(command.replyRoute == nil)
+        // Where the id is required, null is refused as its absence is.
+        for (operation, payload, group) in [("cancel", #"{"id":null}"#, nil), ("schedule", #"{"id":null,"configuration":\#(configuration)}"#, "house")] {
+            guard case .failure(let rejection) = NodeCommand.decode(operation: operation, payload: Array(payload.utf8), group: group) else {
+                Issue.record("\(operation) without an id was accepted")
+                continue
+            }
+            #expect(rejection.error.field == "id")
+        }
+    }
+
     @Test("A string that is not UTF-8 is refused in words, not with the decoder's internals")
     func invalidUTF8InAString() throws {
         let before = ##"{"configuration":{"countdownDuration":{"preAlert":60},"attributes":{"presentation":{"alert":{"title":"caf"##

@@ -101,7 +101,9 @@ struct CommandEnvelope: Decodable {
     init(from decoder: any Decoder) throws {
         let fields = try decoder.container(keyedBy: AnyCodingKey.self)
         let replyTo = AnyCodingKey(stringValue: "replyTo"), id = AnyCodingKey(stringValue: "id")
-        if fields.contains(replyTo), decoder.userInfo[.commandHasResponseTopic] as? Bool != true {
+        // An id or replyTo set to `null` is one left out, as in a configuration: a client's encoder may write its nil so.
+        func given(_ key: AnyCodingKey) -> Bool { fields.contains(key) && (try? fields.decodeNil(forKey: key)) != true }
+        if given(replyTo), decoder.userInfo[.commandHasResponseTopic] as? Bool != true {
             guard let topic = try? fields.decode(String.self, forKey: replyTo), NodeTopics.isTopicName(topic) else {
                 action = .failure(.badRequest(field: "replyTo", reason: "must be the topic to reply on: a non-empty string without wildcards or U+0000"))
                 return
@@ -132,7 +134,7 @@ struct CommandEnvelope: Decodable {
             sentAt = date
         }
         func readID() throws(AlarmNodeError) -> UUID? {
-            guard fields.contains(id) else { return nil }
+            guard given(id) else { return nil }
             guard let text = try? fields.decode(String.self, forKey: id), let uuid = UUID(uuidString: text) else {
                 throw .badRequest(field: "id", reason: "must be a UUID string such as 2F1E6A4C-9B1D-4C7E-8F3A-5D2B1C0E9A77")
             }
