@@ -111,6 +111,15 @@ struct CommandEnvelopeTests {
         #expect(rejection.replyRoute == nil)
     }
 
+    @Test("JSON that is not an object, null among it, is told so, not called invalid JSON", arguments: ["null", "[1]", "7", "\"x\""])
+    func jsonButNotAnObject(payload: String) {
+        guard case .failure(let rejection) = decode("list", payload) else {
+            Issue.record("'\(payload)' was accepted")
+            return
+        }
+        #expect(rejection.error.message == "the payload must be a JSON object")
+    }
+
     @Test("A schedule sent to a group needs its id, and takes the group into its action")
     func groupSchedule() throws {
         let configuration = ##"{"countdownDuration":{"preAlert":60},"attributes":{"presentation":{"alert":{"title":"Tea"}},"tintColor":"#FFFFFF"}}"##

@@ -62,7 +62,8 @@ public struct NodeCommand: Sendable, Hashable {
         let envelope: CommandEnvelope
         do {
             envelope = try decoder.decode(CommandEnvelope.self, from: isBlank ? Data("{}".utf8) : Data(payload))
-        } catch DecodingError.typeMismatch(_, let context) where context.codingPath.isEmpty {
+        } catch DecodingError.typeMismatch(_, let context) where context.codingPath.isEmpty,
+                DecodingError.valueNotFound(_, let context) where context.codingPath.isEmpty {
             return refused("the payload must be a JSON object")
         } catch {
             return refused("the payload is not valid UTF-8 JSON")
