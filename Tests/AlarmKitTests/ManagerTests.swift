@@ -191,4 +191,23 @@ struct ManagerTests {
             #expect(manager.authorizationState == .notDetermined)
         }
     }
+
+    @Test("What fell due before a command is carried out as the clock's, before it: its events do not name the command")
+    func dueBeforeCommandIsTheClocks() async throws {
+        let clock = ManualAlarmClock(now: start)
+        let delegate = RecordingDelegate()
+        // No timer runs: the command comes just after the pre-alert fell due, before the timer woke.
+        let node = LocalAlarmNode(configuration: .init(timeZone: zone("Europe/Berlin")), state: NodeState(authorization: .authorized),
+                                  clock: clock, delegate: delegate)
+        let early = UUID()
+        _ = await node.submit(.schedule(id: early, configuration: configuration(schedule: .fixed(start + 600), preAlert: 60), group: nil))
+        clock.advance(to: start + 540)
+        _ = await node.submit(.schedule(id: UUID(), configuration: configuration(preAlert: 300), group: nil))
+        let countdowns = delegate.effects.compactMap { effect -> AlarmEvent? in
+            guard case .event(let event) = effect, event.name == .countdown, event.alarmID == early else { return nil }
+            return event
+        }
+        #expect(countdowns.count == 1)
+        #expect(countdowns.first?.details["source"] == nil)
+    }
 }

@@ -174,6 +174,7 @@ public actor LocalAlarmNode {
         planning plan: @Sendable (AlarmEngine, Date) -> [Step],
         _ apply: @Sendable (inout AlarmEngine, Step, Date) throws(AlarmNodeError) -> [AlarmEffect]
     ) -> [(Step, AlarmNodeError)] {
+        catchUp()
         let now = clock.now
         var effects = leadingEffects
         var refusals: [(Step, AlarmNodeError)] = []
@@ -328,7 +329,14 @@ public actor LocalAlarmNode {
     /// operation checks before it changes anything; `EngineRefusalTests` holds it to that).
     private func applyNow<Failure: Error>(
         source: AlarmEvent.Source, _ change: (inout AlarmEngine, Date) throws(Failure) -> [AlarmEffect]
-    ) throws(Failure) -> StateWrite? { commit(try change(&engine, clock.now).caused(by: source)) }
+    ) throws(Failure) -> StateWrite? {
+        catchUp()
+        return commit(try change(&engine, clock.now).caused(by: source))
+    }
+
+    /// Carries out what fell due before input arrives and the timer woke for it, as the timer
+    /// would: its events are the clock's, not the input's, and the input sees the alarms as they now are.
+    private func catchUp() { advanceTime { engine, now in engine.advance(to: now) } }
 
     /// Time passing is carried out whatever the disk does: the alarm still sounds.
     private func advanceTime(_ change: (inout AlarmEngine, Date) -> [AlarmEffect]) {
