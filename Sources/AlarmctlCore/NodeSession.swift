@@ -105,12 +105,13 @@ public final class NodeSession: Sendable {
     /// Disconnects from the broker.
     public func close() async { await connection.close() }
 
-    // MARK: Internals
-
-    private func offlineError(_ status: NodeStatus) -> AlarmctlError {
+    /// The failure of a request to a node whose status says it is offline, and since when.
+    public func offlineError(_ status: NodeStatus) -> AlarmctlError {
         .unreachable("node '\(settings.node)' is \(status.stateDescription): start alarmd on it, "
             + "or check the node id (--node, ALARMD_NODE)")
     }
+
+    // MARK: Internals
 
     /// The connection problem as an error, with the settings that may fix it.
     private func unreachable(_ problem: String) -> AlarmctlError { .unreachable(settings.connectionProblemMessage(problem)) }
@@ -169,6 +170,7 @@ public final class NodeSession: Sendable {
     private func translate(_ failure: NodeFailure) -> AlarmctlError {
         guard case .node(.unavailable) = failure else { return AlarmctlError(failure) }
         if let problem = connectionProblems.value { return unreachable(problem) }
+        if let status = connection.statusUpdates.value, !status.isOnline { return offlineError(status) }
         // Not connected: the connection's own message then says that the broker never completed the MQTT connection.
         guard connection.isConnectedToBroker, connection.statusUpdates.value == nil else { return AlarmctlError(failure) }
         return .unreachable("node '\(settings.node)' did not answer, and has no status on broker \(settings.brokerDescription): "

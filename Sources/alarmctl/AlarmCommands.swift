@@ -70,7 +70,10 @@ extension Alarmctl {
 
         func run() async throws {
             try await output.run { () async throws(AlarmctlError) in
-                let status = try await connection.withSession { session throws(AlarmctlError) in try await session.status() }
+                let (status, offline) = try await connection.withSession { session throws(AlarmctlError) in
+                    let status = try await session.status()
+                    return (status, status.isOnline ? nil : session.offlineError(status))
+                }
                 var lines = [("state", status.stateDescription)]
                 if let version = status.version { lines.append(("version", version)) }
                 if let timeZone = status.timeZone { lines.append(("time zone", timeZone)) }
@@ -81,7 +84,7 @@ extension Alarmctl {
                 if let problem = status.configurationProblem { lines.append(("configuration", problem)) }
                 if let problem = status.stateFileProblem { lines.append(("state file", problem)) }
                 output.print(Rendering.labelled(lines), json: status)
-                return status.isOnline ? nil : .unreachable("the node is offline: start alarmd on it, or check the node id (--node, ALARMD_NODE)")
+                return offline
             }
         }
     }

@@ -211,9 +211,11 @@ struct EndToEndTests {
             #expect(unreachable.errorOutput.contains("refused the connection"))
 
             #expect(await node.daemon.stop() == 0)
-            let offline = try await node.alarmctl("list")
-            #expect(offline.status == 3)
-            #expect(offline.errorOutput.contains("node '\(node.id)' is offline"))
+            // Every command says it in the same words, with since when, as docs/alarmctl.md shows.
+            for offline in [try await node.alarmctl("list"), try await node.alarmctl("status"), try await node.alarmctl("timer", "10m")] {
+                #expect(offline.status == 3)
+                #expect(offline.errorOutput.contains("node '\(node.id)' is offline since 20"), "\(offline.errorOutput)")
+            }
         }
     }
 
