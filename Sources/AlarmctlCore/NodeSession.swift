@@ -76,7 +76,7 @@ public final class NodeSession: Sendable {
         guard let waited else {
             if !connection.isConnectedToBroker { throw .unreachable(settings.brokerNotConnectedMessage(waited: settings.timeout)) }
             throw .unreachable("no status from node '\(settings.node)' on broker \(settings.brokerDescription) within \(settings.timeout): "
-                + "check the node id (--node, ALARMD_NODE) and that alarmd runs with this broker")
+                + "check the node id (--node, ALARMD_NODE), the topic prefix (--prefix, ALARMD_PREFIX) and that alarmd runs with this broker")
         }
         return try waited.get()
     }
@@ -174,7 +174,7 @@ public final class NodeSession: Sendable {
         // Not connected: the connection's own message then says that the broker never completed the MQTT connection.
         guard connection.isConnectedToBroker, connection.statusUpdates.value == nil else { return AlarmctlError(failure) }
         return .unreachable("node '\(settings.node)' did not answer, and has no status on broker \(settings.brokerDescription): "
-            + "check the node id (--node or ALARMD_NODE) and that alarmd runs with this broker")
+            + "check the node id (--node, ALARMD_NODE), the topic prefix (--prefix, ALARMD_PREFIX) and that alarmd runs with this broker")
     }
 }
 

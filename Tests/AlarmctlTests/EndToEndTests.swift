@@ -210,6 +210,13 @@ struct EndToEndTests {
             #expect(unreachable.status == 3)
             #expect(unreachable.errorOutput.contains("refused the connection"))
 
+            // A node is found by its id and its topic prefix: a wrong prefix is named as what to check.
+            for elsewhere in [try await node.alarmctl("status", "--prefix", "elsewhere", "--timeout", "1"),
+                              try await node.alarmctl("list", "--prefix", "elsewhere", "--timeout", "1")] {
+                #expect(elsewhere.status == 3)
+                #expect(elsewhere.errorOutput.contains("the topic prefix (--prefix, ALARMD_PREFIX)"), "\(elsewhere.errorOutput)")
+            }
+
             #expect(await node.daemon.stop() == 0)
             // Every command says it in the same words, with since when, as docs/alarmctl.md shows.
             for offline in [try await node.alarmctl("list"), try await node.alarmctl("status"), try await node.alarmctl("timer", "10m")] {
