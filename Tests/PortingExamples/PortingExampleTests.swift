@@ -33,6 +33,8 @@ struct PortingExampleTests {
         for (name, code) in blocks {
             #expect(document.contains("```swift\n\(code)\n```"), "docs/porting.md lacks example '\(name)' as compiled")
         }
+        // And the other way round: a Swift block the page gains must be compiled here too.
+        #expect(document.components(separatedBy: "```swift\n").count - 1 == blocks.count, "docs/porting.md has a Swift block that Examples.swift lacks")
     }
 
     @Test("The cooking timer counts down 10 minutes, alerts, and Repeat counts down 5")
