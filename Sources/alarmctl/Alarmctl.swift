@@ -26,7 +26,8 @@ struct Alarmctl: AsyncParsableCommand {
             Exit statuses: 0 ok, 1 the node refused, 2 bad command line, 3 broker or node
             unreachable (or offline), 4 no such alarm or ambiguous id, 5 not authorized,
             6 standard output cannot be written.
-            More in docs/alarmctl.md. Shell completion:
+            More in docs/alarmctl.md (/usr/share/doc/alarmd/docs/ when installed from the
+            package). Shell completion:
               alarmctl --generate-completion-script bash|zsh|fish
             """,
         version: AlarmdVersion.current,

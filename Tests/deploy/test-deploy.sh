@@ -194,6 +194,8 @@ if [ -n "$deb" ]; then
         grep -qx 'ExecStart=/usr/bin/alarmd --config /etc/alarmd/alarmd.toml' "$work/unpacked/lib/systemd/system/alarmd.service"
     check "it holds the udev rule in /lib/udev/rules.d, as in deploy/" \
         cmp -s "$work/unpacked/lib/udev/rules.d/99-alarmd-gpio.rules" deploy/99-alarmd-gpio.rules
+    check "it holds README.md and docs/ in /usr/share/doc/alarmd, which alarmctl --help names" \
+        sh -c "cmp -s '$work/unpacked/usr/share/doc/alarmd/README.md' README.md && diff -qr docs '$work/unpacked/usr/share/doc/alarmd/docs'"
     check "it holds /etc/alarmd/alarmd.toml as in deploy/, mode 0640, and marks it a conffile" \
         sh -c "cmp -s '$work/unpacked/etc/alarmd/alarmd.toml' deploy/alarmd.toml && [ \"\$(stat -c %a '$work/unpacked/etc/alarmd/alarmd.toml')\" = 640 ] \
             && grep -qx /etc/alarmd/alarmd.toml '$work/unpacked/DEBIAN/conffiles'"
