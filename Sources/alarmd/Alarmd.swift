@@ -178,6 +178,9 @@ extension Alarmd {
                 fail("alarmd reset-authorization: \(directory) belongs to another user than root: run this as that user, e.g. sudo -u alarmd alarmd reset-authorization --config /etc/alarmd/alarmd.toml", status: 1)
             }
             let store = StateStore(directory: directory, logger: Logger(label: "alarmd"))
+            guard store.holdsState else {
+                fail("alarmd reset-authorization: no node state in \(directory) (no node.json), so nothing to reset: name the node's state folder with --state-dir, or the node's configuration with --config", status: 1)
+            }
             let loaded = try store.load()
             if let problem = loaded.problem {
                 // Writing an empty state now would look like success while every alarm is gone.

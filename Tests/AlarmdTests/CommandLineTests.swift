@@ -24,4 +24,23 @@ struct CommandLineTests {
         #expect(process.terminationStatus == 2)
         #expect(text.contains("--max-alarms must be from 1 to 100000"), "\(text)")
     }
+
+    @Test("reset-authorization with a state folder that holds no node's state refuses, and creates nothing there")
+    func resetAuthorizationNeedsAState() throws {
+        let directory = FileManager.default.temporaryDirectory.appending(path: "alarmd-cli-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let misspelt = directory.appending(path: "stat")
+        let process = Process()
+        process.executableURL = DaemonProcess.executable
+        process.arguments = ["reset-authorization", "--state-dir", misspelt.path]
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = output
+        try process.run()
+        process.waitUntilExit()
+        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        #expect(process.terminationStatus == 1)
+        #expect(text.contains("no node state in \(misspelt.path)"), "\(text)")
+        #expect(!FileManager.default.fileExists(atPath: misspelt.path))
+    }
 }
