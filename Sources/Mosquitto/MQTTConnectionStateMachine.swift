@@ -66,6 +66,8 @@ struct MQTTConnectionStateMachine {
     private var connectionFailure: MQTTError?
     /// Failed attempts since the last stable connection: the exponent of the backoff.
     private(set) var failedAttempts = 0
+    /// Connections in a row that ended within ``stableConnection``: the attempts that failed before one do not count.
+    private var shortConnections = 0
     /// When the current connection was set up; nil while there is none.
     private var connectedAt: ContinuousClock.Instant?
     /// The message of the last failed attempt or lost connection; nil before the first.
@@ -345,10 +347,11 @@ struct MQTTConnectionStateMachine {
         // A connection that ends soon after it was accepted counts as a failed attempt, so that the
         // wait grows instead of reconnecting at once forever (two clients with one client id take
         // the session from each other; a broker may accept and then drop).
-        failedAttempts = connectedAt.duration(to: now) >= Self.stableConnection ? 0 : failedAttempts + 1
+        shortConnections = connectedAt.duration(to: now) >= Self.stableConnection ? 0 : shortConnections + 1
+        failedAttempts = shortConnections
         lastReportedFailure = failure.message
         let delay = backoffDelay(atMost: configuration.maximumDelayAfterShortConnections)
-        return .waitBeforeReconnect(delay, report: .connectionLost(warnAboutShortConnections: failedAttempts == Self.shortConnectionsBeforeWarning))
+        return .waitBeforeReconnect(delay, report: .connectionLost(warnAboutShortConnections: shortConnections == Self.shortConnectionsBeforeWarning))
     }
 
     /// `reconnectDelay`, doubled for each failed attempt, at most `cap`.

@@ -336,6 +336,27 @@ struct ConnectionStateMachineTests {
         #expect(machine.failedAttempts == 0)
     }
 
+    @Test("a connection that ends soon after an outage waits as after one short connection, not as after the outage's failed attempts, and warns of nothing")
+    func shortConnectionAfterOutage() throws {
+        // The broker restarted twice in a row (an upgrade, an administrator fixing its
+        // configuration): before, the second loss waited the 5 s cap, and after an outage of two
+        // attempts the log blamed another client with the same client id.
+        for attempts in [2, 10] {
+            var machine = machine()
+            try machine.connectRequested()
+            for _ in 0..<attempts { _ = machine.connectionRoundFailed(unreachable(), at: start) }
+            try connected(&machine, at: start)
+            _ = machine.connectionEnded(reason: lost())
+            let action = machine.connectionRoundFailed(lost(), at: start + .seconds(1))
+            guard case .waitBeforeReconnect(let delay, .connectionLost(let warn)) = action else {
+                Issue.record("expected a wait after a lost connection, got \(action)")
+                return
+            }
+            #expect(delay == .milliseconds(200), "after \(attempts) failed attempts")
+            #expect(!warn, "after \(attempts) failed attempts")
+        }
+    }
+
     @Test("an attempt closed before any CONNACK is reported as an address that may not be an MQTT broker; a connection lost later is not, nor a silent attempt to a broker that answered before")
     func closedBeforeAcknowledgement() throws {
         var machine = Machine(configuration: MQTTConfiguration(host: "pi", port: 8080, clientID: "node", protocolSetting: .v311))
