@@ -38,6 +38,8 @@ public struct MQTTError: Error, Sendable, CustomStringConvertible {
     }
 
     public var description: String { message }
+    /// The message is larger than the broker takes (its maximum packet size, announced over MQTT 5).
+    public var isTooLargeForBroker: Bool { mosquittoCode == MOSQ_ERR_OVERSIZE_PACKET.rawValue }
 }
 
 /// Where a libmosquitto result came from; it decides how the number is read.

@@ -341,4 +341,39 @@ struct DaemonResilienceTests {
             try Self.expectBounded(daemon, before: residentBefore, peak: residentPeak, outage: thawed.timeIntervalSince(frozenAt))
         }
     }
+
+    /// A broker set up with a small `max_packet_size` (announced over MQTT 5) cannot take a long
+    /// list: before, the node only logged it, and the requester waited until it gave up (alarmctl:
+    /// "the node did not answer").
+    @Test("A reply larger than the broker's max_packet_size is answered with an error saying so")
+    func replyTooLargeForBroker() async throws {
+        let broker = try await TestBroker(settings: "max_packet_size 2000")
+        try await broker.start()
+        do {
+            try await withDaemonProcess(broker: broker, node: "node-\(UUID().uuidString.prefix(8))") { daemon in
+                try await withTestClients { clients in
+                    let node = try await NodeClient.connect(broker: broker, node: daemon.node, clients: clients)
+                    try await node.waitForMessage("the node online") { message in
+                        message.topic == node.topics.status && NodeClient.object(message.payload)?["state"] == .string("online")
+                    }
+                    for title in ["One", "Two", "Three", "Four", "Five", "Six"] {
+                        let reply = try await node.request("schedule", ["configuration": configurationJSON(preAlert: 3600, title: title)])
+                        #expect(reply["ok"] == .bool(true), "a single alarm's reply fits")
+                    }
+                    let reply = try await node.request("list", within: .seconds(5))
+                    #expect(reply["ok"] == .bool(false))
+                    #expect(reply["error"]?["code"] == .string("internal"))
+                    guard case .string(let message)? = reply["error"]?["message"] else {
+                        Issue.record("no error message in \(reply)")
+                        return
+                    }
+                    #expect(message.contains("max_packet_size"))
+                }
+            }
+        } catch {
+            await broker.shutDown()
+            throw error
+        }
+        await broker.shutDown()
+    }
 }

@@ -69,8 +69,9 @@ public final class TestBroker: Sendable {
     }
 
     /// Prepares a broker on `port` (a free one if nil) without starting it. With `tls`, the listener
-    /// speaks only TLS, with a certificate for 127.0.0.1 signed by ``tlsCAFile``.
-    public init(port: Int? = nil, tls: Bool = false) async throws {
+    /// speaks only TLS, with a certificate for 127.0.0.1 signed by ``tlsCAFile``. `settings` are
+    /// more lines of mosquitto.conf (e.g. `max_packet_size 3000`).
+    public init(port: Int? = nil, tls: Bool = false, settings: String = "") async throws {
         self.port = try port ?? Self.freePort()
         self.executable = try Self.findExecutable("mosquitto")
         let directory = FileManager.default.temporaryDirectory
@@ -101,6 +102,7 @@ public final class TestBroker: Sendable {
             log_type information
             connection_messages true
             persistence false
+            \(settings)
 
             """
         try configuration.write(to: configurationFile, atomically: true, encoding: .utf8)

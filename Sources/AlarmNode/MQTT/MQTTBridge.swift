@@ -145,13 +145,16 @@ public final class MQTTBridge: Service, Sendable {
         publish(MQTTMessage(topic: topics.status, payload: Self.encode(status), qos: 1, retain: true))
     }
 
-    /// Sends `messages` together (one wake-up of the client's network thread for all).
-    private func send(_ messages: [MQTTMessage]) {
+    /// Sends `messages` together (one wake-up of the client's network thread for all); returns the failures, logged.
+    @discardableResult
+    private func send(_ messages: [MQTTMessage]) -> [(message: MQTTMessage, error: MQTTError)] {
         sentCount.add(1, ordering: .relaxed)
         sending.yield()
-        for (message, error) in client.publish(messages) {
+        let failures = client.publish(messages)
+        for (message, error) in failures {
             logger.warning("publish failed", metadata: ["topic": "\(message.topic)", "error": "\(error)"])
         }
+        return failures
     }
 
     static func encode(_ value: some Encodable) -> [UInt8] { (try? AlarmJSON.encode(value)) ?? [] }
@@ -257,7 +260,7 @@ public final class MQTTBridge: Service, Sendable {
             let chunk = ids[start..<min(start + Self.republishChunk, ids.count)]
             await node.withEngine { engine in
                 // An alarm removed meanwhile is skipped: its removal has been published.
-                send(chunk.compactMap { id in
+                _ = send(chunk.compactMap { id in
                     engine.document(for: id).map { MQTTMessage(topic: topics.alarm(id), payload: Self.encode($0), qos: 1, retain: true) }
                 })
             }
@@ -452,13 +455,21 @@ public final class MQTTBridge: Service, Sendable {
                         "operation": "\(operation)", "code": "\(error.code.rawValue)", "reason": "\(error.message)",
                     ])
                     reply(result, to: route, namesNode: group != nil)
-                } else if let prepared { publish(prepared) }
+                } else if let prepared { publishReply(prepared, to: route, namesNode: group != nil) }
             }
         }
     }
 
     private func reply(_ reply: NodeReply, to route: NodeCommand.ReplyRoute?, namesNode: Bool) {
-        if let message = replyMessage(reply, to: route, namesNode: namesNode) { publish(message) }
+        if let message = replyMessage(reply, to: route, namesNode: namesNode) { publishReply(message, to: route, namesNode: namesNode) }
+    }
+
+    /// Sends a reply; one larger than the broker takes is answered with an error that says so,
+    /// rather than left for the requester to wait for until it gives up.
+    private func publishReply(_ message: MQTTMessage, to route: NodeCommand.ReplyRoute?, namesNode: Bool) {
+        guard let failure = send([message]).first, failure.error.isTooLargeForBroker else { return }
+        let reason = "the reply (\(message.payload.count) bytes) is larger than the broker takes (its max_packet_size): raise that limit, or ask for less (fewer alarms)"
+        if let error = replyMessage(.failure(.node(.internal(reason))), to: route, namesNode: namesNode) { send([error]) }
     }
 
     /// The message that answers on `route`, nil when the command asked for no reply or for one
