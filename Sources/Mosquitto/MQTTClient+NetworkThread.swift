@@ -193,7 +193,7 @@ extension MQTTClient {
             // The loss itself was logged by the disconnect callback.
             guard warnAboutShortConnections else { return }
             logger.warning("MQTT connections keep ending soon after they start", metadata: [
-                "hint": "another client may be connecting with the same client id, each taking the session from the other; give each one its own id (for alarmd: its own node.id). Reconnecting with a growing wait",
+                "hint": "another client may be connecting with the same client id, each taking the session from the other: give each one its own id (for alarmd: its own node.id); or the broker closes it for a message it refuses, as one over its max_packet_size over MQTT 3.1.1 (its log says why). Reconnecting with a growing wait",
             ])
         case .attemptFailed(let failure, let repeated):
             let metadata: Logger.Metadata = ["error": "\(failure.message)", "mqtt.retry_in": "\(delay)"]

@@ -376,4 +376,36 @@ struct DaemonResilienceTests {
         }
         await broker.shutDown()
     }
+
+    /// Over MQTT 3.1.1 a broker does not announce its max_packet_size: it closes the connection on
+    /// a packet over it, which the node republishes at every connection. Before, the log's hint
+    /// named only another client with the same id, which sent the user looking for the wrong thing.
+    @Test("Over MQTT 3.1.1, a document over the broker's max_packet_size ends every connection: the log's hint names that limit")
+    func documentTooLargeOverMQTT311() async throws {
+        let broker = try await TestBroker(settings: "max_packet_size 2000")
+        try await broker.start()
+        do {
+            try await withDaemonProcess(broker: broker, node: "node-\(UUID().uuidString.prefix(8))",
+                                        arguments: ["--broker-protocol", "3.1.1"]) { daemon in
+                try await withTestClients { clients in
+                    let node = try await NodeClient.connect(broker: broker, node: daemon.node, clients: clients)
+                    try await node.waitForMessage("the node online") { message in
+                        message.topic == node.topics.status && NodeClient.object(message.payload)?["state"] == .string("online")
+                    }
+                    // The command fits; the node's document of it (about 900 bytes more) does not.
+                    let metadata = String(repeating: "x", count: 1600)
+                    try node.client.publish(MQTTMessage(topic: "\(node.topics.base)/cmd/schedule", string: """
+                        {"configuration":{"countdownDuration":{"preAlert":3600},"attributes":{"presentation":{"alert":{"title":"Big"}},
+                         "tintColor":"#FFFFFF","metadata":{"m":"\(metadata)"}}}}
+                        """, qos: 1))
+                    try await daemon.waitForLog("MQTT connections keep ending soon after they start", within: .seconds(30))
+                    #expect(daemon.log.contains("max_packet_size"))
+                }
+            }
+        } catch {
+            await broker.shutDown()
+            throw error
+        }
+        await broker.shutDown()
+    }
 }
