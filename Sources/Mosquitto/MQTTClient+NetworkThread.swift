@@ -20,8 +20,8 @@ extension MQTTClient {
             let failure = MQTTError(mosquittoCode: result, errno: loopErrno, during: .connectionEnded, broker: configuration.brokerAddress)
             switch state.withLock({ $0.machine.connectionRoundFailed(failure, at: .now) }) {
             case .stopNetworkThread: break connectionLoop
-            case .fallBackToMQTT311(let dropped):
-                logger.notice(dropped ? "MQTT broker dropped the MQTT 5 CONNECT; trying MQTT 3.1.1" : "MQTT broker refused MQTT 5; falling back to MQTT 3.1.1")
+            case .fallBackToMQTT311(let dropped, let repeated):
+                logger.log(level: repeated ? .debug : .notice, dropped ? "MQTT broker dropped the MQTT 5 CONNECT; trying MQTT 3.1.1" : "MQTT broker refused MQTT 5; falling back to MQTT 3.1.1")
             case .waitBeforeReconnect(let delay, let report):
                 log(report, delay: delay)
                 _ = reconnectWaitInterrupt.wait(timeout: .now() + .nanoseconds(Int(delay.inNanoseconds)))

@@ -48,6 +48,8 @@ struct MQTTConnectionStateMachine {
     /// The fallback to 3.1.1 came from a dropped MQTT 5 CONNECT, which may also have been a broker
     /// going down at that moment: while unconfirmed, 3.1.1 dropped too sends it back to MQTT 5.
     private var fellBackAfterDrop = false
+    /// A fallback happened before (only possible until a broker accepts a connection).
+    private var fellBackBefore = false
     /// A CONNACK came in the current attempt (accepting or refusing).
     private var acknowledgedInAttempt = false
     private(set) var subscriptions: [Subscription] = []
@@ -304,7 +306,8 @@ struct MQTTConnectionStateMachine {
         case stopNetworkThread
         /// The broker refused or dropped the MQTT 5 CONNECT: reconnect at once, in MQTT 3.1.1
         /// (``reconnectDelayElapsed()`` says so). `dropped`: it closed the connection without a CONNACK.
-        case fallBackToMQTT311(dropped: Bool)
+        /// `repeated`: not the first fallback, as at every attempt to a proxy whose broker is down.
+        case fallBackToMQTT311(dropped: Bool, repeated: Bool)
         /// Wait, unless disconnect() interrupts, then ``reconnectDelayElapsed()``.
         case waitBeforeReconnect(Duration, report: FailureReport)
     }
@@ -327,7 +330,8 @@ struct MQTTConnectionStateMachine {
             if protocolVersion == .v5, refused || dropped {
                 protocolVersion = .v311
                 fellBackAfterDrop = !refused
-                return .fallBackToMQTT311(dropped: !refused)
+                defer { fellBackBefore = true }
+                return .fallBackToMQTT311(dropped: !refused, repeated: fellBackBefore)
             }
             if protocolVersion == .v311, fellBackAfterDrop, dropped {
                 // 3.1.1 was dropped as well: the broker was going away, not refusing MQTT 5.

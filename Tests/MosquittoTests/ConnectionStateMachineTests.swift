@@ -390,7 +390,7 @@ struct ConnectionStateMachineTests {
         let refusal = MQTTError(code: .connectionRefused, message: "unsupported protocol version", mosquittoCode: 132)
         machine.connectionAcknowledged(sessionPresent: false, refusal: refusal)
         _ = machine.connectionEnded(reason: lost())
-        guard case .fallBackToMQTT311(dropped: false) = machine.connectionRoundFailed(lost(), at: start) else {
+        guard case .fallBackToMQTT311(dropped: false, repeated: false) = machine.connectionRoundFailed(lost(), at: start) else {
             Issue.record("expected the fallback")
             return
         }
@@ -416,7 +416,7 @@ struct ConnectionStateMachineTests {
         var machine = machine()
         try machine.connectRequested()
         _ = machine.connectionEnded(reason: lost("closed by RabbitMQ"))
-        guard case .fallBackToMQTT311(dropped: true) = machine.connectionRoundFailed(lost(), at: start) else {
+        guard case .fallBackToMQTT311(dropped: true, repeated: false) = machine.connectionRoundFailed(lost(), at: start) else {
             Issue.record("expected the fallback")
             return
         }
@@ -468,6 +468,21 @@ struct ConnectionStateMachineTests {
         _ = machine.connectionEnded(reason: lost())
         _ = machine.connectionRoundFailed(lost(), at: start)
         #expect(machine.reconnectDelayElapsed() == .v311)
+    }
+
+    @Test("every fallback after the first is reported as repeated: until a broker answers, each attempt to a proxy that accepts and closes falls back")
+    func repeatedFallback() throws {
+        var machine = machine()
+        try machine.connectRequested()
+        var reports: [Bool] = []
+        for _ in 0..<3 {
+            _ = machine.connectionEnded(reason: lost())
+            if case .fallBackToMQTT311(dropped: true, let repeated) = machine.connectionRoundFailed(lost(), at: start) { reports.append(repeated) }
+            _ = machine.connectionEnded(reason: lost())
+            _ = machine.connectionRoundFailed(lost(), at: start)
+            #expect(machine.reconnectDelayElapsed() == .v5)
+        }
+        #expect(reports == [false, true, true])
     }
 
     @Test("a pinned version never changes: 5 is not given up when dropped or refused; 3.1.1 starts as 3.1.1")

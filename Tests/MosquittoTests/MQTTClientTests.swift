@@ -213,6 +213,33 @@ struct MQTTClientTests {
         }
     }
 
+    /// A proxy in front of a broker that is down (docker-proxy while mosquitto's container restarts)
+    /// accepts each connection and closes it: every MQTT 5 attempt looks dropped, and the fallback
+    /// to 3.1.1 follows at every attempt until a broker answers. Before, each one was a notice: a
+    /// line a second in the journal for as long as the broker was down.
+    @Test("a broker down behind a proxy that accepts and closes: the fallback to MQTT 3.1.1 is a notice once, not at every attempt")
+    func fallbackNoticedOnce() async throws {
+        try await TestBroker.withBroker { broker in
+            let proxy = try TCPProxy(upstreamPort: broker.port)
+            defer { proxy.close() }
+            proxy.acceptsConnections = false
+            try await withTestClients { clients in
+                let recorder = LogRecorder()
+                let client = try MQTTClient(configuration: broker.clientConfiguration(clientID: "behind-proxy", port: proxy.port),
+                                            logger: recorder.logger(at: .debug))
+                clients.adopt(client)
+                try client.connect()
+                let fallbacks = { recorder.entries.filter { $0.message.contains("dropped the MQTT 5 CONNECT") } }
+                let deadline = ContinuousClock.now + .seconds(10)
+                while fallbacks().count < 4 {
+                    guard ContinuousClock.now < deadline else { throw TestSupportError("fewer than 4 fallbacks within 10 s") }
+                    try await Task.sleep(for: .milliseconds(20))
+                }
+                #expect(fallbacks().filter { $0.level >= .notice }.count == 1)
+            }
+        }
+    }
+
     @Test("the will is published when the connection ends uncleanly, and not after a clean disconnect")
     func willMessage() async throws {
         try await TestBroker.withBroker { broker in
