@@ -45,9 +45,6 @@ public final class SimulatedLine: OutputLine {
 /// (nanoseconds since this object was made). One consumer iterates it; iteration ends on
 /// ``finish()`` or when the consuming task is cancelled.
 public final class SimulatedButtons<C: Clock>: ButtonEdgeSource where C.Duration == Duration {
-    public typealias Element = ButtonEdge
-    public typealias Failure = Never
-
     private struct State {
         var queue: [ButtonEdge] = []
         var finished = false

@@ -10,8 +10,6 @@ extension AlarmManager {
 /// A ``Broadcast``'s value each time it changes, starting with the current one, as `transform`
 /// makes it. Any number of observers may iterate at once; a slow one skips to the newest value.
 public struct BroadcastUpdates<Value: Sendable, Element: Sendable>: AsyncSequence, Sendable {
-    public typealias Failure = Never
-
     let values: Broadcast<Value>
     let transform: @Sendable (Value) -> Element
 
