@@ -43,6 +43,7 @@ struct Alarmctl: AsyncParsableCommand {
         // which exits quietly, instead of SIGPIPE, whose handling would depend on the libraries loaded.
         signal(SIGPIPE, SIG_IGN)
         let arguments = Array(CommandLine.arguments.dropFirst())
+        let words = arguments.prefix { $0 != "--" }
         do {
             // ArgumentParser would call a mistyped command an "unexpected argument", and options
             // without a command (`alarmctl --group house`) unknown options.
@@ -53,7 +54,6 @@ struct Alarmctl: AsyncParsableCommand {
                 throw ValidationError("no command after '\(arguments.joined(separator: " "))': add one of \(commands.joined(separator: ", "))")
             }
             // ArgumentParser would read `timer -5m` as options, then say the duration is missing.
-            let words = arguments.prefix { $0 != "--" }
             if let index = words.firstIndex(where: { $0.count > 1 && $0.hasPrefix("-") && $0.dropFirst().first!.isNumber }) {
                 let negative = words[index]
                 if index > 0, words[index - 1] == "--timeout" { throw ValidationError("--timeout \(negative) is out of range: give seconds from 0.1 to 600") }
@@ -64,8 +64,7 @@ struct Alarmctl: AsyncParsableCommand {
         } catch {
             if exitCode(for: error) == .validationFailure {
                 // A command line that cannot be read still honours --json (before any `--`).
-                let json = arguments.prefix { $0 != "--" }.contains("--json")
-                OutputOptions.report(.usage(message(for: error)), json: json, text: fullMessage(for: error))
+                OutputOptions.report(.usage(message(for: error)), json: words.contains("--json"), text: fullMessage(for: error))
                 Foundation.exit(ExitStatus.usage.rawValue)
             }
             exit(withError: error)
