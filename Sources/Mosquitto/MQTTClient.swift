@@ -159,9 +159,7 @@ public final class MQTTClient: Sendable {
     /// Takes back the messages published while disconnected that `isWithdrawn` picks, if they
     /// still wait for a connection: they will not be sent (a request whose requester stopped
     /// waiting for its reply). Retained messages, and messages handed to libmosquitto, stay.
-    /// - Returns: whether any was taken back.
-    @discardableResult
-    public func withdrawUnsent(where isWithdrawn: (MQTTMessage) -> Bool) -> Bool {
+    public func withdrawUnsent(where isWithdrawn: (MQTTMessage) -> Bool) {
         state.withLock { $0.machine.publishWithdrawn(where: isWithdrawn) }
     }
 

@@ -164,7 +164,7 @@ struct MQTTConnectionStateMachine {
     }
 
     /// The publisher no longer wants the buffered messages `isWithdrawn` picks sent.
-    mutating func publishWithdrawn(where isWithdrawn: (MQTTMessage) -> Bool) -> Bool { outgoing.withdraw(where: isWithdrawn) }
+    mutating func publishWithdrawn(where isWithdrawn: (MQTTMessage) -> Bool) { outgoing.withdraw(where: isWithdrawn) }
 
     enum HandOverOutcome: Equatable {
         case accepted(messageID: Int32)

@@ -35,11 +35,9 @@ struct OutgoingBuffer {
         }
     }
 
-    /// Removes the non-retained messages `isWithdrawn` picks; returns whether there were any.
-    mutating func withdraw(where isWithdrawn: (MQTTMessage) -> Bool) -> Bool {
-        let count = nonRetained.count
+    /// Removes the non-retained messages `isWithdrawn` picks.
+    mutating func withdraw(where isWithdrawn: (MQTTMessage) -> Bool) {
         nonRetained.removeAll { isWithdrawn($0.message) }
-        return nonRetained.count < count
     }
 
     /// Empties the buffer and returns its messages in publish order, with the number of

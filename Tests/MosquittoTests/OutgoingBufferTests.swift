@@ -41,8 +41,7 @@ struct OutgoingBufferTests {
         buffer.append(message("cmd/cancel", "1"))
         buffer.append(message("state/a", "v1", retain: true))
         buffer.append(message("cmd/pause", "2"))
-        #expect(buffer.withdraw { $0.topic.hasPrefix("cmd/cancel") || $0.retain })
-        #expect(!buffer.withdraw { $0.topic == "cmd/cancel" })
+        buffer.withdraw { $0.topic.hasPrefix("cmd/cancel") || $0.retain }
         #expect(buffer.drain().messages.map(\.payloadString) == ["v1", "2"])
     }
 
