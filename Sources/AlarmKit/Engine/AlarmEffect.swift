@@ -40,11 +40,10 @@ public struct AlarmEvent: Sendable, Hashable, Codable {
         name = try container.decode(Name.self, forKey: AnyCodingKey(stringValue: "event"))
         alarmID = try container.decodeOptional(UUID.self, forKey: AnyCodingKey(stringValue: "alarmID"))
         at = try container.decodeDate(forKey: AnyCodingKey(stringValue: "at"))
-        var details: [String: JSONValue] = [:]
+        details = [:]
         for key in container.allKeys where !["event", "alarmID", "at"].contains(key.stringValue) {
             details[key.stringValue] = try container.decode(JSONValue.self, forKey: key)
         }
-        self.details = details
     }
 
     public func encode(to encoder: any Encoder) throws {
