@@ -156,9 +156,23 @@ struct ReplyTests {
             "code": .string("invalidConfiguration"), "message": .string("configuration.schedule: never occurs"),
             "field": .string("configuration.schedule"),
         ])]))
-        for reply in [NodeReply.alarm(document), .alarms([document, document]), .authorization(.authorized), .failure(failure)] {
+        var other = document
+        other.id = UUID()
+        for reply in [NodeReply.alarm(document), .alarms([document, other]), .authorization(.authorized), .failure(failure)] {
             #expect(try NodeReply.decode(reply.payload()) == reply)
         }
         #expect(try object(.alarm(document))["alarm"] == (try JSONValue(encoding: document)))
+    }
+
+    @Test("A list that names an alarm twice is refused: alarmd never sends one, and the mirror of the list trapped on it")
+    func listNamingAnAlarmTwice() throws {
+        let document = try AlarmJSON.decoder.decode(AlarmDocument.self, from: JSONFixtureTests.fixture("alarm-countdown"))
+        #expect(throws: DecodingError.self) { try NodeReply.decode(NodeReply.alarms([document, document]).payload()) }
+        // The mirror takes in every list that comes on the reply topic, whatever its correlation.
+        var mirror = RetainedAlarmMirror()
+        if case .alarms(let list)? = try? NodeReply.decode(NodeReply.alarms([document, document]).payload()) {
+            _ = mirror.replace(with: list)
+        }
+        #expect(mirror.documents.isEmpty)
     }
 }

@@ -221,7 +221,11 @@ public enum NodeReply: Sendable, Hashable {
             let error = wire.error ?? .init(code: .internal, message: "the node refused without saying why", field: nil)
             return .failure(NodeFailure(code: error.code, message: error.message, field: error.field, alarmID: alarmID))
         }
-        if let alarms = wire.alarms { return .alarms(alarms) }
+        if let alarms = wire.alarms {
+            // Anyone on the broker can answer on a reply topic: a list naming an alarm twice is not the node's.
+            guard Set(alarms.map(\.id)).count == alarms.count else { throw DecodingError.dataCorrupted(.init(codingPath: [], debugDescription: "the list names an alarm twice")) }
+            return .alarms(alarms)
+        }
         if let authorization = wire.authorization { return .authorization(authorization) }
         return .alarm(wire.alarm)
     }
