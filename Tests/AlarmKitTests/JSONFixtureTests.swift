@@ -175,4 +175,10 @@ struct ReplyTests {
         }
         #expect(mirror.documents.isEmpty)
     }
+
+    @Test("A refusal with a code this version does not know keeps the node's message")
+    func unknownErrorCode() throws {
+        let payload = Array(#"{"ok":false,"error":{"code":"rateLimited","message":"too many requests: wait a minute"}}"#.utf8)
+        #expect(try NodeReply.decode(payload) == .failure(.node(.internal("too many requests: wait a minute"))))
+    }
 }

@@ -209,7 +209,7 @@ public enum NodeReply: Sendable, Hashable {
     /// Reads a reply; `alarmID` is the id the request named, to rebuild `notFound`.
     public static func decode(_ payload: [UInt8], alarmID: UUID? = nil) throws -> NodeReply {
         struct Wire: Decodable {
-            struct ErrorObject: Decodable { var code: NodeFailure.Code; var message: String; var field: String? }
+            struct ErrorObject: Decodable { var code: String; var message: String; var field: String? }
             var ok: Bool
             var alarm: AlarmDocument?
             var alarms: [AlarmDocument]?
@@ -218,8 +218,9 @@ public enum NodeReply: Sendable, Hashable {
         }
         let wire = try AlarmJSON.decoder.decode(Wire.self, from: Data(payload))
         if !wire.ok {
-            let error = wire.error ?? .init(code: .internal, message: "the node refused without saying why", field: nil)
-            return .failure(NodeFailure(code: error.code, message: error.message, field: error.field, alarmID: alarmID))
+            let error = wire.error ?? .init(code: "internal", message: "the node refused without saying why", field: nil)
+            // A code from a newer alarmd is no reason to lose its message.
+            return .failure(NodeFailure(code: .init(rawValue: error.code) ?? .internal, message: error.message, field: error.field, alarmID: alarmID))
         }
         if let alarms = wire.alarms {
             // Anyone on the broker can answer on a reply topic: a list naming an alarm twice is not the node's.
