@@ -19,9 +19,9 @@ public enum AlarmText {
 
     /// `text` with each control character (a newline, the ESC that starts a terminal's escape
     /// sequence) replaced by `�`: text that anyone on the broker can set can then neither break
-    /// a table's rows nor drive the terminal that shows it.
-    public static func printable(_ text: String) -> String {
-        String(String.UnicodeScalarView(text.unicodeScalars.map { $0.properties.generalCategory == .control ? "\u{FFFD}" : $0 }))
+    /// a table's rows nor drive the terminal that shows it. `keepingLineFeeds` for whole outputs of lines.
+    public static func printable(_ text: String, keepingLineFeeds: Bool = false) -> String {
+        String(String.UnicodeScalarView(text.unicodeScalars.map { $0.properties.generalCategory == .control && !(keepingLineFeeds && $0 == "\n") ? "\u{FFFD}" : $0 }))
     }
 
     /// `once`, `daily`, `weekdays`, `mon,wed,fri`; `-` for a timer.

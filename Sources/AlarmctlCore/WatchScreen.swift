@@ -58,7 +58,7 @@ public enum WatchScreen {
         if !state.events.isEmpty {
             lines.append(painter.paint(String(repeating: "─", count: width), .dim))
             for event in state.events.reversed() {
-                let text = truncate(eventLine(event, titles: state.titles, timeZone: timeZone), to: width)
+                let text = truncate(AlarmText.printable(eventLine(event, titles: state.titles, timeZone: timeZone)), to: width)
                 lines.append(painter.paint(text, event.name == .alerting || event.name == .missed ? .alert : .dim))
             }
         }
@@ -133,7 +133,7 @@ public enum WatchScreen {
         if let id = event.alarmID {
             parts.append(String(id.uuidString.prefix(8)))
             // An alarm gone before the watch began (`missed`, `silenced`) is named by its event.
-            if let title = titles[id] ?? event.details["title"]?.string.map(AlarmText.printable) { parts.append(title) }
+            if let title = titles[id] ?? event.details["title"]?.string { parts.append(title) }
         }
         if event.name == .button, let button = event.details["button"]?.string, let press = event.details["press"]?.string {
             return (parts + [button, "\(press) press"]).joined(separator: "  ")

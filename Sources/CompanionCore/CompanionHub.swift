@@ -35,7 +35,7 @@ public final class CompanionHub: Sendable {
         guard event.name == .silenced || event.name == .missed, let id = event.alarmID else { return }
         change(node) { known in
             let title = (known.documents + known.previousDocuments).first { $0.id == id }.map { AlarmText.title(of: $0) }
-                ?? event.details["title"]?.string.map(AlarmText.printable) ?? "An alarm"
+                ?? event.details["title"]?.string.map { AlarmText.printable($0) } ?? "An alarm"
             let at = event.details["alertDate"]?.string.flatMap(AlarmJSON.date(from:)) ?? event.at
             known.unanswered = Array(([.init(title: title, at: at, missed: event.name == .missed)] + known.unanswered).prefix(5))
         }

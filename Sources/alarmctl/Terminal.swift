@@ -44,10 +44,12 @@ enum Terminal {
         }
     }
 
-    /// Writes `line` and a line feed to standard output (see ``write(_:)``).
-    static func print(_ line: String) { write(line + "\n") }
+    /// Writes `line` and a line feed to standard output (see ``write(_:)``), its control
+    /// characters but line feeds replaced: node messages, statuses and group names are anyone's
+    /// to publish, and must not drive the terminal (`AlarmText.printable`).
+    static func print(_ line: String) { write(AlarmText.printable(line, keepingLineFeeds: true) + "\n") }
 
-    /// Writes `line` and a line feed to standard error. A failure is ignored: there is nowhere
-    /// left to report it, and the exit status still tells what happened.
-    static func printError(_ line: String) { StandardStream.error.write(line + "\n") }
+    /// Writes `line` and a line feed to standard error, printable as ``print(_:)`` makes it. A
+    /// failure is ignored: there is nowhere left to report it, and the exit status still tells what happened.
+    static func printError(_ line: String) { StandardStream.error.write(AlarmText.printable(line, keepingLineFeeds: true) + "\n") }
 }

@@ -1,6 +1,7 @@
 import AlarmKit
 import AlarmctlCore
 import Foundation
+import Mosquitto
 import MosquittoTestSupport
 import Testing
 
@@ -72,6 +73,21 @@ struct CommandLineTests {
             let errorOutput = child.standardError
             await child.stop()
             #expect(errorOutput.contains("no status from node 'nobody'"), "it reached the broker: \(errorOutput)")
+        }
+    }
+
+    @Test("A status's texts, anyone's to publish, cannot drive the terminal on standard output or error")
+    func statusTextsArePrintable() async throws {
+        try await TestBroker.withBroker { broker in
+            try await withTestClients { clients in
+                let (client, _) = try clients.start(broker.clientConfiguration(clientID: "hostile"))
+                let status = NodeStatus(state: "online", alarms: 0, stateFileProblem: "\u{1B}[2J\u{1B}]0;owned\u{7}",
+                                        configurationProblem: "fine\r\u{1B}[31mforged")
+                try client.publish(MQTTMessage(topic: NodeTopics(node: "n").status, payload: try AlarmJSON.encode(status), qos: 1, retain: true))
+                let result = try await EndToEndTests.alarmctl(["status", "--broker", "127.0.0.1:\(broker.port)", "--node", "n"])
+                #expect(result.status == 0 && result.output.contains("state file     \u{FFFD}[2J"), "\(result.output)\(result.errorOutput)")
+                #expect(!(result.output + result.errorOutput).unicodeScalars.contains { $0 != "\n" && $0.properties.generalCategory == .control })
+            }
         }
     }
 

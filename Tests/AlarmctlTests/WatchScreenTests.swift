@@ -62,6 +62,15 @@ struct WatchScreenTests {
         #expect(screen.last?.withoutEscapes == "Ctrl-C quits")
     }
 
+    @Test("An event's fields, anyone's to publish, cannot drive the terminal")
+    func eventFieldsArePrintable() throws {
+        var state = try state()
+        state.record(AlarmEvent(.button, alarmID: nil, at: now, details: ["button": .string("\u{1B}[2J"), "press": .string("x\u{7}")]))
+        state.record(AlarmEvent(.stopped, alarmID: nil, at: now, details: ["source": .string("\u{1B}]0;owned\u{7}"), "\u{1B}[31m": .bool(true)]))
+        let lines = WatchScreen.render(state, now: now, timeZone: berlin, width: 200, onTerminal: false)
+        #expect(!lines.joined().unicodeScalars.contains { $0.properties.generalCategory == .control }, "\(lines)")
+    }
+
     @Test("An event keeps its alarm's title after the alarm is gone")
     func titlesOutliveTheirAlarms() throws {
         var state = try state()
