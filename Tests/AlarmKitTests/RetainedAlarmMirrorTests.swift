@@ -45,6 +45,14 @@ struct RetainedAlarmMirrorTests {
         #expect(ids(later) == [a.id, b.id, c.id] && !later.askForList)
     }
 
+    @Test("A document on another alarm's topic does not list its alarm twice")
+    func documentOnAnotherAlarmsTopic() {
+        var mirror = RetainedAlarmMirror()
+        _ = mirror.received(a, id: a.id, retained: true)
+        _ = mirror.received(a, id: b.id, retained: true)
+        #expect(mirror.received(NodeStatus(state: "online", alarms: 1), retained: true).list?.map(\.id) == [a.id])
+    }
+
     @Test("An alarm removed while away goes with the node's list, not before it")
     func removedWhileAwayStatusFirst() {
         var mirror = knewThreeThenLost()

@@ -40,9 +40,10 @@ struct RetainedAlarmMirror {
     /// A `list` is asked for: documents from now on are newer than its answer may be.
     mutating func listAsked() { changedSinceListAsked = changedSinceListAsked ?? [] }
 
-    /// An alarm's document (nil: an empty payload, the alarm removed) came.
+    /// An alarm's document (nil: an empty payload, the alarm removed) came. One that names
+    /// another alarm than its topic does (anyone can publish it) is no document of this alarm.
     mutating func received(_ document: AlarmDocument?, id: UUID, retained: Bool) -> Outcome {
-        documents[id] = document
+        documents[id] = document?.id == id ? document : nil
         replayed?.insert(id)
         changedSinceListAsked?.insert(id)
         // As many as the status counted: whole, though an alarm added meanwhile may be among them,
