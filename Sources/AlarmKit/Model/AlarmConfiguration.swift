@@ -157,7 +157,11 @@ extension AlarmManager {
     }
 
     /// Whether this node lets apps schedule alarms (AlarmKit's per-app consent).
-    public enum AuthorizationState: String, Sendable, Hashable, Codable { case notDetermined, denied, authorized }
+    public enum AuthorizationState: String, Sendable, Hashable, Codable {
+        case notDetermined, denied, authorized
+        /// A state this version does not know (a newer alarmd's) reads as not determined: a node's status naming one still counts.
+        public init(from decoder: any Decoder) throws { self = Self(rawValue: try decoder.singleValueContainer().decode(String.self)) ?? .notDetermined }
+    }
 }
 
 /// What a device shows for an alarm right now (AlarmKit's `AlarmPresentationState`).
