@@ -191,7 +191,8 @@ struct TimeAndPersistenceTests {
             guard case .string(let problem)? = second["configurationProblem"] else { throw TestSupportError("no configurationProblem: \(second)") }
             #expect(problem.contains("no-such-chip"))
             #expect(problem.contains("alarmd runs with the configuration it last started with (\(state.path)/last-started.toml)"))
-            #expect("\(NodeClient.object(restored.payload)?["stateFileProblem"] ?? .null)".contains("alarm \(alarm) came back from its retained copy"))
+            let stateFileProblem = "\(NodeClient.object(restored.payload)?["stateFileProblem"] ?? .null)"
+            #expect(stateFileProblem.contains("alarm \(alarm) came back from its retained copy"))
             guard case .array(let alarms)? = list["alarms"] else { throw TestSupportError("list gave no alarms: \(list)") }
             #expect(alarms.map { $0["id"] } == [.string(alarm)], "the damaged alarm, back from the broker")
             // The copy is still the one that started, for the next start that needs it.
