@@ -42,7 +42,7 @@ extension MQTTClient {
             ? nil
             : MQTTError(mosquittoCode: result, errno: savedErrno, during: .connect, broker: configuration.brokerAddress)
         if state.withLock({ $0.machine.connectCallReturned(failure: failure) }) {
-            // disconnect() ran during the call and its mosquitto_disconnect found no socket.
+            // disconnect() ran during the call: the new socket must not outlive it.
             mosquitto_disconnect(handle.pointer)
         }
         return KeepaliveSchedule(keepAlive: configuration.keepAlive, connectingAt: Self.monotonicNow())
@@ -66,6 +66,7 @@ extension MQTTClient {
     /// `errno`, which the full socket pair leaves behind whenever a packet read queues an answer.
     /// `mosquitto_loop` reads the pair, so its select(2) returns at once until they are handled.
     private func serviceConnection(keepalive: inout KeepaliveSchedule) -> Int32 {
+        if state.withLock({ state in defer { state.disconnectDue = false }; return state.disconnectDue }) { mosquitto_disconnect(handle.pointer) }
         let timeout = keepalive.pollTimeoutMilliseconds(at: Self.monotonicNow())
         if configuration.tls != nil {
             let hadPackets = mosquitto_want_write(handle.pointer)

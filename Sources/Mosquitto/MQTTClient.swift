@@ -50,6 +50,8 @@ public final class MQTTClient: Sendable {
         var acknowledgementWaiter: CheckedContinuation<Void, Never>?
         /// ``disconnect()`` calls waiting for the network thread to end.
         var networkThreadWaiters: [CheckedContinuation<Void, Never>] = []
+        /// Set by ``disconnect()`` for the network thread, which sends the DISCONNECT.
+        var disconnectDue = false
     }
 
     /// `mosquitto_lib_init`, needed once per process before any other call: a static `let` is
@@ -229,7 +231,10 @@ public final class MQTTClient: Sendable {
         case .finishEvents(let discarding): finishEvents(discarding: discarding)
         case .stopNetworkThread:
             await waitForAcknowledgements()
-            mosquitto_disconnect(handle.pointer)
+            // mosquitto_disconnect reads, unlocked, the socket that the network thread's (re)connect
+            // and loop calls set (ThreadSanitizer saw it), so that thread sends it; but with TLS it
+            // waits in mosquitto_loop, which only a packet queued through libmosquitto wakes.
+            if configuration.tls != nil { mosquitto_disconnect(handle.pointer) } else { state.withLock { $0.disconnectDue = true } }
             networkWake.signal()
             reconnectWaitInterrupt.signal()
             await waitForNetworkThread()

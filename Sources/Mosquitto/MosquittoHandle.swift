@@ -4,13 +4,15 @@ import Glibc
 /// The `struct mosquitto *` of one client.
 ///
 /// `@unchecked Sendable` because the pointer is shared between the caller's threads and the network
-/// thread under these rules: `mosquitto_publish_v5`, `mosquitto_subscribe` and `mosquitto_disconnect`
-/// are made thread-safe by libmosquitto itself (`mosquitto_threaded_set(true)` makes it take its
-/// mutexes and leave socket writes to the network thread), and ``MQTTClient`` makes the first two
-/// under its send lock; `mosquitto_loop`, `mosquitto_loop_read`, `mosquitto_loop_write`,
-/// `mosquitto_loop_misc`, `mosquitto_reconnect_async` and the protocol fallback run only on the
-/// network thread; configuration happens in `init` before the pointer is shared; `mosquitto_destroy`
-/// runs in `MQTTClient.deinit`, when no thread uses it.
+/// thread under these rules: `mosquitto_publish_v5` and `mosquitto_subscribe` are made thread-safe
+/// by libmosquitto itself (`mosquitto_threaded_set(true)` makes it take its mutexes and leave socket
+/// writes to the network thread), and ``MQTTClient`` makes them under its send lock; `mosquitto_loop`,
+/// `mosquitto_loop_read`, `mosquitto_loop_write`, `mosquitto_loop_misc`, `mosquitto_connect_async`,
+/// `mosquitto_reconnect_async`, `mosquitto_disconnect` (it reads, unlocked, the socket that those
+/// set; with TLS only, `MQTTClient.disconnect()` calls it itself, as nothing else wakes
+/// `mosquitto_loop`) and the protocol fallback run only on the network thread; configuration
+/// happens in `init` before the pointer is shared; `mosquitto_destroy` runs in `MQTTClient.deinit`,
+/// when no thread uses it.
 struct MosquittoHandle: @unchecked Sendable {
     let pointer: OpaquePointer
 

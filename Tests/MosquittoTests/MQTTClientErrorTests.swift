@@ -71,6 +71,18 @@ struct MQTTClientErrorTests {
         #expect(!client.isConnected)
     }
 
+    /// Under ThreadSanitizer with a libmosquitto built with `-fsanitize=thread`, a disconnect() that
+    /// called `mosquitto_disconnect` itself raced with `mosquitto_connect_async` on the socket.
+    @Test("disconnect() while the network thread is still connecting returns, and the client ends")
+    func disconnectWhileConnecting() async throws {
+        for _ in 0..<20 {
+            let client = try MQTTClient(configuration: configuration(port: try TestBroker.freePort()), logger: logger)
+            try client.connect()
+            await client.disconnect()
+            #expect(!client.isConnected)
+        }
+    }
+
     @Test("the error funnel explains libmosquitto's codes and what to do")
     func funnelMessages() {
         let refused = MQTTError(mosquittoCode: 14, errno: ECONNREFUSED, during: .connect, broker: "127.0.0.1:1883")  // MOSQ_ERR_ERRNO

@@ -420,6 +420,21 @@ struct MQTTClientTests {
         }
     }
 
+    /// With TLS the network thread waits in `mosquitto_loop`, which only a packet queued through
+    /// libmosquitto wakes, so disconnect() cannot leave the DISCONNECT to that thread.
+    @Test("over TLS, disconnect() of an idle client returns at once, not at its next keepalive ping")
+    func tlsDisconnectIsPrompt() async throws {
+        try await TestBroker.withBroker(tls: true) { broker in
+            try await withTestClients { clients in
+                let (client, events) = try clients.start(broker.clientConfiguration(clientID: "tls-stop", keepAlive: 30))
+                try await events.connected()
+                let start = ContinuousClock.now
+                await client.disconnect()
+                #expect(ContinuousClock.now - start < .seconds(5))
+            }
+        }
+    }
+
     @Test("a client started while the broker is down connects once it comes up")
     func brokerDownAtStart() async throws {
         try await TestBroker.withBroker(started: false) { broker in
