@@ -39,9 +39,7 @@ public enum WatchScreen {
         let width = max(width, 20)
         let painter = Painter(enabled: onTerminal)
         var lines = [header(state, now: now, timeZone: timeZone, width: width, painter: painter)]
-        if let problem = state.connectionProblem {
-            lines.append(painter.paint(truncate("broker: \(problem)", to: width), .alert))
-        }
+        if let problem = state.connectionProblem { lines.append(painter.paint(truncate("broker: \(problem)", to: width), .alert)) }
         lines.append(painter.paint(String(repeating: "─", count: width), .dim))
         let documents = Rendering.displayOrder(state.documents, now: now)
         if documents.isEmpty { lines.append(painter.paint("no alarms", .dim)) }

@@ -108,9 +108,7 @@ struct TimeZoneFileWatch: ReadinessSource {
         while true {
             let length: Int
             do {
-                length = try systemCall("reading inotify events for the time zone") {
-                    read(descriptor.raw, &buffer, buffer.count)
-                }
+                length = try systemCall("reading inotify events for the time zone") { read(descriptor.raw, &buffer, buffer.count) }
             } catch let error where error.code == EAGAIN { break }
             var offset = 0
             while offset + Self.eventHeaderSize <= length {

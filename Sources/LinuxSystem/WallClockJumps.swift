@@ -78,9 +78,7 @@ struct WallClockJumpTimer: ReadinessSource {
     mutating func readEvent() throws(SystemError) -> WallClockJump? {
         var expirations: UInt64 = 0
         do {
-            try systemCall("reading the wall-clock jump timerfd") {
-                read(descriptor.raw, &expirations, MemoryLayout<UInt64>.size)
-            }
+            try systemCall("reading the wall-clock jump timerfd") { read(descriptor.raw, &expirations, MemoryLayout<UInt64>.size) }
             // The timer expired: the clock was set more than a century ahead.
             logger.warning("Wall-clock jump timer expired; re-arming", metadata: ["expirations": "\(expirations)"])
             offsetAtArming = try Self.arm(descriptor)

@@ -69,9 +69,7 @@ struct MosquittoHandle: @unchecked Sendable {
             guard (tls.certFile == nil) == (tls.keyFile == nil) else {
                 throw invalid("tls.certFile and tls.keyFile go together: set both or neither")
             }
-            guard tls.certFile == nil || tls.caFile != nil else {
-                throw invalid("a TLS client certificate needs tls.caFile as well")
-            }
+            guard tls.certFile == nil || tls.caFile != nil else { throw invalid("a TLS client certificate needs tls.caFile as well") }
         }
     }
 

@@ -103,9 +103,7 @@ extension AlarmManager.AlarmConfiguration where Metadata == JSONValue {
                 throw fail("attributes.metadata", "must be at most 4096 bytes as JSON, is \(metadata.encodedByteCount)")
             }
         }
-        if case .named(let name) = sound, name.isEmpty || name.utf8.count > 64 {
-            throw fail("sound.named", "must be 1 to 64 bytes")
-        }
+        if case .named(let name) = sound, name.isEmpty || name.utf8.count > 64 { throw fail("sound.named", "must be 1 to 64 bytes") }
         try checkIntent(stopIntent, "stopIntent")
         try checkIntent(secondaryIntent, "secondaryIntent")
     }
