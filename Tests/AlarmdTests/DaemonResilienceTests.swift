@@ -408,4 +408,40 @@ struct DaemonResilienceTests {
         }
         await broker.shutDown()
     }
+
+    /// The reply to a schedule, the alarm's document, is larger than the command: a command that fits
+    /// the broker can have a reply that does not. Before, the error only said to ask for fewer alarms:
+    /// the requester took the schedule for failed (alarmctl exits 1) while the alarm was in effect.
+    @Test("A schedule whose reply is too large for the broker is answered so, and as carried out: the alarm is in effect")
+    func scheduleReplyTooLargeForBroker() async throws {
+        let broker = try await TestBroker(settings: "max_packet_size 2000")
+        try await broker.start()
+        do {
+            try await withDaemonProcess(broker: broker, node: "node-\(UUID().uuidString.prefix(8))") { daemon in
+                try await withTestClients { clients in
+                    let node = try await NodeClient.connect(broker: broker, node: daemon.node, clients: clients)
+                    try await node.waitForMessage("the node online") { message in
+                        message.topic == node.topics.status && NodeClient.object(message.payload)?["state"] == .string("online")
+                    }
+                    let id = UUID().uuidString
+                    let configuration = try JSONDecoder().decode(JSONValue.self, from: Data("""
+                        {"countdownDuration":{"preAlert":3600},"attributes":{"presentation":{"alert":{"title":"Big"}},
+                         "tintColor":"#FFFFFF","metadata":{"m":"\(String(repeating: "x", count: 1300))"}}}
+                        """.utf8))
+                    let reply = try await node.request("schedule", ["id": .string(id), "configuration": configuration])
+                    #expect(reply["ok"] == .bool(false))
+                    guard case .string(let message)? = reply["error"]?["message"] else {
+                        Issue.record("no error message in \(reply)")
+                        return
+                    }
+                    #expect(message.contains("max_packet_size") && message.contains("carried out"), "\(message)")
+                    #expect(try await node.request("cancel", ["id": .string(id)])["ok"] == .bool(true), "the alarm is in effect")
+                }
+            }
+        } catch {
+            await broker.shutDown()
+            throw error
+        }
+        await broker.shutDown()
+    }
 }

@@ -464,11 +464,11 @@ public final class MQTTBridge: Service, Sendable {
         if let message = replyMessage(reply, to: route, namesNode: namesNode) { publishReply(message, to: route, namesNode: namesNode) }
     }
 
-    /// Sends a reply; one larger than the broker takes is answered with an error that says so,
-    /// rather than left for the requester to wait for until it gives up.
+    /// Sends a reply; one larger than the broker takes is answered with an error that says so, and that
+    /// the command was carried out, rather than left for the requester to wait for until it gives up.
     private func publishReply(_ message: MQTTMessage, to route: NodeCommand.ReplyRoute?, namesNode: Bool) {
         guard let failure = send([message]).first, failure.error.isTooLargeForBroker else { return }
-        let reason = "the reply (\(message.payload.count) bytes) is larger than the broker takes (its max_packet_size): raise that limit, or ask for less (fewer alarms)"
+        let reason = "the command was carried out (a schedule's alarm is in effect; do not send it again), but its reply (\(message.payload.count) bytes, and its topic) is larger than the broker takes (its max_packet_size): raise that limit, or ask for less (a list of fewer alarms)"
         if let error = replyMessage(.failure(.node(.internal(reason))), to: route, namesNode: namesNode) { send([error]) }
     }
 
