@@ -160,7 +160,7 @@ struct OperationTarget: ParsableArguments {
                     }
                 }
                 if targets.isEmpty && !output.json { Terminal.print("no alarm to \(operation == .countdown ? "snooze" : operation.rawValue)") }
-                if output.json { Terminal.print(JSONOutput.pretty(results)) }
+                if output.json { Terminal.write(JSONOutput.pretty(results) + "\n") }
             }
             return nil
         }

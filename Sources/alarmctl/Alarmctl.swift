@@ -77,9 +77,9 @@ struct OutputOptions: ParsableArguments {
     @Flag(help: "Print JSON (docs/mqtt.md documents, ISO 8601 UTC times) instead of text.")
     var json = false
 
-    /// Prints `text`, or `value` as JSON with `--json`.
+    /// Prints `text`, or `value` as JSON with `--json`: as it is, as `watch --json` does (JSON escapes the ESC, a title's DEL stays).
     func print(_ text: @autoclosure () -> String, json value: @autoclosure () -> some Encodable) {
-        Terminal.print(json ? JSONOutput.pretty(value()) : text())
+        if json { Terminal.write(JSONOutput.pretty(value()) + "\n") } else { Terminal.print(text()) }
     }
 
     /// Runs a command's body; its error is printed (to standard error, and as JSON on standard
@@ -101,7 +101,7 @@ struct OutputOptions: ParsableArguments {
 
     /// Reports a failed command: `text` on standard error, and with `json` the error as JSON on standard output.
     static func report(_ error: AlarmctlError, json: Bool, text: String) {
-        if json { Terminal.print(JSONOutput.pretty(JSONOutput.failure(error))) }
+        if json { Terminal.write(JSONOutput.pretty(JSONOutput.failure(error)) + "\n") }
         Terminal.printError(text)
     }
 }
