@@ -176,13 +176,6 @@ struct ReplyTests {
         #expect(mirror.documents.isEmpty)
     }
 
-    @Test("A status naming an authorization state this version does not know still reads: the node is not taken for absent")
-    func unknownAuthorizationState() throws {
-        let status = try AlarmJSON.decoder.decode(NodeStatus.self, from: Data(#"{"state":"online","authorization":"revoked","alarms":0}"#.utf8))
-        #expect(status.isOnline && status.authorization == .notDetermined)
-        #expect(try NodeReply.decode(Array(#"{"ok":true,"authorization":"revoked"}"#.utf8)) == .authorization(.notDetermined))
-    }
-
     @Test("A refusal with a code this version does not know keeps the node's message")
     func unknownErrorCode() throws {
         let payload = Array(#"{"ok":false,"error":{"code":"rateLimited","message":"too many requests: wait a minute"}}"#.utf8)

@@ -157,11 +157,7 @@ extension AlarmManager {
     }
 
     /// Whether this node lets apps schedule alarms (AlarmKit's per-app consent).
-    public enum AuthorizationState: String, Sendable, Hashable, Codable {
-        case notDetermined, denied, authorized
-        /// A state this version does not know (a newer alarmd's) reads as not determined: a node's status naming one still counts.
-        public init(from decoder: any Decoder) throws { self = Self(rawValue: try decoder.singleValueContainer().decode(String.self)) ?? .notDetermined }
-    }
+    public enum AuthorizationState: String, Sendable, Hashable, Codable { case notDetermined, denied, authorized }
 }
 
 /// What a device shows for an alarm right now (AlarmKit's `AlarmPresentationState`).
