@@ -179,7 +179,7 @@ extension Alarmd {
             }
             let store = StateStore(directory: directory, logger: Logger(label: "alarmd"))
             guard store.holdsState else {
-                fail("alarmd reset-authorization: no node state in \(directory) (no node.json), so nothing to reset: name the node's state folder with --state-dir, or the node's configuration with --config", status: 1)
+                fail("alarmd reset-authorization: no node state in \(directory) (no alarms folder), so nothing to reset: name the node's state folder with --state-dir, or the node's configuration with --config", status: 1)
             }
             let loaded = try store.load()
             if let problem = loaded.problem {

@@ -25,22 +25,31 @@ struct CommandLineTests {
         #expect(text.contains("--max-alarms must be from 1 to 100000"), "\(text)")
     }
 
-    @Test("reset-authorization with a state folder that holds no node's state refuses, and creates nothing there")
+    @Test("reset-authorization refuses a folder that holds no node's state, and creates nothing there; a node.json kept aside is no reason")
     func resetAuthorizationNeedsAState() throws {
         let directory = FileManager.default.temporaryDirectory.appending(path: "alarmd-cli-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: directory) }
+        func reset(_ folder: URL) throws -> (status: Int32, text: String) {
+            let process = Process()
+            process.executableURL = DaemonProcess.executable
+            process.arguments = ["reset-authorization", "--state-dir", folder.path]
+            let output = Pipe()
+            process.standardOutput = output
+            process.standardError = output
+            try process.run()
+            process.waitUntilExit()
+            return (process.terminationStatus, String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self))
+        }
         let misspelt = directory.appending(path: "stat")
-        let process = Process()
-        process.executableURL = DaemonProcess.executable
-        process.arguments = ["reset-authorization", "--state-dir", misspelt.path]
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = output
-        try process.run()
-        process.waitUntilExit()
-        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        #expect(process.terminationStatus == 1)
-        #expect(text.contains("no node state in \(misspelt.path)"), "\(text)")
+        let refused = try reset(misspelt)
+        #expect(refused.status == 1)
+        #expect(refused.text.contains("no node state in \(misspelt.path)"), "\(refused.text)")
         #expect(!FileManager.default.fileExists(atPath: misspelt.path))
+        // A node whose node.json was kept aside as damaged, with its alarms still there.
+        let state = directory.appending(path: "state")
+        try FileManager.default.createDirectory(at: state.appending(path: "alarms"), withIntermediateDirectories: true)
+        let done = try reset(state)
+        #expect(done.status == 0, "\(done.text)")
+        #expect(FileManager.default.fileExists(atPath: state.appending(path: "node.json").path))
     }
 }

@@ -46,8 +46,8 @@ public final class StateStore: Sendable {
         self.logger = logger
     }
 
-    /// Whether the folder holds a node's state: its node.json, or the single file of earlier versions.
-    public var holdsState: Bool { [nodePath, LegacyStateFile(directory: directory).path].contains(where: FileManager.default.fileExists) }
+    /// Whether a node kept its state in the folder: its alarms folder (made at its first start), or the single file of earlier versions.
+    public var holdsState: Bool { [alarmsDirectory, LegacyStateFile(directory: directory).path].contains(where: FileManager.default.fileExists) }
 
     /// The copy of the configuration file the daemon last started with (`last-started.toml`).
     public static func lastStartedConfigurationPath(in directory: String) -> String { directory + "/last-started.toml" }
