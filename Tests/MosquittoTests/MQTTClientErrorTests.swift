@@ -71,8 +71,10 @@ struct MQTTClientErrorTests {
         #expect(!client.isConnected)
     }
 
-    /// Under ThreadSanitizer with a libmosquitto built with `-fsanitize=thread`, a disconnect() that
-    /// called `mosquitto_disconnect` itself raced with `mosquitto_connect_async` on the socket.
+    /// The DISCONNECT is left to the network thread: a disconnect() that comes while that thread
+    /// connects must still end it (this hangs if the thread never takes the request). The race the
+    /// hand-over removes, `mosquitto_disconnect` against `mosquitto_connect_async` on the socket,
+    /// shows only under ThreadSanitizer with a libmosquitto built with `-fsanitize=thread`.
     @Test("disconnect() while the network thread is still connecting returns, and the client ends")
     func disconnectWhileConnecting() async throws {
         for _ in 0..<20 {
