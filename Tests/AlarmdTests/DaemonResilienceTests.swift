@@ -342,32 +342,20 @@ struct DaemonResilienceTests {
         }
     }
 
-    /// A broker set up with a small `max_packet_size` (announced over MQTT 5) cannot take a long
-    /// list: before, the node only logged it, and the requester waited until it gave up (alarmctl:
-    /// "the node did not answer").
-    @Test("A reply larger than the broker's max_packet_size is answered with an error saying so")
-    func replyTooLargeForBroker() async throws {
-        let broker = try await TestBroker(settings: "max_packet_size 2000")
+    /// Runs `body` with alarmd (given `arguments`) online on a private broker set up with
+    /// `settings`, and a client of the node; stops both after it.
+    static func withNodeOnBroker(settings: String, arguments: [String] = [],
+                                 _ body: (DaemonProcess, NodeClient) async throws -> Void) async throws {
+        let broker = try await TestBroker(settings: settings)
         try await broker.start()
         do {
-            try await withDaemonProcess(broker: broker, node: "node-\(UUID().uuidString.prefix(8))") { daemon in
+            try await withDaemonProcess(broker: broker, node: "node-\(UUID().uuidString.prefix(8))", arguments: arguments) { daemon in
                 try await withTestClients { clients in
                     let node = try await NodeClient.connect(broker: broker, node: daemon.node, clients: clients)
                     try await node.waitForMessage("the node online") { message in
                         message.topic == node.topics.status && NodeClient.object(message.payload)?["state"] == .string("online")
                     }
-                    for title in ["One", "Two", "Three", "Four", "Five", "Six"] {
-                        let reply = try await node.request("schedule", ["configuration": configurationJSON(preAlert: 3600, title: title)])
-                        #expect(reply["ok"] == .bool(true), "a single alarm's reply fits")
-                    }
-                    let reply = try await node.request("list", within: .seconds(5))
-                    #expect(reply["ok"] == .bool(false))
-                    #expect(reply["error"]?["code"] == .string("internal"))
-                    guard case .string(let message)? = reply["error"]?["message"] else {
-                        Issue.record("no error message in \(reply)")
-                        return
-                    }
-                    #expect(message.contains("max_packet_size"))
+                    try await body(daemon, node)
                 }
             }
         } catch {
@@ -375,6 +363,27 @@ struct DaemonResilienceTests {
             throw error
         }
         await broker.shutDown()
+    }
+
+    /// A broker set up with a small `max_packet_size` (announced over MQTT 5) cannot take a long
+    /// list: before, the node only logged it, and the requester waited until it gave up (alarmctl:
+    /// "the node did not answer").
+    @Test("A reply larger than the broker's max_packet_size is answered with an error saying so")
+    func replyTooLargeForBroker() async throws {
+        try await Self.withNodeOnBroker(settings: "max_packet_size 2000") { daemon, node in
+            for title in ["One", "Two", "Three", "Four", "Five", "Six"] {
+                let reply = try await node.request("schedule", ["configuration": configurationJSON(preAlert: 3600, title: title)])
+                #expect(reply["ok"] == .bool(true), "a single alarm's reply fits")
+            }
+            let reply = try await node.request("list", within: .seconds(5))
+            #expect(reply["ok"] == .bool(false))
+            #expect(reply["error"]?["code"] == .string("internal"))
+            guard case .string(let message)? = reply["error"]?["message"] else {
+                Issue.record("no error message in \(reply)")
+                return
+            }
+            #expect(message.contains("max_packet_size"))
+        }
     }
 
     /// Over MQTT 3.1.1 a broker does not announce its max_packet_size: it closes the connection on
@@ -382,31 +391,16 @@ struct DaemonResilienceTests {
     /// named only another client with the same id, which sent the user looking for the wrong thing.
     @Test("Over MQTT 3.1.1, a document over the broker's max_packet_size ends every connection: the log's hint names that limit")
     func documentTooLargeOverMQTT311() async throws {
-        let broker = try await TestBroker(settings: "max_packet_size 2000")
-        try await broker.start()
-        do {
-            try await withDaemonProcess(broker: broker, node: "node-\(UUID().uuidString.prefix(8))",
-                                        arguments: ["--broker-protocol", "3.1.1"]) { daemon in
-                try await withTestClients { clients in
-                    let node = try await NodeClient.connect(broker: broker, node: daemon.node, clients: clients)
-                    try await node.waitForMessage("the node online") { message in
-                        message.topic == node.topics.status && NodeClient.object(message.payload)?["state"] == .string("online")
-                    }
-                    // The command fits; the node's document of it (about 900 bytes more) does not.
-                    let metadata = String(repeating: "x", count: 1600)
-                    try node.client.publish(MQTTMessage(topic: "\(node.topics.base)/cmd/schedule", string: """
-                        {"configuration":{"countdownDuration":{"preAlert":3600},"attributes":{"presentation":{"alert":{"title":"Big"}},
-                         "tintColor":"#FFFFFF","metadata":{"m":"\(metadata)"}}}}
-                        """, qos: 1))
-                    try await daemon.waitForLog("MQTT connections keep ending soon after they start", within: .seconds(30))
-                    #expect(daemon.log.contains("max_packet_size"))
-                }
-            }
-        } catch {
-            await broker.shutDown()
-            throw error
+        try await Self.withNodeOnBroker(settings: "max_packet_size 2000", arguments: ["--broker-protocol", "3.1.1"]) { daemon, node in
+            // The command fits; the node's document of it (about 900 bytes more) does not.
+            let metadata = String(repeating: "x", count: 1600)
+            try node.client.publish(MQTTMessage(topic: "\(node.topics.base)/cmd/schedule", string: """
+                {"configuration":{"countdownDuration":{"preAlert":3600},"attributes":{"presentation":{"alert":{"title":"Big"}},
+                 "tintColor":"#FFFFFF","metadata":{"m":"\(metadata)"}}}}
+                """, qos: 1))
+            try await daemon.waitForLog("MQTT connections keep ending soon after they start", within: .seconds(30))
+            #expect(daemon.log.contains("max_packet_size"))
         }
-        await broker.shutDown()
     }
 
     /// The reply to a schedule, the alarm's document, is larger than the command: a command that fits
@@ -414,34 +408,20 @@ struct DaemonResilienceTests {
     /// the requester took the schedule for failed (alarmctl exits 1) while the alarm was in effect.
     @Test("A schedule whose reply is too large for the broker is answered so, and as carried out: the alarm is in effect")
     func scheduleReplyTooLargeForBroker() async throws {
-        let broker = try await TestBroker(settings: "max_packet_size 2000")
-        try await broker.start()
-        do {
-            try await withDaemonProcess(broker: broker, node: "node-\(UUID().uuidString.prefix(8))") { daemon in
-                try await withTestClients { clients in
-                    let node = try await NodeClient.connect(broker: broker, node: daemon.node, clients: clients)
-                    try await node.waitForMessage("the node online") { message in
-                        message.topic == node.topics.status && NodeClient.object(message.payload)?["state"] == .string("online")
-                    }
-                    let id = UUID().uuidString
-                    let configuration = try JSONDecoder().decode(JSONValue.self, from: Data("""
-                        {"countdownDuration":{"preAlert":3600},"attributes":{"presentation":{"alert":{"title":"Big"}},
-                         "tintColor":"#FFFFFF","metadata":{"m":"\(String(repeating: "x", count: 1300))"}}}
-                        """.utf8))
-                    let reply = try await node.request("schedule", ["id": .string(id), "configuration": configuration])
-                    #expect(reply["ok"] == .bool(false))
-                    guard case .string(let message)? = reply["error"]?["message"] else {
-                        Issue.record("no error message in \(reply)")
-                        return
-                    }
-                    #expect(message.contains("max_packet_size") && message.contains("carried out"), "\(message)")
-                    #expect(try await node.request("cancel", ["id": .string(id)])["ok"] == .bool(true), "the alarm is in effect")
-                }
+        try await Self.withNodeOnBroker(settings: "max_packet_size 2000") { daemon, node in
+            let id = UUID().uuidString
+            let configuration = try JSONDecoder().decode(JSONValue.self, from: Data("""
+                {"countdownDuration":{"preAlert":3600},"attributes":{"presentation":{"alert":{"title":"Big"}},
+                 "tintColor":"#FFFFFF","metadata":{"m":"\(String(repeating: "x", count: 1300))"}}}
+                """.utf8))
+            let reply = try await node.request("schedule", ["id": .string(id), "configuration": configuration])
+            #expect(reply["ok"] == .bool(false))
+            guard case .string(let message)? = reply["error"]?["message"] else {
+                Issue.record("no error message in \(reply)")
+                return
             }
-        } catch {
-            await broker.shutDown()
-            throw error
+            #expect(message.contains("max_packet_size") && message.contains("carried out"), "\(message)")
+            #expect(try await node.request("cancel", ["id": .string(id)])["ok"] == .bool(true), "the alarm is in effect")
         }
-        await broker.shutDown()
     }
 }
