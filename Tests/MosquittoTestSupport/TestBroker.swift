@@ -355,26 +355,39 @@ public final class TestBroker: Sendable {
         return result == 0
     }
 
-    /// A port on 127.0.0.1 that was free a moment ago (bind to port 0, read it back, close).
+    /// The ports ``freePort()`` handed out in this process: none twice, as a server given one may
+    /// take seconds to listen on it (a RabbitMQ node does).
+    private static let handedOut = Mutex(Set<Int>())
+
+    /// A port on 127.0.0.1 that is free now, never handed out before in this process, and below the
+    /// kernel's ephemeral range (`ip_local_port_range`), which a `bind` to port 0 and every outgoing
+    /// connection draw from: none of them takes it before its server listens. (Drawn from that range,
+    /// a RabbitMQ node's port was once taken by another test's mosquitto while the node started, and
+    /// the test spoke to the wrong broker.)
     public static func freePort() throws -> Int {
+        let range = (try? String(contentsOfFile: "/proc/sys/net/ipv4/ip_local_port_range", encoding: .utf8))?
+            .split(whereSeparator: \.isWhitespace).compactMap { Int($0) }
+        let ephemeralStart = range?.first ?? 32768
+        let candidates = 10_000..<max(ephemeralStart, 10_001)
+        for _ in 0..<1000 {
+            let port = Int.random(in: candidates)
+            guard handedOut.withLock({ $0.insert(port).inserted }), canBind(port: port) else { continue }
+            return port
+        }
+        throw TestSupportError("no free port on 127.0.0.1 in \(candidates) after 1000 tries: too many servers running?")
+    }
+
+    /// Whether a listener could take `port` on 127.0.0.1 now (a bind, then close).
+    static func canBind(port: Int) -> Bool {
         let socketFD = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard socketFD >= 0 else { throw TestSupportError("socket() failed: \(String(cString: strerror(errno)))") }
+        guard socketFD >= 0 else { return false }
         defer { close(socketFD) }
-        var address = loopbackAddress(port: 0)
-        let bound = withUnsafePointer(to: &address) {
+        var address = loopbackAddress(port: port)
+        return withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
                 bind(socketFD, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
             }
-        }
-        guard bound == 0 else { throw TestSupportError("bind() failed: \(String(cString: strerror(errno)))") }
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let named = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                getsockname(socketFD, $0, &length)
-            }
-        }
-        guard named == 0 else { throw TestSupportError("getsockname() failed: \(String(cString: strerror(errno)))") }
-        return Int(UInt16(bigEndian: address.sin_port))
+        } == 0
     }
 
     static func loopbackAddress(port: Int) -> sockaddr_in {

@@ -19,6 +19,7 @@ Prints "ha-test: ok <check>" per check; exits 1 on the first failure (with the l
 import argparse
 import json
 import os
+import random
 import shutil
 import signal
 import socket
@@ -58,9 +59,19 @@ class Failure(Exception):
 
 
 def free_port():
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
+    """A loopback port free now, below the kernel's ephemeral range: Home Assistant takes seconds to
+    listen on it, and a port from that range may meanwhile become an outgoing connection's."""
+    with open("/proc/sys/net/ipv4/ip_local_port_range") as file:
+        ephemeral_start = int(file.read().split()[0])
+    for _ in range(1000):
+        port = random.randrange(10000, max(ephemeral_start, 10001))
+        with socket.socket() as sock:
+            try:
+                sock.bind(("127.0.0.1", port))
+                return port
+            except OSError:
+                continue
+    raise Failure("no free loopback port below the ephemeral range after 1000 tries")
 
 
 def wait_for(what, predicate, timeout=30.0, interval=0.2):
