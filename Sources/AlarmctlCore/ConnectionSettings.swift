@@ -14,7 +14,6 @@ extension BrokerOptions {
                 throw .usage(RemoteNodeSettings.malformedBrokerMessage(text, source: source))
             }
             (settings.host, settings.port) = (host, port)
-            settings.environmentProblem = nil
         }
         if let node { settings.node = node }
         guard NodeTopics.isValidNodeID(settings.node) else {
@@ -28,6 +27,7 @@ extension BrokerOptions {
             }
             settings.brokerProtocol = setting
         }
+        settings.environmentProblem = nil  // the broker and protocol are checked above, with the option that overrides each
         if let prefix { settings.topicPrefix = prefix }
         guard NodeTopics.isValidPrefix(settings.topicPrefix) else {
             throw .usage("\(prefix == nil ? "ALARMD_PREFIX" : "--prefix") '\(settings.topicPrefix)' is not a topic prefix: leave out '+', '#' and a trailing '/'")

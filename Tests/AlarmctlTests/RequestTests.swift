@@ -108,6 +108,9 @@ struct ConnectionSettingsTests {
         #expect(settings.username == "bob" && settings.password == "pw")
         #expect(settings.caFile == "/ca.pem" && settings.certFile == "/c.pem" && settings.keyFile == "/k.pem")
         #expect(settings.timeout == .milliseconds(2500))
+        // A flag over a misspelt variable: the variable's mistake no longer matters.
+        let overridden = try self.settings(["--broker-protocol", "5"], environment: ["ALARMD_BROKER_PROTOCOL": "mqtt5"])
+        #expect(overridden.brokerProtocol == .v5 && overridden.environmentProblem == nil)
     }
 
     @Test("Defaults: localhost:1883 and a node named after this host")
@@ -129,6 +132,7 @@ struct ConnectionSettingsTests {
         (["--ca-file", "/ca", "--cert-file", "/c"], [:], "--cert-file and --key-file go together"),
         (["--cert-file", "/c", "--key-file", "/k"], [:], "a client certificate needs TLS"),
         (["--timeout", "0"], [:], "--timeout 0.0 is out of range"),
+        ([], ["ALARMD_BROKER_PROTOCOL": "mqtt5"], "ALARMD_BROKER_PROTOCOL 'mqtt5' is not a protocol"),
     ])
     func mistakes(arguments: [String], environment: [String: String], start: String) {
         #expect {

@@ -227,6 +227,12 @@ struct RemoteManagerTests {
         #expect(throws: AlarmNodeError.unavailable(settings.environmentProblem ?? "")) { try connection.currentDocuments() }
         #expect(!connection.isConnectedToBroker)
         await connection.close()
+        // A misspelt protocol is refused too, rather than read as auto; the broker's problem, when both, comes first.
+        let misspelt = RemoteNodeSettings.fromEnvironment(["ALARMD_BROKER_PROTOCOL": "mqtt5", "ALARMD_NODE": "kitchen"])
+        #expect(misspelt.environmentProblem == "ALARMD_BROKER_PROTOCOL 'mqtt5' is not a protocol: write auto, 5 or 3.1.1")
+        let both = RemoteNodeSettings.fromEnvironment(["ALARMD_BROKER": "x y", "ALARMD_BROKER_PROTOCOL": "mqtt5"])
+        #expect(both.environmentProblem?.hasPrefix("ALARMD_BROKER 'x y'") == true)
+        #expect(RemoteNodeSettings.fromEnvironment(["ALARMD_BROKER_PROTOCOL": "3.1.1"]).brokerProtocol == .v311)
     }
 
     @Test("A request after close() fails at once, saying it could not be sent")

@@ -72,8 +72,8 @@ public struct RemoteNodeSettings: Sendable, Hashable {
     /// The settings named by the environment: `ALARMD_BROKER` (`host:port`, default
     /// `localhost:1883`), `ALARMD_NODE` (default: this host's name), `ALARMD_PREFIX`,
     /// `ALARMD_USERNAME`, `ALARMD_PASSWORD`, `ALARMD_CA_FILE`, `ALARMD_BROKER_PROTOCOL` (`auto`,
-    /// `5` or `3.1.1`; a word it does not know leaves `auto`). A malformed `ALARMD_BROKER` is
-    /// ``environmentProblem``, never another broker.
+    /// `5` or `3.1.1`). A malformed `ALARMD_BROKER` or `ALARMD_BROKER_PROTOCOL` is
+    /// ``environmentProblem``, never another broker or protocol.
     public static func fromEnvironment(_ environment: [String: String] = ProcessInfo.processInfo.environment) -> Self {
         var settings = Self(node: environment["ALARMD_NODE"] ?? NodeTopics.nodeID(fromHostName: ProcessInfo.processInfo.hostName))
         settings.origin = .environment
@@ -88,7 +88,11 @@ public struct RemoteNodeSettings: Sendable, Hashable {
         settings.username = environment["ALARMD_USERNAME"]
         settings.password = environment["ALARMD_PASSWORD"]
         settings.caFile = environment["ALARMD_CA_FILE"]
-        if let text = environment["ALARMD_BROKER_PROTOCOL"], let setting = BrokerProtocol(rawValue: text) { settings.brokerProtocol = setting }
+        if let text = environment["ALARMD_BROKER_PROTOCOL"] {
+            if let setting = BrokerProtocol(rawValue: text) { settings.brokerProtocol = setting } else {
+                settings.environmentProblem = settings.environmentProblem ?? "ALARMD_BROKER_PROTOCOL '\(text)' is not a protocol: write \(BrokerProtocol.choices)"
+            }
+        }
         return settings
     }
 
