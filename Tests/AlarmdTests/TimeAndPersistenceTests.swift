@@ -200,30 +200,36 @@ struct TimeAndPersistenceTests {
         }
     }
 
-    @Test("SIGHUP re-reads the configured time zone: relative schedules move, the status says so")
+    @Test("SIGHUP re-reads the configured time zone: relative schedules move, the status says so, by the name configured")
     func timeZoneReload() async throws {
-        try await withConfiguredNode("zone", configuration: "[node]\ntime-zone = \"Europe/Berlin\"\n") { broker, node, nodeName, config, directory in
+        // UTC, which Foundation calls GMT: the status names the zone as the file does.
+        try await withConfiguredNode("zone", configuration: "[node]\ntime-zone = \"UTC\"\n") { broker, node, nodeName, config, directory in
             let daemon = try await DaemonProcess.start(broker: broker, node: nodeName, stateDirectory: directory,
                                                        timeZone: nil, arguments: ["--config", config.path])
             do {
-                try await node.waitForMessage("online in Berlin") {
-                    $0.topic == node.topics.status && NodeClient.object($0.payload)?["timeZone"] == .string("Europe/Berlin")
+                try await node.waitForMessage("online in UTC") {
+                    $0.topic == node.topics.status && NodeClient.object($0.payload)?["timeZone"] == .string("UTC")
                 }
                 let everyDay = #"{"relative":{"time":{"hour":7,"minute":0},"repeats":{"weekly":["mon","tue","wed","thu","fri","sat","sun"]}}}"#
                 let reply = try await node.request("schedule", ["configuration": configurationJSON(schedule: everyDay)])
-                let berlin = try AlarmJSON.decoder.decode(AlarmDocument.self, from: AlarmJSON.encoder.encode(reply["alarm"]!))
+                let utc = try AlarmJSON.decoder.decode(AlarmDocument.self, from: AlarmJSON.encoder.encode(reply["alarm"]!))
                 try Data("[node]\ntime-zone = \"America/Los_Angeles\"\n".utf8).write(to: config)
                 let mark = node.count
                 daemon.signal(SIGHUP)
                 try await node.waitForMessage("status in Los Angeles", after: mark) {
                     $0.topic == node.topics.status && NodeClient.object($0.payload)?["timeZone"] == .string("America/Los_Angeles")
                 }
-                let moved = try await node.document(berlin.id, after: mark) { $0.nextAlertDate != berlin.nextAlertDate }
+                let moved = try await node.document(utc.id, after: mark) { $0.nextAlertDate != utc.nextAlertDate }
                 let losAngeles = try #require(TimeZone(identifier: "America/Los_Angeles"))
                 #expect(ScheduleMath.localTime(of: try #require(moved.nextAlertDate), in: losAngeles) == .init(hour: 7, minute: 0))
                 // A change that needs a restart is named by its section.
-                try Data("[node]\ntime-zone = \"America/Los_Angeles\"\n[limits]\nmax-alarms = 5\n".utf8).write(to: config)
+                // Back to UTC, by that name again.
+                let before = node.count
+                try Data("[node]\ntime-zone = \"UTC\"\n[limits]\nmax-alarms = 5\n".utf8).write(to: config)
                 daemon.signal(SIGHUP)
+                try await node.waitForMessage("status in UTC", after: before) {
+                    $0.topic == node.topics.status && NodeClient.object($0.payload)?["timeZone"] == .string("UTC")
+                }
                 let deadline = ContinuousClock.now + .seconds(10)
                 while !daemon.log.contains("sections=limits"), ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(50)) }
                 #expect(daemon.log.contains("sections=limits [AlarmNode] configuration changed beyond the time zone: restart alarmd to apply it"))

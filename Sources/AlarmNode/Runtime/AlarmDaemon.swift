@@ -71,7 +71,7 @@ public enum AlarmDaemon {
                                   delegate: effects, logger: logger)
 
         let status = NodeStatus(
-            state: "online", version: AlarmdVersion.current, since: started, timeZone: timeZone.identifier,
+            state: "online", version: AlarmdVersion.current, since: started, timeZone: timeZoneSource.currentZone,
             clockSynchronized: clockSynchronized,
             authorization: state.authorization, alarms: state.alarms.count, stateFileProblem: loaded.statusProblem,
             authorizationPrompt: configuration.hardware.promptDuration,

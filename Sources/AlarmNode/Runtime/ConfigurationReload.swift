@@ -36,10 +36,11 @@ struct ConfigurationReloadService: Service {
                 continue
             }
             timeZone.configuredZone.withLock { $0 = configuration.node.timeZone }
-            if let zone = TimeZone(identifier: timeZone.currentZone) {
+            let name = timeZone.currentZone  // shown as configured: Foundation calls UTC GMT
+            if let zone = TimeZone(identifier: name) {
                 await node.changeTimeZone(to: zone)
-                bridge.updateStatus { $0.timeZone = zone.identifier }
-                logger.info("time zone in force", metadata: ["timeZone": "\(zone.identifier)"])
+                bridge.updateStatus { $0.timeZone = name }
+                logger.info("time zone in force", metadata: ["timeZone": "\(name)"])
             }
             var others = configuration
             others.node.timeZone = running.node.timeZone

@@ -105,9 +105,9 @@ struct TimeKeeperService: Service {
     private func followTimeZone() async throws {
         for try await identifier in TimeZoneWatcher(logger: logger) {
             guard timeZone.configuredZone.withLock({ $0 }) == nil, let zone = TimeZone(identifier: identifier) else { continue }
-            logger.notice("system time zone changed", metadata: ["timeZone": "\(zone.identifier)"])
+            logger.notice("system time zone changed", metadata: ["timeZone": "\(identifier)"])
             await node.changeTimeZone(to: zone)
-            bridge.updateStatus { $0.timeZone = zone.identifier }
+            bridge.updateStatus { $0.timeZone = identifier }
         }
     }
 
