@@ -586,7 +586,10 @@ bad_families=()
 for family in $families_used; do
     grep -qw -- "$family" <<<"$families_allowed" || bad_families+=("$family")
 done
-if [ "${#bad_families[@]}" -eq 0 ]; then
+if [ -z "$families_used" ]; then
+    # alarmd opens at least its MQTT socket and the notify socket: none found means nothing was checked.
+    fail "socket families against RestrictAddressFamilies=" "no socket() call found in the trace"
+elif [ "${#bad_families[@]}" -eq 0 ]; then
     pass "every socket family alarmd opened ($(echo "$families_used" | tr '\n' ' ')) passes RestrictAddressFamilies="
 else
     fail "socket families outside RestrictAddressFamilies=" "${bad_families[*]}"
