@@ -161,7 +161,12 @@ struct DaemonMQTTTests {
                 #expect(reply["ok"] == .bool(false), "\(operation) \(fields)")
                 #expect(reply["error"]?["code"] == .string(code), "\(operation) \(fields): \(reply)")
                 if let field { #expect(reply["error"]?["field"] == .string(field), "\(operation) \(fields): \(reply)") }
-                if case .string(let message)? = reply["error"]?["message"] { #expect(!message.isEmpty) }
+                // Every refusal names the problem: a reply without a message fails here too.
+                guard case .string(let message)? = reply["error"]?["message"] else {
+                    Issue.record("\(operation) \(fields): no error message in \(reply)")
+                    continue
+                }
+                #expect(!message.isEmpty, "\(operation) \(fields): \(reply)")
             }
             // Payloads that are not JSON objects at all, answered through v5 properties.
             for payload in ["{", "[1,2]", "\"text\"", String(repeating: "x", count: 70_000)] {
