@@ -140,7 +140,11 @@ struct CommandEnvelopeTests {
         }
         #expect(decodedID == id && group == "house")
         let own = try NodeCommand.decode(operation: "schedule", payload: Array(#"{"configuration":\#(configuration)}"#.utf8)).get()
-        if case .schedule(_, _, let group) = own.action { #expect(group == nil) }
+        guard case .schedule(_, _, let ownGroup) = own.action else {
+            Issue.record("expected a schedule, got \(own.action)")
+            return
+        }
+        #expect(ownGroup == nil)
     }
 
     @Test("A group's reply names the node; a document names its group")
