@@ -190,6 +190,8 @@ struct ConfigurationTests {
             ("[hardware]\nstop-button = { line = 17, bias = \"disable\" }", "hardware.stop-button.bias",
              "'disable' is not one of: \"pull-up\", \"pull-down\", \"disabled\", \"as-is\" (did you mean 'disabled'?)"),
             ("[hardware]\nbuzzer = 4294967296", "hardware.buzzer", "4294967296 is not a line offset: no chip has that many lines"),
+            ("[node]\nstate-directory = \"state\"", "node.state-directory",
+             "'state' is relative, so it would depend on the folder alarmd starts in (/ under systemd): give the full path, such as /var/lib/alarmd"),
         ]
         for (text, key, message) in cases {
             do { _ = try ConfigurationReader.parse(text); Issue.record("accepted: \(text)") } catch {

@@ -86,8 +86,8 @@ public enum ConfigurationReader {
                                    otherwise: { "'\($0)' may only hold letters, digits, '_' and '-' (at most 64)" }) { configuration.node.id = id }
                 if let prefix = string(node, "node.topic-prefix", valid: NodeTopics.isValidPrefix,
                                        otherwise: { "'\($0)' must not contain wildcards or end with '/'" }) { configuration.node.topicPrefix = prefix }
-                if let directory = string(node, "node.state-directory", valid: { !$0.isEmpty },
-                                          otherwise: { _ in "is empty: name a folder, or leave it out for /var/lib/alarmd" }) {
+                if let directory = string(node, "node.state-directory", valid: { $0.hasPrefix("/") }, otherwise: { $0.isEmpty ? "is empty: name a folder, or leave it out for /var/lib/alarmd"
+                    : "'\($0)' is relative, so it would depend on the folder alarmd starts in (/ under systemd): give the full path, such as /var/lib/alarmd" }) {
                     configuration.node.stateDirectory = directory
                 }
                 if let zone = string(node, "node.time-zone"), !zone.isEmpty {
