@@ -124,6 +124,20 @@ struct ManagerTests {
         }
     }
 
+    @Test("Observers of the full documents first receive the current list, then each change")
+    func documentObservers() async throws {
+        try await withNode { manager, clock, _ in
+            let id = UUID()
+            try await manager.schedule(id: id, configuration: configuration(preAlert: 600))
+            var documents = manager.alarmDocumentUpdates.makeAsyncIterator()
+            #expect(await documents.next()?.map(\.nextAlertDate) == [start + 600])
+            clock.base.advance(by: 100)
+            try await manager.pause(id: id)
+            let paused = try #require(await documents.next()?.first)
+            #expect(paused.id == id && paused.state == .paused && paused.nextAlertDate == nil)
+        }
+    }
+
     @Test("Errors come back typed: not found, invalid state")
     func errors() async throws {
         try await withNode { manager, _, _ in
