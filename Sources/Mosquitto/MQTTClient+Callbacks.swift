@@ -79,9 +79,7 @@ extension MQTTClient {
         var correlationData: UnsafeMutableRawPointer?
         var correlationLength: UInt16 = 0
         mosquitto_property_read_string(properties, Int32(MQTT_PROP_RESPONSE_TOPIC.rawValue), &responseTopic, false)
-        let hasCorrelationData = mosquitto_property_read_binary(
-            properties, Int32(MQTT_PROP_CORRELATION_DATA.rawValue), &correlationData, &correlationLength, false
-        ) != nil
+        let hasCorrelationData = mosquitto_property_read_binary(properties, Int32(MQTT_PROP_CORRELATION_DATA.rawValue), &correlationData, &correlationLength, false) != nil
         defer {
             free(responseTopic)
             free(correlationData)
@@ -98,13 +96,15 @@ extension MQTTClient {
 
     /// Under the send lock, so that the message id of a publish is recorded before its PUBACK is.
     private func publishAcknowledged(messageID: Int32, reasonCode: Int32) {
-        if reasonCode >= 128 {
-            logger.warning("MQTT broker rejected a publish", metadata: ["mqtt.reason": "\(String(cString: mosquitto_reason_string(reasonCode)))"])
-        }
-        let waiter = sendLock.withLock { _ in
+        let (topic, waiter) = sendLock.withLock { _ in
             state.withLock { state in
-                state.machine.publishAcknowledged(messageID: messageID) ? state.acknowledgementWaiter.take() : nil
+                let (topic, allAcknowledged) = state.machine.publishAcknowledged(messageID: messageID)
+                return (topic, allAcknowledged ? state.acknowledgementWaiter.take() : nil)
             }
+        }
+        if reasonCode >= 128 {
+            logger.warning("MQTT broker rejected a publish", metadata: [
+                "mqtt.topic": "\(topic ?? "?")", "mqtt.reason": "\(String(cString: mosquitto_reason_string(reasonCode)))"])
         }
         waiter?.resume()
     }

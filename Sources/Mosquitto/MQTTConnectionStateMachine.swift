@@ -61,8 +61,8 @@ struct MQTTConnectionStateMachine {
     private(set) var outgoing: OutgoingBuffer
     /// The latest retained message published on `birthTopic`: the first message of every connection.
     private(set) var birth: MQTTMessage?
-    /// Message ids of QoS 1 and 2 publishes handed to libmosquitto and not acknowledged yet.
-    private(set) var unacknowledgedPublishes: Set<Int32> = []
+    /// The topics of QoS 1 and 2 publishes handed to libmosquitto and not acknowledged yet, by message id.
+    private(set) var unacknowledgedPublishes: [Int32: String] = [:]
     /// Why the current connection attempt failed, as the callbacks saw it (a CONNACK refusal
     /// explains more than the error of the round that follows it).
     private var connectionFailure: MQTTError?
@@ -174,7 +174,7 @@ struct MQTTConnectionStateMachine {
 
     mutating func publishHandedOver(_ message: MQTTMessage, outcome: HandOverOutcome) {
         switch outcome {
-        case .accepted(let messageID): if message.qos > 0 { unacknowledgedPublishes.insert(messageID) }
+        case .accepted(let messageID): if message.qos > 0 { unacknowledgedPublishes[messageID] = message.topic }
         case .notConnected: outgoing.append(message)
         }
     }
@@ -225,11 +225,10 @@ struct MQTTConnectionStateMachine {
         return wasUp ? .disconnected(reason: reason.message) : nil
     }
 
-    /// The publish callback (a PUBACK or PUBCOMP, or a QoS 0 message written). Returns whether no
-    /// acknowledgement is outstanding any more, which ends the wait of ``MQTTClient/disconnect()``.
-    mutating func publishAcknowledged(messageID: Int32) -> Bool {
-        unacknowledgedPublishes.remove(messageID)
-        return unacknowledgedPublishes.isEmpty
+    /// The publish callback (a PUBACK or PUBCOMP, or a QoS 0 message written): the publish's topic, to name
+    /// it if refused, and whether none is left to acknowledge (which ends ``MQTTClient/disconnect()``'s wait).
+    mutating func publishAcknowledged(messageID: Int32) -> (topic: String?, allAcknowledged: Bool) {
+        (unacknowledgedPublishes.removeValue(forKey: messageID), unacknowledgedPublishes.isEmpty)
     }
 
     /// The subscribe callback. Returns the filter of that SUBSCRIBE (to name it if refused) and

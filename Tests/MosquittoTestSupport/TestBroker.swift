@@ -123,9 +123,10 @@ public final class TestBroker: Sendable {
     public static func withBroker<Result>(
         started: Bool = true,
         tls: Bool = false,
+        settings: String = "",
         _ body: (TestBroker) async throws -> Result
     ) async throws -> Result {
-        let broker = try await TestBroker(tls: tls)
+        let broker = try await TestBroker(tls: tls, settings: settings)
         do {
             if started {
                 try await broker.start()

@@ -240,6 +240,31 @@ struct MQTTClientTests {
         }
     }
 
+    /// A broker's `message_size_limit` refuses a larger QoS 1 publish in its MQTT 5 PUBACK: before,
+    /// the warning named the reason only, leaving the operator to guess which message it was.
+    @Test("a publish the broker refuses is logged with its topic and the broker's reason")
+    func refusedPublishNamesItsTopic() async throws {
+        try await TestBroker.withBroker(settings: "message_size_limit 100") { broker in
+            try await withTestClients { clients in
+                let recorder = LogRecorder()
+                let client = try MQTTClient(configuration: broker.clientConfiguration(clientID: "sender"), logger: recorder.logger(at: .warning))
+                clients.adopt(client)
+                let events = EventRecorder(client)
+                try client.connect()
+                try await events.connected()
+                try client.publish(MQTTMessage(topic: "alarmd/node/alarms/big", payload: Array(repeating: 0x61, count: 200), qos: 1))
+                let deadline = ContinuousClock.now + .seconds(10)
+                while !recorder.entries.contains(where: { $0.message == "MQTT broker rejected a publish" }) {
+                    guard ContinuousClock.now < deadline else { throw TestSupportError("no refusal logged within 10 s") }
+                    try await Task.sleep(for: .milliseconds(20))
+                }
+                let refusal = try #require(recorder.entries.first { $0.message == "MQTT broker rejected a publish" })
+                #expect(refusal.metadata["mqtt.topic"] == "alarmd/node/alarms/big")
+                #expect(refusal.metadata["mqtt.reason"].map { "\($0)".isEmpty } == false)
+            }
+        }
+    }
+
     @Test("the will is published when the connection ends uncleanly, and not after a clean disconnect")
     func willMessage() async throws {
         try await TestBroker.withBroker { broker in
