@@ -82,14 +82,20 @@ struct ManagerTests {
         }
     }
 
-    @Test("Each new observer first receives the current list")
+    @Test("Each new observer, of the alarms or of their full documents, first receives the current list, then each change")
     func observersStartWithCurrentList() async throws {
-        try await withNode { manager, _, _ in
+        try await withNode { manager, clock, _ in
             let id = UUID()
-            try await manager.schedule(id: id, configuration: configuration(preAlert: 60))
-            var iterator = manager.alarmUpdates.makeAsyncIterator()
-            let current = await iterator.next()
-            #expect(current?.map(\.id) == [id])
+            try await manager.schedule(id: id, configuration: configuration(preAlert: 600))
+            var alarms = manager.alarmUpdates.makeAsyncIterator()
+            var documents = manager.alarmDocumentUpdates.makeAsyncIterator()
+            #expect(await alarms.next()?.map(\.id) == [id])
+            #expect(await documents.next()?.map(\.nextAlertDate) == [start + 600])
+            clock.base.advance(by: 100)
+            try await manager.pause(id: id)
+            #expect(await alarms.next()?.map(\.state) == [.paused])
+            let paused = try #require(await documents.next()?.first)
+            #expect(paused.id == id && paused.state == .paused && paused.nextAlertDate == nil)
         }
     }
 
@@ -121,20 +127,6 @@ struct ManagerTests {
             try await manager.resume(id: id)
             let document = try #require(try manager.alarmDocuments.first)
             #expect(document.nextAlertDate == start + 1100 + 500)
-        }
-    }
-
-    @Test("Observers of the full documents first receive the current list, then each change")
-    func documentObservers() async throws {
-        try await withNode { manager, clock, _ in
-            let id = UUID()
-            try await manager.schedule(id: id, configuration: configuration(preAlert: 600))
-            var documents = manager.alarmDocumentUpdates.makeAsyncIterator()
-            #expect(await documents.next()?.map(\.nextAlertDate) == [start + 600])
-            clock.base.advance(by: 100)
-            try await manager.pause(id: id)
-            let paused = try #require(await documents.next()?.first)
-            #expect(paused.id == id && paused.state == .paused && paused.nextAlertDate == nil)
         }
     }
 
