@@ -339,6 +339,18 @@ struct EngineLifecycleTests {
         #expect(engine.document(for: id) == nil)
     }
 
+    @Test("A daily alarm ringing when the node went down, back the next day 5 minutes after its time, rings that day late")
+    func staleAlertThenNextOccurrenceLate() {
+        let monday = date("2026-11-23T06:00:00Z")
+        let restored = AlarmRecord(id: id, configuration: configuration(schedule: weekly(7, 0, WeekdayList.week)),
+                                   phase: .alerting(since: monday, alertDate: monday), lastOccurrenceDay: LocalDay(year: 2026, month: 11, day: 23))
+        var engine = AlarmEngine(configuration: .init(alertTimeout: 600, timeZone: zone("Europe/Berlin")), records: [restored])
+        // Back on Tuesday at 07:05 Berlin: Monday's alert is silenced, Tuesday's 07:00 is 5 minutes late.
+        let effects = engine.advance(to: monday + 86_400 + 300)
+        #expect(effects.eventNames == [.silenced, .stopped, .alerting])
+        #expect(effects.event(.alerting)?.details["late"] == .number(300))
+    }
+
     @Test("The lifecycle events someone caused name the source; alerting, silenced and the rest do not")
     mutating func sources() throws {
         let scheduled = try engine.schedule(id: id, configuration: configuration(preAlert: 60), now: start)

@@ -545,9 +545,9 @@ public struct AlarmEngine: Sendable {
 
     /// Nobody acted within the alert timeout: stop, or snooze when configured and possible, with
     /// the events of a stop (`stopped`) or a snooze (`countdown`) from source `silence`, without
-    /// the stop intent: nobody pressed. The snooze counts from the timeout, which for an alert
-    /// restored after a long downtime is long past: its end is then decided as any alert that
-    /// fell due while the node was down.
+    /// the stop intent: nobody pressed. The snooze, or a stop's next occurrence, counts from the
+    /// timeout, which for an alert restored after a long downtime is long past: what fell due
+    /// since is then decided as any alert that fell due while the node was down.
     private mutating func silence(_ record: AlarmRecord, timedOutAt timeout: Date, now: Date) -> [AlarmEffect] {
         let snooze = configuration.silenceAction == .countdown && !record.silenceSnoozed ? record.configuration.snoozeDuration : nil
         let event = AlarmEvent(.silenced, alarmID: record.id, at: now,
@@ -555,7 +555,7 @@ public struct AlarmEngine: Sendable {
         let effects: [AlarmEffect] = [endAlert(record.id, now: now), .event(event)]
         if let snooze { return effects + startCountdown(record, duration: snooze, from: timeout, now: now, bySilence: true).caused(by: .silence) }
         let stopped: [AlarmEffect] = [.event(AlarmEvent(.stopped, alarmID: record.id, at: now))]
-        return effects + (stopped + finishOccurrence(of: record, now: now)).caused(by: .silence)
+        return effects + (stopped + finishOccurrence(of: record, now: now, after: timeout)).caused(by: .silence)
     }
 
     /// Runs the intent, or, for an alarm restored from before `intentTopics` refused its topic,
