@@ -187,6 +187,27 @@ struct EngineTimeTests {
         #expect(engine.document(for: later)?.nextAlertDate == date("2026-11-22T07:31:00Z"))
     }
 
+    /// A board that boots with its clock ahead holds what looks long overdue; a step that puts the
+    /// clock right (by hand, or a tool that does not mark it synchronized) makes those alerts due
+    /// later again: they ring at their time, not when the clock is trusted.
+    @Test("Alerts held while the clock is not trusted ring at their time once a step back makes them due ahead")
+    func heldAlertsSteppedBack() throws {
+        let alarmAt = date("2026-11-22T07:00:00Z")
+        let fixed = UUID(), timer = UUID()
+        let restored = [
+            AlarmRecord(id: fixed, configuration: configuration(schedule: .fixed(alarmAt)), phase: .scheduled(alertDate: alarmAt)),
+            AlarmRecord(id: timer, configuration: configuration(preAlert: 600), phase: .countdown(.init(
+                totalCountdownDuration: 600, previouslyElapsedDuration: 0, startDate: alarmAt - 600, fireDate: alarmAt, isPreAlert: false))),
+        ]
+        var engine = AlarmEngine(configuration: .init(timeZone: zone("Europe/Berlin")), records: restored, clockTrusted: false)
+        #expect(engine.advance(to: alarmAt + 3600).isEmpty)
+        #expect(engine.heldAlarms == [fixed, timer])
+        _ = engine.wallClockStepped(by: -3900, now: alarmAt - 300)
+        #expect(engine.heldAlarms.isEmpty)
+        #expect(engine.nextDeadline == alarmAt)
+        #expect(engine.advance(to: alarmAt).eventNames == [.alerting, .alerting])
+    }
+
     /// An alarm held while the clock is untrusted, then scheduled again for a time ahead, must
     /// ring at that time, not wait for the clock to be trusted.
     @Test("A held alarm scheduled again alerts at its new time")

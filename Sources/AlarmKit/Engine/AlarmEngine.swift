@@ -333,9 +333,10 @@ public struct AlarmEngine: Sendable {
     /// were right before the restart). Scheduled alarms keep their wall-clock instants: after a
     /// forward step, `advance` finds skipped alerts and treats them as missed; after a backward
     /// step relative schedules are computed again, and an occurrence that already alerted never
-    /// alerts again.
+    /// alerts again. Held alerts are looked at again: after a step back, one may be due ahead.
     public mutating func wallClockStepped(by offset: TimeInterval, now: Date) -> [AlarmEffect] {
         var effects: [AlarmEffect] = []
+        heldAlarms = []
         for var record in records.values {
             let before = record
             let keepsDates = restoredUnderUntrustedClock.contains(record.id)
