@@ -61,8 +61,6 @@ public struct Alarm: Identifiable, Sendable, Hashable, Codable {
                     self.minute = minute
                 }
 
-                private enum CodingKeys: String, CodingKey { case hour, minute }
-
                 /// Reads whole numbers; `7.5` is refused naming its field (decoding it as an
                 /// `Int` throws an error that names none).
                 public init(from decoder: any Decoder) throws {

@@ -134,10 +134,6 @@ extension AlarmManager {
                 stopIntent: stopIntent, secondaryIntent: secondaryIntent, sound: sound)
         }
 
-        private enum CodingKeys: String, CodingKey {
-            case countdownDuration, schedule, attributes, stopIntent, secondaryIntent, sound
-        }
-
         /// Reads a configuration; in strict mode (commands), a field it does not know is an error.
         public init(from decoder: any Decoder) throws {
             try self.init(fields: decoder)

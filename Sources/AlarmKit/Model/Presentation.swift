@@ -119,8 +119,6 @@ public struct AlarmPresentation: Sendable, Hashable, Codable {
             }
         }
 
-        private enum CodingKeys: String, CodingKey { case title, stopButton, secondaryButton, secondaryButtonBehavior }
-
         public init(from decoder: any Decoder) throws {
             let container = try decoder.container(keyedBy: CodingKeys.self)
             title = try container.decode(String.self, forKey: .title)
