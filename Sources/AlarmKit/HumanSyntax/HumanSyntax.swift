@@ -34,13 +34,6 @@ public struct LocalDateTime: Hashable, Sendable {
     /// Seconds east of UTC; nil when the text named no offset (the time is then in some zone).
     public var utcOffset: Int?
 
-    public init(day: LocalDay, time: Alarm.Schedule.Relative.Time, second: Int = 0, utcOffset: Int? = nil) {
-        self.day = day
-        self.time = time
-        self.second = second
-        self.utcOffset = utcOffset
-    }
-
     /// The instant: with its offset when it has one, otherwise read in `timeZone` with the daemon's
     /// rules (a time skipped by a daylight-saving change is shifted by the gap; a repeated one is
     /// its first occurrence).
@@ -78,7 +71,7 @@ public struct LocalDateTime: Hashable, Sendable {
               let time = TimeOfDay.parse(clockFields[0...1].joined(separator: ":")) else { return nil }
         let seconds = clockFields.count == 3 ? clockFields[2] : "00"
         guard seconds.count == 2, let second = Self.number(seconds), second < 60 else { return nil }
-        self.init(day: day, time: time, second: second, utcOffset: offset)
+        (self.day, self.time, self.second, self.utcOffset) = (day, time, second, offset)
     }
 
     /// `+01:00`, `-0530`, `+02` as seconds east of UTC.
