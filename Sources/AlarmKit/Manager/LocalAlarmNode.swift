@@ -142,8 +142,7 @@ public actor LocalAlarmNode {
     ///
     /// - Throws: `AlarmManager.AlarmError.maximumLimitReached`, or an ``AlarmNodeError``.
     public func schedule(id: UUID, configuration: AlarmManager.AlarmConfiguration<JSONValue>) async throws -> AlarmDocument {
-        let submission = await submit(.schedule(id: id, configuration: configuration, group: nil))
-        switch await waitUntilDurable(submission) {
+        switch await waitUntilDurable(await submit(.schedule(id: id, configuration: configuration, group: nil))) {
         case .alarm(let document?): return document
         case .failure(let failure): throw failure.error
         default: throw AlarmNodeError.internal("alarm \(id.uuidString) was not scheduled")

@@ -57,8 +57,7 @@ public enum AlarmNodeError: Error, Sendable, Hashable, LocalizedError, CustomStr
     /// The path of the offending field, for `invalidConfiguration` and `badRequest`.
     public var field: String? {
         switch self {
-        case .invalidConfiguration(let field, _): field
-        case .badRequest(let field, _): field
+        case .invalidConfiguration(let field, _), .badRequest(let field?, _): field
         default: nil
         }
     }

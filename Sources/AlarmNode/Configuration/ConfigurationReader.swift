@@ -332,8 +332,7 @@ public enum ConfigurationReader {
             // A pull-down is a button wired to 3.3 V: pressed reads high, unless the table says otherwise.
             if nested["active-low"] == nil, nested["bias"]?.string == "pull-down" { result.activeLow = false }
             if let activeLow = bool(nested, "\(path).active-low") { result.activeLow = activeLow }
-            let biases = ["pull-up", "pull-down", "disabled", "as-is"]
-            if let bias = choice(nested, "\(path).bias", among: biases) { result.bias = bias }
+            if let bias = choice(nested, "\(path).bias", among: ["pull-up", "pull-down", "disabled", "as-is"]) { result.bias = bias }
             return result
         }
     }
