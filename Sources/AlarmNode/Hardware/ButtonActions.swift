@@ -93,7 +93,6 @@ extension ButtonActions {
     /// it comes before the events of what the press did, whose `source` is `source` (a Home
     /// Assistant button presses too). Returns the refusals, which a button cannot report to
     /// anyone but the log.
-    @discardableResult
     public static func press(
         _ button: Button, _ kind: ButtonPress.Kind, on node: LocalAlarmNode, source: AlarmEvent.Source = .button,
         reporting event: AlarmEvent? = nil
@@ -102,7 +101,6 @@ extension ButtonActions {
     }
 
     /// Carries out the actions `plan` picks from the node's state, as one change (see `press`).
-    @discardableResult
     public static func apply(
         source: AlarmEvent.Source, on node: LocalAlarmNode, reporting event: AlarmEvent? = nil,
         planning plan: @Sendable (AlarmEngine, Date) -> [ButtonAction]
