@@ -42,7 +42,11 @@ public enum DurationText {
     /// A compact form: `1h30m`, `10m`, `45s`, `1m30.5s`; `∞` when not finite or from 10^15 s (some 30 million years) on.
     public static func format(_ seconds: TimeInterval) -> String {
         guard seconds.isFinite, seconds < 1e15 else { return "∞" }
-        var rest = max(0, seconds)
+        let exact = max(0, seconds)
+        let isWhole = exact.rounded(.down) == exact
+        // Rounded to tenths before the units are taken, so that 59.97 s carries into a minute
+        // (`1m`) instead of reading `60.0s`.
+        var rest = isWhole ? exact : roundedTenths(exact) / 10
         var parts: [String] = []
         for (unit, size) in [("d", 86_400.0), ("h", 3600), ("m", 60)] where rest >= size {
             let count = (rest / size).rounded(.down)
@@ -51,7 +55,7 @@ public enum DurationText {
         }
         if rest > 0 || parts.isEmpty {
             let tenths = Int(roundedTenths(rest))
-            parts.append(rest.rounded(.down) == rest ? "\(Int(rest))s" : "\(tenths / 10).\(tenths % 10)s")
+            parts.append(isWhole ? "\(Int(rest))s" : "\(tenths / 10).\(tenths % 10)s")
         }
         return parts.joined()
     }
