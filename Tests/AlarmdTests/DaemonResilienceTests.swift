@@ -3,6 +3,7 @@ import AlarmKit
 import Foundation
 import Mosquitto
 import MosquittoTestSupport
+import Synchronization
 import Testing
 
 /// The real alarmd when things go wrong: the broker dies, the daemon dies, it restarts. The time
@@ -55,6 +56,29 @@ struct DaemonResilienceTests {
             }
             #expect(daemon.log.contains("hardware off"))
             #expect(daemon.log.contains("event=alerting") && daemon.log.contains("alarm event"), "the journal names the alert")
+        }
+    }
+
+    /// SIGHUP's default action ends a process, and systemd does not restart a unit ended by it:
+    /// alarmd must catch it before it says READY=1. The window shows only when alarmd's threads
+    /// wait for a core, so every core is kept busy while it starts.
+    @Test("A SIGHUP as soon as systemd hears READY=1 reloads the configuration, on a busy machine too")
+    func hangupAtReady() async throws {
+        try await TestBroker.withBroker { broker in
+            for attempt in 1...10 {
+                let notifySocket = "@alarmd-test-\(UUID().uuidString)"
+                let systemd = try DatagramListener(address: notifySocket)
+                let load = BusyCores()
+                defer { load.stop() }
+                try await withDaemonProcess(broker: broker, node: "node-\(UUID().uuidString.prefix(8))",
+                                            environment: ["NOTIFY_SOCKET": notifySocket]) { daemon in
+                    #expect(try systemd.receive(within: .seconds(20)) == "READY=1")
+                    daemon.signal(SIGHUP)
+                    load.stop()
+                    try await daemon.waitForLog("SIGHUP: reading the configuration again", within: .seconds(5))
+                    #expect(daemon.isRunning, "start \(attempt): alarmd ended")
+                }
+            }
         }
     }
 
@@ -424,4 +448,18 @@ struct DaemonResilienceTests {
             #expect(try await node.request("cancel", ["id": .string(id)])["ok"] == .bool(true), "the alarm is in effect")
         }
     }
+}
+
+/// Threads that keep every core busy until stopped, so that a start's threads wait for a core.
+final class BusyCores: Sendable {
+    private let running = Atomic<Bool>(true)
+
+    init() {
+        for _ in 0..<(2 * ProcessInfo.processInfo.activeProcessorCount) {
+            // A thread, not a task: the load must not wait for the test's cooperative pool.
+            Thread { [self] in while running.load(ordering: .relaxed) {} }.start()
+        }
+    }
+
+    func stop() { running.store(false, ordering: .relaxed) }
 }

@@ -5,6 +5,7 @@ import LinuxSystem
 import Logging
 import Mosquitto
 import ServiceLifecycle
+import UnixSignals
 
 /// Why the daemon could not start: the message says what to fix.
 public struct StartupError: Error, Sendable, CustomStringConvertible {
@@ -98,8 +99,8 @@ public enum AlarmDaemon {
             HeapReleaseService(bursts: bridge.sendingBursts, messagesSent: { bridge.messagesSent }),
             TimeKeeperService(node: node, bridge: bridge, timeZone: timeZoneSource, logger: logger),
             bridge,
-            ConfigurationReloadService(reload: reload, running: configuration, timeZone: timeZoneSource,
-                                       node: node, bridge: bridge, logger: logger),
+            ConfigurationReloadService(hangups: await UnixSignalsSequence(trapping: .sighup), reload: reload,
+                                       running: configuration, timeZone: timeZoneSource, node: node, bridge: bridge, logger: logger),
             hardware,
             ServiceNotifierService(notifier: ServiceNotifier(), nodeAnswers: { _ = await node.withEngine { _ in true } }, logger: logger),
         ]

@@ -20,6 +20,9 @@ final class TimeZoneSource: Sendable {
 /// Reads the configuration again on SIGHUP. The time zone takes effect at once (relative schedules
 /// are re-read); other changes are logged as needing a restart, settings a command-line flag overrides as such.
 struct ConfigurationReloadService: Service {
+    /// Made before any service runs: SIGHUP's default action ends the process, and systemd hears
+    /// READY=1 (and may send it) as soon as the services start.
+    let hangups: UnixSignalsSequence
     let reload: @Sendable () throws -> (file: NodeConfiguration, inForce: NodeConfiguration)
     let running: NodeConfiguration
     let timeZone: TimeZoneSource
@@ -28,7 +31,7 @@ struct ConfigurationReloadService: Service {
     let logger: Logger
 
     func run() async throws {
-        for await _ in await UnixSignalsSequence(trapping: .sighup).cancelOnGracefulShutdown() {
+        for await _ in hangups.cancelOnGracefulShutdown() {
             logger.notice("SIGHUP: reading the configuration again")
             let file: NodeConfiguration, configuration: NodeConfiguration
             do { (file, configuration) = try reload() } catch {
