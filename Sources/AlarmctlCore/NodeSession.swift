@@ -198,7 +198,8 @@ struct ConnectionProblemLogHandler: StoredMetadataLogHandler {
         if let error = event.metadata?["error"] {
             problems.send("\(error)")
         } else if event.level >= .error {
-            let reason = event.metadata?["mqtt.reason"].map { ": \($0)" } ?? ""
+            // libmosquitto's own log ("Unable to load CA certificates, check cafile …") says what went wrong.
+            let reason = (event.metadata?["mqtt.reason"] ?? event.metadata?["mosquitto.log"]).map { ": \($0)" } ?? ""
             problems.send("\(event.message)\(reason)")
         }
     }

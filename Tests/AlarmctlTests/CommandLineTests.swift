@@ -161,6 +161,21 @@ struct CommandLineTests {
             + "it may not be an MQTT broker"), "\(result.errorOutput)")
     }
 
+    @Test("A CA file that holds no certificate is called so, with the TLS options to check")
+    func caFileWithoutCertificate() async throws {
+        let listener = try NotABroker(answer: nil)
+        defer { listener.close() }
+        let file = FileManager.default.temporaryDirectory.appending(path: "alarmctl-not-a-ca-\(UUID().uuidString).pem")
+        try Data("not a certificate\n".utf8).write(to: file)
+        defer { try? FileManager.default.removeItem(at: file) }
+        let result = try await EndToEndTests.alarmctl(
+            ["list", "--broker", "127.0.0.1:\(listener.port)", "--node", "vm", "--ca-file", file.path, "--timeout", "20"])
+        #expect(result.status == ExitStatus.unreachable.rawValue)
+        // libmosquitto logs why ("Unable to load CA certificates, check cafile …"), then fails the connection: either one comes first.
+        #expect(result.errorOutput.contains("Unable to load CA certificates") || result.errorOutput.contains("TLS failed"), "\(result.errorOutput)")
+        #expect(result.errorOutput.hasSuffix("or ALARMD_CA_FILE]\n"), "\(result.errorOutput)")
+    }
+
     @Test("Standard output to a pipe that nobody reads any more: a quiet exit, no crash")
     func outputReaderGone() async throws {
         let result = try await EndToEndTests.alarmctl(["preview", "07:00 daily", "--count", "1000"], output: try Self.pipeWithoutReader())

@@ -134,7 +134,7 @@ public struct RemoteNodeSettings: Sendable, Hashable {
     public func connectionProblemMessage(_ problem: String) -> String {
         let settingsToCheck = if problem.contains("username") || problem.contains("not authori") {
             name(of: .credentials)
-        } else if problem.contains("TLS failed") || problem.contains("tls") {
+        } else if ["TLS failed", "tls", "certificate", "keyfile"].contains(where: problem.contains) {
             // The MQTT client's TLS failures ("TLS failed while …") and TLS settings ("tls.caFile …");
             // a word of advice naming TLS ("not an HTTP, websockets or TLS port") is no TLS failure.
             name(of: .tls)
