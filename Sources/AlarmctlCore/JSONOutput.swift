@@ -15,12 +15,13 @@ public enum JSONOutput {
 
     /// The outcome of an operation on one alarm, as an element of the array `stop`, `snooze`,
     /// `pause`, `resume` and `cancel` print: `{"id":…,"ok":true,"alarm":{…}|null}` or
-    /// `{"id":…,"ok":false,"error":{"code":…,"message":…}}`.
-    public static func operationResult(id: UUID, result: Result<AlarmDocument?, AlarmctlError>) -> JSONValue {
+    /// `{"id":…,"ok":false,"error":{"code":…,"message":…}}`, with `"nothingToDo":true` when that is no failure.
+    public static func operationResult(id: UUID, result: Result<AlarmDocument?, AlarmctlError>, nothingToDo: Bool = false) -> JSONValue {
         let id = JSONValue.string(id.uuidString)
         return switch result {
         case .success(let document): .object(["id": id, "ok": .bool(true), "alarm": document.flatMap { try? JSONValue(encoding: $0) } ?? .null])
-        case .failure(let error): .object(["id": id, "ok": .bool(false), "error": errorObject(error)])
+        case .failure(let error):
+            .object(["id": id, "ok": .bool(false), "error": errorObject(error)].merging(nothingToDo ? ["nothingToDo": .bool(true)] : [:]) { $1 })
         }
     }
 

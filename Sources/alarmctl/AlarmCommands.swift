@@ -154,7 +154,14 @@ struct OperationTarget: ParsableArguments {
                             Terminal.print("\(verb) \(state)")
                         }
                     } catch {
-                        results.append(JSONOutput.operationResult(id: target.id, result: .failure(error)))
+                        // With --all, an alarm removed or changed since the list (a button, another client) leaves nothing to do.
+                        let nothingToDo = all && ["notFound", "invalidState"].contains(error.code)
+                        results.append(JSONOutput.operationResult(id: target.id, result: .failure(error), nothingToDo: nothingToDo))
+                        if nothingToDo {
+                            let why = error.code == "notFound" ? "it was removed meanwhile" : error.message
+                            if !output.json { Terminal.print("nothing to do for \(target.id.uuidString.prefix(8)): \(why)") }
+                            continue
+                        }
                         Terminal.printError("alarmctl: \(target.id.uuidString.prefix(8)): \(error.message)")
                         firstFailure = firstFailure ?? error
                     }

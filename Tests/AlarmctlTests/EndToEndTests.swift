@@ -39,6 +39,7 @@ struct EndToEndTests {
         var ok: Bool
         var alarm: AlarmDocument?
         var error: Failure?
+        var nothingToDo: Bool?
     }
 
     struct CommandFailure: Decodable {
@@ -223,6 +224,31 @@ struct EndToEndTests {
                 #expect(offline.status == 3)
                 #expect(offline.errorOutput.contains("node '\(node.id)' is offline since 20"), "\(offline.errorOutput)")
             }
+        }
+    }
+
+    @Test("Two cancel --all at once: an alarm the other removed first is nothing to do, no failure")
+    func concurrentAll() async throws {
+        try await withNode { node in
+            for id in ["AAAA0000-0000-4000-8000-000000000001", "AAAA0000-0000-4000-8000-000000000002"] {
+                #expect(try await node.alarmctl("timer", "10m", "--id", id).status == 0)
+            }
+            // The node answers both lists before either run sends a cancel: each run then cancels both alarms.
+            kill(node.daemon.processIdentifier, SIGSTOP)
+            async let first = node.alarmctl("cancel", "--all", "--json")
+            async let second = node.alarmctl("cancel", "--all", "--json")
+            var requesters = Set<String>()
+            while requesters.count < 2 {
+                requesters.insert(try await node.observer.next("a list request") { event -> String? in
+                    guard case .message(let message) = event, message.topic == node.topics.command(.list) else { return nil }
+                    return message.responseTopic ?? message.payloadString ?? ""
+                })
+            }
+            kill(node.daemon.processIdentifier, SIGCONT)
+            let results = try await [first, second]
+            #expect(results.map(\.status) == [0, 0], "\(results.map(\.errorOutput))")
+            let outcomes = try results.flatMap { try $0.json([OperationOutcome].self) }
+            #expect(outcomes.count == 4 && outcomes.filter(\.ok).count == 2 && outcomes.filter { $0.nothingToDo == true }.count == 2)
         }
     }
 
