@@ -57,6 +57,9 @@ struct Alarmctl: AsyncParsableCommand {
             if let index = words.firstIndex(where: { $0.count > 1 && $0.hasPrefix("-") && $0.dropFirst().first!.isNumber }) {
                 let negative = words[index]
                 if index > 0, words[index - 1] == "--timeout" { throw ValidationError("--timeout \(negative) is out of range: give seconds from 0.1 to 600") }
+                if index > 0, let option = ["--snooze", "--pre-alert", "--count"].first(where: { $0 == words[index - 1] }) {
+                    throw ValidationError("\(option) \(negative) is negative: \(option == "--count" ? "list 1 to 1000 dates" : "give a duration from 1s to 7d")")
+                }
                 throw ValidationError("'\(negative)' is negative: durations and times count forward (a timer from 1s to 7 days); a title that begins with '-' is written --title=\(negative)")
             }
             var command = try parseAsRoot(LeadingOptions.movedBehindSubcommand(arguments))

@@ -113,6 +113,17 @@ struct CommandLineTests {
         #expect(result.errorOutput.contains("--timeout -1 is out of range: give seconds from 0.1 to 600"), "\(result.errorOutput)")
     }
 
+    @Test("A negative --snooze, --pre-alert or --count is called so, without advice about titles",
+          arguments: [(["timer", "10m", "--snooze", "-5m"], "--snooze -5m is negative: give a duration from 1s to 7d"),
+                      (["alarm", "07:00", "--pre-alert", "-5m"], "--pre-alert -5m is negative: give a duration from 1s to 7d"),
+                      (["preview", "07:00", "--count", "-1"], "--count -1 is negative: list 1 to 1000 dates")])
+    func negativeOptionValue(arguments: [String], complaint: String) async throws {
+        let result = try await EndToEndTests.alarmctl(arguments)
+        #expect(result.status == ExitStatus.usage.rawValue)
+        #expect(result.errorOutput.contains(complaint), "\(result.errorOutput)")
+        #expect(!result.errorOutput.contains("--title"), "\(result.errorOutput)")
+    }
+
     @Test("--group and --node exclude each other")
     func groupAndNode() async throws {
         let result = try await EndToEndTests.alarmctl(["list", "--group", "house", "--node", "kitchen"])
