@@ -186,6 +186,13 @@ struct ConfigurationTests {
                 + "keepalive, key-file, outgoing-buffer, password, password-file, port, protocol, tls, tls-insecure, username"),
             ("[broker]\r\npassword = hunter2", "", "is not valid TOML at line 2, column 12: Error while parsing value: could not determine value type; "
                 + "text goes in quotes: password = \"…\""),
+            // A quote not closed: toml++ speaks of control characters (the line's end) or of the file's end.
+            ("[node]\ntime-zone = \"Europe/Berlin\nauthorization = \"prompt\"", "", "is not valid TOML at line 2, column 27: Error while parsing string: "
+                + "unescaped control characters other than TAB (U+0009) are explicitly prohibited; a quote is not closed: end the text on its line with the quote it starts with"),
+            ("[node]\r\nid = 'kitchen\r\n", "", "is not valid TOML at line 2, column 14: Error while parsing literal string: "
+                + "control characters other than TAB (U+0009) are explicitly prohibited; a quote is not closed: end the text on its line with the quote it starts with"),
+            ("[node]\nid = \"kitchen", "", "is not valid TOML at line 2, column 14: Error while parsing string: encountered end-of-file"
+                + "; a quote is not closed: end the text on its line with the quote it starts with"),
             ("[node]\nfoo = 1", "node.foo", "unknown key; known keys here: authorization, groups, id, state-directory, time-zone, topic-prefix"),
             ("[hardware]\nstop-button = { line = 17, bias = \"disable\" }", "hardware.stop-button.bias",
              "'disable' is not one of: \"pull-up\", \"pull-down\", \"disabled\", \"as-is\" (did you mean 'disabled'?)"),

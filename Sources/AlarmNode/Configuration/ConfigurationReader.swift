@@ -47,10 +47,14 @@ public enum ConfigurationReader {
         return configuration
     }
 
-    /// `; text goes in quotes: key = "value"` when TOML could not type the value of a line `key = value`
+    /// `; text goes in quotes: key = "value"` when TOML could not type the value of a line `key = value`, or that a quote is not closed
     /// (a password's value is not repeated: the message may reach the journal).
     private static func quotingHint(_ text: String, _ error: TOMLParseError) -> String {
         let lines = text.split(omittingEmptySubsequences: false, whereSeparator: \.isNewline), index = error.source.begin.line - 1
+        // A text the line (or the file) ends inside: toml++ names control characters or the end of the file.
+        if error.description.contains(" string: "), lines.indices.contains(index), error.source.begin.column > lines[index].unicodeScalars.count {
+            return "; a quote is not closed: end the text on its line with the quote it starts with"
+        }
         guard error.description.contains("could not determine value type"), lines.indices.contains(index),
               let equals = lines[index].firstIndex(of: "=") else { return "" }
         let key = lines[index][..<equals].trimmingCharacters(in: .whitespaces)
