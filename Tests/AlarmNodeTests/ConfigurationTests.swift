@@ -186,6 +186,16 @@ struct ConfigurationTests {
                 + "keepalive, key-file, outgoing-buffer, password, password-file, port, protocol, tls, tls-insecure, username"),
             ("[broker]\r\npassword = hunter2", "", "is not valid TOML at line 2, column 12: Error while parsing value: could not determine value type; "
                 + "text goes in quotes: password = \"…\""),
+            // Text that toml++ starts reading as a number, a boolean or a time: a broker's address, a host name, a duration.
+            ("[broker]\nhost = 192.168.1.10   # the NAS", "", "is not valid TOML at line 2, column 15: Error while parsing floating-point: "
+                + "expected decimal digit or exponent, saw '.'; text goes in quotes: host = \"192.168.1.10\""),
+            ("[broker]\nhost = fe80::1", "", "is not valid TOML at line 2, column 9: Error while parsing boolean: expected 'false', saw 'fe'"
+                + "; text goes in quotes: host = \"fe80::1\""),
+            ("[limits]\nalert-timeout = 10m", "", "is not valid TOML at line 2, column 19: Error while parsing decimal integer: "
+                + "expected digit, saw 'm'; text goes in quotes: alert-timeout = \"10m\""),
+            // A mistyped number or boolean is not text.
+            ("[broker]\ntls = True", "", "is not valid TOML at line 2, column 7: Error while parsing boolean: expected 'true', saw 'T'"),
+            ("[broker]\nport = 18 83", "", "is not valid TOML at line 2, column 11: Error while parsing key-value pair: expected a comment or whitespace, saw '8'"),
             // A quote not closed: toml++ speaks of control characters (the line's end) or of the file's end.
             ("[node]\ntime-zone = \"Europe/Berlin\nauthorization = \"prompt\"", "", "is not valid TOML at line 2, column 27: Error while parsing string: "
                 + "unescaped control characters other than TAB (U+0009) are explicitly prohibited; a quote is not closed: end the text on its line with the quote it starts with"),

@@ -47,7 +47,7 @@ public enum ConfigurationReader {
         return configuration
     }
 
-    /// `; text goes in quotes: key = "value"` when TOML could not type the value of a line `key = value`, or that a quote is not closed
+    /// `; text goes in quotes: key = "value"` when TOML could not read a line `key = value` whose value is text, or that a quote is not closed
     /// (a password's value is not repeated: the message may reach the journal).
     private static func quotingHint(_ text: String, _ error: TOMLParseError) -> String {
         let lines = text.split(omittingEmptySubsequences: false, whereSeparator: \.isNewline), index = error.source.begin.line - 1
@@ -55,11 +55,14 @@ public enum ConfigurationReader {
         if error.description.contains(" string: "), lines.indices.contains(index), error.source.begin.column > lines[index].unicodeScalars.count {
             return "; a quote is not closed: end the text on its line with the quote it starts with"
         }
-        guard error.description.contains("could not determine value type"), lines.indices.contains(index),
+        guard !error.description.contains("key"), !error.description.contains("table"), lines.indices.contains(index),
               let equals = lines[index].firstIndex(of: "=") else { return "" }
         let key = lines[index][..<equals].trimmingCharacters(in: .whitespaces)
         let value = lines[index][equals...].dropFirst().prefix { $0 != "#" }.trimmingCharacters(in: .whitespaces)
-        guard !value.isEmpty, !"\"'[{".contains(value.first!) else { return "" }
+        // toml++ may take text for a number, a boolean or a time first (192.168.1.10, fe80::1, 10m): a letter or two dots say it is not;
+        // True is a boolean mistyped.
+        guard !value.isEmpty, !"\"'[{".contains(value.first!), !["true", "false"].contains(value.lowercased()),
+              error.description.contains("could not determine value type") || value.contains(where: \.isLetter) || value.count(where: { $0 == "." }) > 1 else { return "" }
         return "; text goes in quotes: \(key) = \"\(key.contains("password") ? "…" : value)\""
     }
 
