@@ -55,11 +55,10 @@ struct Alarmctl: AsyncParsableCommand {
             }
             // ArgumentParser would read `timer -5m` as options, then say the duration is missing.
             if let index = words.firstIndex(where: { $0.count > 1 && $0.hasPrefix("-") && $0.dropFirst().first!.isNumber }) {
-                let negative = words[index]
-                if index > 0, words[index - 1] == "--timeout" { throw ValidationError("--timeout \(negative) is out of range: give seconds from 0.1 to 600") }
-                if index > 0, let option = ["--snooze", "--pre-alert", "--count"].first(where: { $0 == words[index - 1] }) {
-                    throw ValidationError("\(option) \(negative) is negative: \(option == "--count" ? "list 1 to 1000 dates" : "give a duration from 1s to 7d")")
-                }
+                let negative = words[index], option = index > 0 ? words[index - 1] : ""
+                let ranges = ["--timeout": "give seconds from 0.1 to 600", "--count": "list 1 to 1000 dates",
+                              "--snooze": "give a duration from 1s to 7d", "--pre-alert": "give a duration from 1s to 7d"]
+                if let range = ranges[option] { throw ValidationError("\(option) \(negative) is negative: \(range)") }
                 throw ValidationError("'\(negative)' is negative: durations and times count forward (a timer from 1s to 7 days); a title that begins with '-' is written --title=\(negative)")
             }
             var command = try parseAsRoot(LeadingOptions.movedBehindSubcommand(arguments))

@@ -110,7 +110,7 @@ struct CommandLineTests {
     func negativeTimeout() async throws {
         let result = try await EndToEndTests.alarmctl(["list", "--timeout", "-1"])
         #expect(result.status == ExitStatus.usage.rawValue)
-        #expect(result.errorOutput.contains("--timeout -1 is out of range: give seconds from 0.1 to 600"), "\(result.errorOutput)")
+        #expect(result.errorOutput.contains("--timeout -1 is negative: give seconds from 0.1 to 600"), "\(result.errorOutput)")
     }
 
     @Test("A negative --snooze, --pre-alert or --count is called so, without advice about titles",

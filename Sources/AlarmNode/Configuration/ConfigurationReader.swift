@@ -59,10 +59,11 @@ public enum ConfigurationReader {
               let equals = lines[index].firstIndex(of: "=") else { return "" }
         let key = lines[index][..<equals].trimmingCharacters(in: .whitespaces)
         let value = lines[index][equals...].dropFirst().prefix { $0 != "#" }.trimmingCharacters(in: .whitespaces)
-        // toml++ may take text for a number, a boolean or a time first (192.168.1.10, fe80::1, 10m): a letter or two dots say it is not;
-        // True is a boolean mistyped.
+        // toml++ may take text for a number, a boolean or a time first (192.168.1.10, fe80::1, 10m): a letter or two dots say
+        // it is not; True is a boolean mistyped.
+        let looksLikeText = value.contains(where: \.isLetter) || value.count(where: { $0 == "." }) > 1
         guard !value.isEmpty, !"\"'[{".contains(value.first!), !["true", "false"].contains(value.lowercased()),
-              error.description.contains("could not determine value type") || value.contains(where: \.isLetter) || value.count(where: { $0 == "." }) > 1 else { return "" }
+              error.description.contains("could not determine value type") || looksLikeText else { return "" }
         return "; text goes in quotes: \(key) = \"\(key.contains("password") ? "…" : value)\""
     }
 
