@@ -35,6 +35,7 @@ public struct SystemError: Error, Sendable, Hashable, CustomStringConvertible {
         case EACCES, EPERM: "give the daemon's user access to \(place), or the capability this needs"
         case ENOENT: "\(place) does not exist: create it or correct the configured path"
         case ENOTDIR: "a component of \(place) is not a directory: correct the configured path"
+        case EISDIR: "\(place) is a directory: give the path of a file in it"
         case EIO: "the device reported an I/O error: check the storage and the kernel log (dmesg)"
         case EMFILE, ENFILE: "too many open files: raise the limit (LimitNOFILE= in the unit) or look for a descriptor leak"
         case ENOMEM: "the system is out of memory: free memory or reduce other load"

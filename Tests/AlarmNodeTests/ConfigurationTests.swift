@@ -286,6 +286,25 @@ struct ConfigurationTests {
         }
     }
 
+    @Test("A file that cannot be read says why: missing, a folder, or not UTF-8 (not 'check its permissions' for all)")
+    func unreadableFiles() throws {
+        let folder = FileManager.default.temporaryDirectory.appending(path: "alarmd-config-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let latin1 = folder.appending(path: "latin1.toml")
+        try Data("[node]\nid = \"k".utf8 + [0xE9] + Data("che\"\n".utf8)).write(to: latin1)
+        for (path, expected) in [(folder.appending(path: "missing.toml").path, "does not exist: create it or correct the configured path"),
+                                 (folder.path, "is a directory: give the path of a file in it"),
+                                 (latin1.path, "is not UTF-8 text: save it as UTF-8")] {
+            do {
+                _ = try ConfigurationReader.read(path: path)
+                Issue.record("\(path) was read")
+            } catch {
+                #expect(error.problems.map(\.message).joined().contains(expected), "\(error.problems)")
+            }
+        }
+    }
+
     @Test("A single-button board needs the stop line")
     func buttons() {
         #expect(throws: ConfigurationError.self) {

@@ -1,5 +1,6 @@
 import AlarmKit
 import FoundationEssentials
+import LinuxSystem
 import Mosquitto
 import TOMLKit
 
@@ -25,10 +26,12 @@ public struct ConfigurationError: Error, Sendable, CustomStringConvertible {
 public enum ConfigurationReader {
     /// Reads the file at `path`, applied over the defaults.
     public static func read(path: String) throws(ConfigurationError) -> NodeConfiguration {
-        let text: String
-        do { text = try String(contentsOfFile: path, encoding: .utf8) } catch {
-            throw ConfigurationError(file: path, problems: [.init(
-                key: "", message: "cannot be read (\(error.localizedDescription)): check the path and its permissions")])
+        let contents: Data
+        do { contents = try AtomicFile.read(path) } catch {
+            throw ConfigurationError(file: path, problems: [.init(key: "", message: "cannot be read: \(error.message)")])
+        }
+        guard let text = String(validating: contents, as: UTF8.self) else {
+            throw ConfigurationError(file: path, problems: [.init(key: "", message: "is not UTF-8 text: save it as UTF-8 (an editor's encoding setting)")])
         }
         return try parse(text, file: path)
     }
