@@ -184,8 +184,9 @@ struct ConfigurationTests {
             ("[node]\nprefix = \"home\"", "node.prefix", "belongs under [home-assistant], or did you mean 'topic-prefix'?"),
             ("[broker]\ntsl = true", "broker.tsl", "unknown key (did you mean 'tls'?); known keys here: ca-file, cert-file, client-id, host, "
                 + "keepalive, key-file, outgoing-buffer, password, password-file, port, protocol, tls, tls-insecure, username"),
-            ("[broker]\r\npassword = hunter2", "", "is not valid TOML at line 2, column 12: Error while parsing value: could not determine value type; "
-                + "text goes in quotes: password = \"…\""),
+            // toml++'s words quote part of the value: not on a password's line.
+            ("[broker]\r\npassword = hunter2", "", "is not valid TOML at line 2, column 12; text goes in quotes: password = \"…\""),
+            ("[broker]\npassword = trustno1", "", "is not valid TOML at line 2, column 15; text goes in quotes: password = \"…\""),
             // Text that toml++ starts reading as a number, a boolean or a time: a broker's address, a host name, a duration.
             ("[broker]\nhost = 192.168.1.10   # the NAS", "", "is not valid TOML at line 2, column 15: Error while parsing floating-point: "
                 + "expected decimal digit or exponent, saw '.'; text goes in quotes: host = \"192.168.1.10\""),

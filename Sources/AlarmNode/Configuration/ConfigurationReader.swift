@@ -41,8 +41,7 @@ public enum ConfigurationReader {
         let table: TOMLTable
         do { table = try TOMLTable(string: text) } catch let error as TOMLParseError {
             throw ConfigurationError(file: file, problems: [.init(
-                key: "", message: "is not valid TOML at line \(error.source.begin.line), column \(error.source.begin.column): \(error.description)"
-                    + quotingHint(text, error))])
+                key: "", message: "is not valid TOML at line \(error.source.begin.line), column \(error.source.begin.column)" + syntaxDetail(text, error))])
         } catch { throw ConfigurationError(file: file, problems: [.init(key: "", message: "is not valid TOML: \(error)")]) }
         var reader = Reader(root: table)
         let configuration = reader.configuration()
@@ -50,24 +49,27 @@ public enum ConfigurationReader {
         return configuration
     }
 
-    /// `; text goes in quotes: key = "value"` when TOML could not read a line `key = value` whose value is text, or that a quote is not closed
-    /// (a password's value is not repeated: the message may reach the journal).
-    private static func quotingHint(_ text: String, _ error: TOMLParseError) -> String {
+    /// toml++'s description of a syntax error, with a hint: `; text goes in quotes: key = "value"` when TOML could not read a
+    /// line `key = value` whose value is text, or that a quote is not closed. On a password's line the description, which
+    /// quotes part of the value, is left out and the value is not repeated: the message may reach the journal.
+    private static func syntaxDetail(_ text: String, _ error: TOMLParseError) -> String {
         let lines = text.split(omittingEmptySubsequences: false, whereSeparator: \.isNewline), index = error.source.begin.line - 1
+        let line = lines.indices.contains(index) ? lines[index] : ""
+        let isPassword = line.prefix { $0 != "=" }.contains("password")
+        let description = isPassword ? "" : ": \(error.description)"
         // A text the line (or the file) ends inside: toml++ names control characters or the end of the file.
-        if error.description.contains(" string: "), lines.indices.contains(index), error.source.begin.column > lines[index].unicodeScalars.count {
-            return "; a quote is not closed: end the text on its line with the quote it starts with"
+        if error.description.contains(" string: "), !line.isEmpty, error.source.begin.column > line.unicodeScalars.count {
+            return description + "; a quote is not closed: end the text on its line with the quote it starts with"
         }
-        guard !error.description.contains("key"), !error.description.contains("table"), lines.indices.contains(index),
-              let equals = lines[index].firstIndex(of: "=") else { return "" }
-        let key = lines[index][..<equals].trimmingCharacters(in: .whitespaces)
-        let value = lines[index][equals...].dropFirst().prefix { $0 != "#" }.trimmingCharacters(in: .whitespaces)
+        guard !error.description.contains("key"), !error.description.contains("table"), let equals = line.firstIndex(of: "=") else { return description }
+        let key = line[..<equals].trimmingCharacters(in: .whitespaces)
+        let value = line[equals...].dropFirst().prefix { $0 != "#" }.trimmingCharacters(in: .whitespaces)
         // toml++ may take text for a number, a boolean or a time first (192.168.1.10, fe80::1, 10m): a letter or two dots say
         // it is not; True is a boolean mistyped.
         let looksLikeText = value.contains(where: \.isLetter) || value.count(where: { $0 == "." }) > 1
         guard !value.isEmpty, !"\"'[{".contains(value.first!), !["true", "false"].contains(value.lowercased()),
-              error.description.contains("could not determine value type") || looksLikeText else { return "" }
-        return "; text goes in quotes: \(key) = \"\(key.contains("password") ? "…" : value)\""
+              error.description.contains("could not determine value type") || looksLikeText else { return description }
+        return description + "; text goes in quotes: \(key) = \"\(isPassword ? "…" : value)\""
     }
 
     /// Walks the TOML tables, reading known keys and reporting wrong types, bad values and unknown keys.
