@@ -56,7 +56,7 @@ public final class GPIOChip: Sendable {
             gpiod_line_request_output_flags(line, consumer, flags, 0)
         }
         logger.debug("GPIO output requested", metadata: ["gpio.line": "\(description)"])
-        return GPIOOutput(chip: self, line: line, description: description)
+        return GPIOOutput(RequestedLine(chip: self, handle: line, named: description, offBeforeRelease: true))
     }
 
     /// Requests a line as an input reporting both edges, with
@@ -73,7 +73,7 @@ public final class GPIOChip: Sendable {
             throw GPIOError.from(errno: code, during: .readEvents(description))
         }
         logger.debug("GPIO input requested", metadata: ["gpio.line": "\(description)"])
-        return GPIOInput(chip: self, line: line, description: description, eventFD: fd)
+        return GPIOInput(RequestedLine(chip: self, handle: line, named: description, offBeforeRelease: false), eventFD: fd)
     }
 
     /// Runs `body` with the chip pointer, holding the chip's mutex.
@@ -142,7 +142,7 @@ public final class GPIOChip: Sendable {
 ///
 /// `@unchecked Sendable`: the line object belongs to its chip and is only passed to libgpiod inside
 /// `GPIOChip.withLock`, which serializes every call on that chip; the chip outlives it because
-/// `GPIOOutput`/`GPIOInput` hold the chip.
+/// the `RequestedLine` of a `GPIOOutput`/`GPIOInput` holds the chip.
 struct LineHandle: @unchecked Sendable { let pointer: OpaquePointer }
 
 /// A line as found on its chip, not requested.
