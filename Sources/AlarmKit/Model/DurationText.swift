@@ -44,8 +44,7 @@ public enum DurationText {
         guard seconds.isFinite, seconds < 1e15 else { return "∞" }
         let exact = max(0, seconds)
         let isWhole = exact.rounded(.down) == exact
-        // Rounded to tenths before the units are taken, so that 59.97 s carries into a minute
-        // (`1m`) instead of reading `60.0s`.
+        // Rounded to tenths before the units are taken: 59.97 s reads 1m, not 60.0s.
         var rest = isWhole ? exact : roundedTenths(exact) / 10
         var parts: [String] = []
         for (unit, size) in [("d", 86_400.0), ("h", 3600), ("m", 60)] where rest >= size {
