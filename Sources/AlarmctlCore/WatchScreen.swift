@@ -107,18 +107,14 @@ public enum WatchScreen {
         var tail = ""
         let style: Painter.Style
         switch document.state {
-        case .alerting:
-            style = .alert
-            tail = truncate("alarmctl stop|snooze \(shortID)", to: rest)
+        case .alerting: (style, tail) = (.alert, truncate("alarmctl stop|snooze \(shortID)", to: rest))
+        case .scheduled: (style, tail) = (.plain, truncate(AlarmText.repeats(of: document), to: rest))
         case .countdown, .paused:
             style = document.state == .countdown ? .running : .paused
             if let progress = AlarmText.progress(of: document, now: now), rest >= minimumBarWidth {
                 let percent = "\(Int((progress.fraction * 100).rounded(.down)))%"
                 tail = painter.paint(bar(fraction: progress.fraction, width: rest - 5), style) + " " + pad(percent, to: 4, left: true)
             }
-        case .scheduled:
-            style = .plain
-            tail = truncate(AlarmText.repeats(of: document), to: rest)
         }
         let head = fixedWidth - 2 > width
             ? truncate("\(idPart)\(title)  \(stateText)  \(timeText)", to: width)
