@@ -147,16 +147,12 @@ extension ConnectionOptions {
         }
         try await withSession { session throws(AlarmctlError) in
             let timeZone = try await (inNodeTimeZone ? session.timeZone() : TimeZone.current)
-            let document = try await session.schedule(id: id, configuration: try configuration(timeZone),
-                                                      onAuthorizationPrompt: announcePrompt(lasting:))
+            let document = try await session.schedule(id: id, configuration: try configuration(timeZone), onAuthorizationPrompt: { seconds in
+                Terminal.printError("alarmctl: the node asks for authorization first: press its stop button within \(Int(seconds)) s "
+                    + "to allow scheduling (its snooze button denies; on a single-button board a long press allows, a short one denies)")
+            })
             output.print("scheduled \(Rendering.summary(document, now: Date(), timeZone: session.displayTimeZone))", json: document)
         }
         return nil
     }
-}
-
-/// Tells the user, on standard error, that the node is prompting on its hardware.
-func announcePrompt(lasting seconds: TimeInterval) {
-    Terminal.printError("alarmctl: the node asks for authorization first: press its stop button within \(Int(seconds)) s "
-        + "to allow scheduling (its snooze button denies; on a single-button board a long press allows, a short one denies)")
 }
