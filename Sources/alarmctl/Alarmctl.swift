@@ -89,16 +89,14 @@ struct OutputOptions: ParsableArguments {
     /// `body` returns what went wrong (on a `--group`, or a node offline or not authorized), which
     /// then ends the command with its exit status, said on standard error.
     func run(_ body: () async throws(AlarmctlError) -> AlarmctlError?) async throws {
-        let failure: AlarmctlError?
         do {
-            failure = try await body()
-        } catch {
+            guard let failure = try await body() else { return }
+            Terminal.printError("alarmctl: \(failure.message)")
+            throw ExitCode(failure.exitStatus.rawValue)
+        } catch let error as AlarmctlError {
             Self.report(error, json: json, text: "alarmctl: \(error.message)")
             throw ExitCode(error.exitStatus.rawValue)
         }
-        guard let failure else { return }
-        Terminal.printError("alarmctl: \(failure.message)")
-        throw ExitCode(failure.exitStatus.rawValue)
     }
 
     /// Reports a failed command: `text` on standard error, and with `json` the error as JSON on standard output.
