@@ -432,9 +432,8 @@ public final class MQTTBridge: Service, Sendable {
     /// write (no task waits for it).
     private func runCommand(_ message: MQTTMessage) async {
         let (operation, group) = command(inTopic: message.topic) ?? ("", nil)
-        let decoded = NodeCommand.decode(operation: operation, payload: message.payload, responseTopic: message.responseTopic,
-                                         correlationData: message.correlationData, group: group)
-        switch decoded {
+        switch NodeCommand.decode(operation: operation, payload: message.payload, responseTopic: message.responseTopic,
+                                  correlationData: message.correlationData, group: group) {
         case .failure(let rejection):
             logger.notice("command rejected", metadata: [
                 "operation": "\(operation)", "code": "\(rejection.error.code.rawValue)", "reason": "\(rejection.error.message)",
