@@ -52,13 +52,12 @@ struct HeapReleaseService: Service {
         for await _ in bursts.cancelOnGracefulShutdown() {
             do {
                 try await cancelWhenGracefulShutdown {
-                    var seen = messagesSent()
-                    while true {
+                    var sent = messagesSent(), before: Int
+                    repeat {
+                        before = sent
                         try await TimerFDClock().sleep(for: quietPeriod)
-                        let now = messagesSent()
-                        if now == seen { break }
-                        seen = now
-                    }
+                        sent = messagesSent()
+                    } while sent != before
                 }
             } catch is CancellationError { return }
             release()
