@@ -41,8 +41,7 @@ public final class NodeSession: Sendable {
     public func schedule(
         id: UUID, configuration: AlarmManager.AlarmConfiguration<JSONValue>, onAuthorizationPrompt: (TimeInterval) -> Void = { _ in }
     ) async throws(AlarmctlError) -> AlarmDocument {
-        let status = try await status()
-        guard status.isOnline else { throw offlineError(status) }
+        let status = try await status(online: true)
         let prompting = status.authorization == .notDetermined
         if prompting { onAuthorizationPrompt(status.promptSeconds) }
         return try await answer(deadline: prompting ? NodeStatus.replyWaitWhilePrompting(status, timeout: settings.timeout) : nil) { connection in
@@ -58,15 +57,14 @@ public final class NodeSession: Sendable {
     /// Asks the node for authorization; it prompts on its hardware (for `hardware.prompt-duration`)
     /// before it answers.
     public func requestAuthorization() async throws(AlarmctlError) -> AlarmManager.AuthorizationState {
-        let status = try await status()
-        guard status.isOnline else { throw offlineError(status) }
+        let status = try await status(online: true)
         return try await answer(deadline: NodeStatus.replyWaitWhilePrompting(status, timeout: settings.timeout)) { connection in
             try await connection.requestAuthorization()
         }
     }
 
-    /// The node's retained status, waiting for it up to the settings' timeout. An offline status is returned too.
-    public func status() async throws(AlarmctlError) -> NodeStatus {
+    /// The node's retained status, waiting for it up to the settings' timeout. An offline one is returned too, unless `online`.
+    public func status(online: Bool = false) async throws(AlarmctlError) -> NodeStatus {
         let statuses = connection.statusUpdates
         connection.start()
         let waited = await race(watchingOffline: false, deadline: settings.timeout) {
@@ -78,13 +76,14 @@ public final class NodeSession: Sendable {
             throw .unreachable("no status from node '\(settings.node)' on broker \(settings.brokerDescription) within \(settings.timeout): "
                 + "check the node id (--node, ALARMD_NODE), the topic prefix (--prefix, ALARMD_PREFIX) and that alarmd runs with this broker")
         }
-        return try waited.get()
+        let status = try waited.get()
+        guard !online || status.isOnline else { throw offlineError(status) }
+        return status
     }
 
     /// The node's time zone, from its retained status; it must be online.
     public func timeZone() async throws(AlarmctlError) -> TimeZone {
-        let status = try await status()
-        guard status.isOnline else { throw offlineError(status) }
+        let status = try await status(online: true)
         guard let identifier = status.timeZone, let zone = TimeZone(identifier: identifier) else {
             throw .unreachable("node '\(settings.node)' did not publish its time zone: "
                 + "write the date with an offset, e.g. 2026-12-24T18:00+01:00")
