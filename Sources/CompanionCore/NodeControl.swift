@@ -18,7 +18,6 @@ public protocol NodeControl: Sendable {
 /// connected on first use), so that every member acts, from the same `sentAt`.
 public final class FleetControl: NodeControl {
     public let fleet: RemoteFleet
-    /// One ``RemoteGroup`` per group, made on first use.
     private let groups = Mutex<[String: RemoteGroup]>([:])
 
     public init(fleet: RemoteFleet) { self.fleet = fleet }

@@ -139,7 +139,6 @@ enum ANSI {
 final class SignalWatcher: @unchecked Sendable {
     private let sources: [any DispatchSourceSignal]
     private let continuation: AsyncStream<Int32>.Continuation
-    /// The signals as they arrive.
     let signals: AsyncStream<Int32>
 
     init(_ numbers: [Int32]) {

@@ -13,7 +13,6 @@ final class TimeZoneSource: Sendable {
 
     init(configured: String?) { configuredZone = Mutex(configured) }
 
-    /// The zone in force: the configured one, else the system's.
     var currentZone: String { configuredZone.withLock { $0 } ?? SystemTimeZone.identifier() }
 }
 

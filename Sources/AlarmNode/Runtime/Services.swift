@@ -43,7 +43,6 @@ struct StateRetryService: Service {
 struct HeapReleaseService: Service {
     /// A value when a burst begins (buffering one).
     let bursts: AsyncStream<Void>
-    /// How many messages were sent so far.
     let messagesSent: @Sendable () -> Int
     var quietPeriod: Duration = .seconds(1)
     var release: @Sendable () -> Void = { releaseFreeHeapPages() }

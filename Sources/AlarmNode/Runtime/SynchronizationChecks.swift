@@ -17,7 +17,6 @@ struct SynchronizationChecks {
     /// The wait before the next look while nothing is held.
     static let waitOtherwise: Duration = .seconds(300)
 
-    /// When to look next.
     private(set) var nextLook: Instant
     /// Whether the bound has passed, so that the clock is trusted though unsynchronized.
     private(set) var trustedAnyway = false
