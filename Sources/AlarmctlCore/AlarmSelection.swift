@@ -42,7 +42,7 @@ public enum AlarmSelection {
             switch operation {
             case .cancel: true
             case .stop: document.state == .alerting
-            case .countdown: document.state == .alerting && document.configuration.countdownDuration.map { $0.postAlert ?? $0.preAlert } != nil
+            case .countdown: document.state == .alerting && document.configuration.countdownDuration.flatMap { $0.postAlert ?? $0.preAlert } != nil
             case .pause: document.state == .countdown
             case .resume: document.state == .paused
             }

@@ -98,6 +98,13 @@ struct SelectionTests {
         #expect(titles(.cancel).count == 6)
     }
 
+    @Test("snooze --all leaves out an alerting alarm whose countdown durations are both null")
+    func allSkipsEmptyCountdownDuration() throws {
+        var noSnooze = try Fixtures.alertingAlarm(id: Fixtures.id("0E0E0000-1111-4222-8333-444455556667"), title: "No snooze")
+        noSnooze.configuration.countdownDuration = .init(preAlert: nil, postAlert: nil)
+        #expect(AlarmSelection.all(for: .countdown, among: [noSnooze]).isEmpty)
+    }
+
     @Test("Short ids are 8 characters, longer only when two would look alike")
     func shortIDs() {
         let plain = [Fixtures.id("11643830-2570-481D-8226-0DC7D20DC2EA"), Fixtures.id("94DFECC6-80EA-4FD9-AC4F-39A8D9A63F55")]
