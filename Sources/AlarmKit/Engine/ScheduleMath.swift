@@ -76,7 +76,8 @@ public enum ScheduleMath {
         return .init(hour: secondOfDay / 3600, minute: secondOfDay % 3600 / 60)
     }
 
-    /// `date` as a clock in `timeZone` shows it, with the zone's abbreviation: `Mon 2026-11-23 07:00 CET`.
+    /// `date` as a clock in `timeZone` shows it, with the zone's abbreviation, which Foundation on Linux gives as the offset
+    /// in force then: `Mon 2026-11-23 07:00 GMT+1` in Berlin.
     public static func localText(of date: Date, in timeZone: TimeZone) -> String {
         let zone = timeZone.abbreviation(for: date) ?? timeZone.identifier
         let day = localDay(of: date, in: timeZone)
